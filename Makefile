@@ -1,0 +1,37 @@
+# Everything a fresh machine needs is made here: `make run` and `make test` create or update
+# the virtual environment by themselves (Python 3.11+, pip, make and git are all they assume).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+CONFIG ?= config.toml
+
+.PHONY: run validate test lint format bench clean
+
+# The stamp is rebuilt whenever pyproject.toml changes, so a pulled dependency change is installed.
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet --editable '.[dev]'
+	touch $@
+
+# The product on the bundled apps. The venv's bin comes first on PATH so that the example app's
+# `python3` is the interpreter that has the MCP SDK installed.
+run: $(BIN)/.installed
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/mcpapps validate --config $(CONFIG)
+
+validate: run
+
+test: $(BIN)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+bench: $(BIN)/.installed
+	$(BIN)/python bench/discovery.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,5 @@
+"""`python -m supervisor` is the same as the `mcpapps` command."""
+
+from supervisor.cli import main
+
+raise SystemExit(main())

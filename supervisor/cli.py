@@ -1,0 +1,148 @@
+"""The `mcpapps` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+import attrs
+
+from supervisor import __version__
+from supervisor.config import CONFIG_ENV, Config, ConfigError, config_path, load_config
+from supervisor.discovery import DiscoveredApp, Discovery, Problem, discover, display_path
+from supervisor.lifecycle import AppState
+from supervisor.manifest import AppDefinition, camel, manifest_to_json
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="mcpapps", description="Host MCP Apps: discover, supervise and serve them."
+    )
+    parser.add_argument("--version", action="version", version=f"mcpapps {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    validate_parser = commands.add_parser(
+        "validate",
+        help="check config.toml and every manifest without starting anything",
+        description="Check config.toml and every app manifest without starting anything."
+        " Exit status 0 when every app is Validated or Disabled, 1 when anything is invalid.",
+    )
+    validate_parser.add_argument(
+        "--config",
+        metavar="PATH",
+        help=f"the config file (default: ${CONFIG_ENV}, else ./config.toml)",
+    )
+    validate_parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    args = parser.parse_args(argv)
+    return validate(args.config, as_json=args.json, environ=os.environ, out=sys.stdout)
+
+
+def validate(
+    given_path: str | None, *, as_json: bool, environ: Mapping[str, str], out: TextIO
+) -> int:
+    """Print what discovery finds; 0 when every app is Validated or Disabled, else 1."""
+    path = config_path(given_path, environ)
+    try:
+        config = load_config(path, environ)
+    except ConfigError as error:
+        if as_json:
+            report = {"ok": False, "config": str(path), "configErrors": list(error.problems)}
+            print(json.dumps({**report, "warnings": [], "apps": []}, indent=2), file=out)
+        else:
+            for problem in error.problems:
+                print(f"error: {problem}", file=out)
+            count = len(error.problems)
+            print(
+                f"\n{path}: {count} problem{'s' if count > 1 else ''}; no app was checked."
+                " Fix the config and run `mcpapps validate` again.",
+                file=out,
+            )
+        return 1
+
+    discovery = discover(config, environ)
+    ok = all(app.state in (AppState.VALIDATED, AppState.DISABLED) for app in discovery.apps)
+    if as_json:
+        print(json.dumps(_report(config, discovery, ok), indent=2), file=out)
+    else:
+        _print_report(config, discovery, ok, out)
+    return 0 if ok else 1
+
+
+def _print_report(config: Config, discovery: Discovery, ok: bool, out: TextIO) -> None:
+    base = config.folder
+    print(f"config: {config.path}", file=out)
+    rows = [
+        (
+            app.id or "(no id)",
+            app.state.value if app.valid or app.disabled_reason else f"{app.state} (invalid)",
+            app.transport or "-",
+            _source(app, base),
+        )
+        for app in discovery.apps
+    ]
+    widths = [max((len(row[i]) for row in rows), default=0) for i in range(3)]
+    for app, row in zip(discovery.apps, rows, strict=True):
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        print("  ".join([*cells, row[-1]]), file=out)
+        if app.disabled_reason:
+            print(f"    disabled: {app.disabled_reason}", file=out)
+        for problem in app.errors:
+            label = "error (ignored while disabled)" if app.disabled_reason else "error"
+            print(f"    {label}: {problem.shown(base)}", file=out)
+        for problem in app.warnings:
+            print(f"    warning: {problem.shown(base)}", file=out)
+    for problem in discovery.warnings:
+        print(f"warning: {problem.shown(base)}", file=out)
+
+    counts = Counter(row[1] for row in rows)
+    summary = ", ".join(f"{n} {state}" for state, n in counts.items()) or "none found"
+    total = len(rows)
+    print(f"\n{total} app{'' if total == 1 else 's'}: {summary}", file=out)
+    if not ok:
+        print("Fix the errors above and run `mcpapps validate` again.", file=out)
+
+
+def _source(app: DiscoveredApp, base: Any) -> str:
+    shown = display_path(app.source, base)
+    return f"{shown} [apps.inline.{app.id}]" if app.inline else shown
+
+
+def _report(config: Config, discovery: Discovery, ok: bool) -> dict[str, Any]:
+    return {
+        "ok": ok,
+        "config": str(config.path),
+        "configErrors": [],
+        "warnings": [_problem_json(p) for p in discovery.warnings],
+        "apps": [_app_json(app) for app in discovery.apps],
+    }
+
+
+def _app_json(app: DiscoveredApp) -> dict[str, Any]:
+    return {
+        "id": app.id,
+        "state": app.state.value,
+        "valid": app.valid,
+        "transport": app.transport,
+        "source": str(app.source),
+        "inline": app.inline,
+        "disabledReason": app.disabled_reason,
+        "errors": [_problem_json(p) for p in app.errors],
+        "warnings": [_problem_json(p) for p in app.warnings],
+        "definition": _definition_json(app.definition) if app.definition else None,
+    }
+
+
+def _definition_json(definition: AppDefinition) -> dict[str, Any]:
+    return {
+        "manifest": manifest_to_json(definition.manifest),
+        "protocol": definition.protocol,
+        "supervision": {camel(k): v for k, v in attrs.asdict(definition.supervision).items()},
+    }
+
+
+def _problem_json(problem: Problem) -> dict[str, str]:
+    return {"source": str(problem.source), "message": problem.message}

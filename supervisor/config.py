@@ -1,0 +1,361 @@
+"""`config.toml` (SPEC §1): the model, its defaults, and loading with errors that name the key.
+
+`load_config` reads the file, applies the `MCPAPPS_*` environment overrides, structures it with
+the strict converter (every unknown key, wrong type and out-of-range value reported at once),
+resolves relative paths against the config file's folder, derives the sandbox defaults and checks
+the rules that span several keys. Anything wrong raises one `ConfigError` listing every problem.
+"""
+
+from __future__ import annotations
+
+import os.path
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+import attrs
+from cattrs.errors import ClassValidationError
+from cattrs.gen import make_dict_structure_fn, override
+
+from supervisor.manifest import Protocol, RequestTimeout, StartupTimeout
+from supervisor.policy import (
+    SUPERVISION_KEYS,
+    Count,
+    NonNegativeCount,
+    NonNegativeSeconds,
+    RestartType,
+    Seconds,
+    SupervisionPolicy,
+    policy_problems,
+)
+from supervisor.structuring import Between, KeyPath, dotted, make_converter, problems
+
+Port = Annotated[int, Between(1, 65535)]
+CONFIG_ENV = "MCPAPPS_CONFIG"
+DEFAULT_CONFIG = "config.toml"
+# Environment variable -> the config key it replaces (SPEC §1).
+ENV_OVERRIDES: dict[str, tuple[str, str]] = {
+    "MCPAPPS_HOST": ("server", "host"),
+    "MCPAPPS_PORT": ("server", "port"),
+    "MCPAPPS_TOKEN": ("server", "token"),
+}
+
+
+@attrs.frozen(kw_only=True)
+class ServerConfig:
+    host: str = "127.0.0.1"
+    port: Port = 18789
+    always_require_auth: bool = False
+    token: str | None = None
+    token_file: Path | None = None
+    public_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class SandboxConfig:
+    """After loading, `port` and `origin` are always set (derived from the server when absent)."""
+
+    enabled: bool = True
+    port: Port | None = None
+    origin: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class AppEntry:
+    """`[apps.entries.<id>]`: per-app overrides; None means "as the manifest/defaults say"."""
+
+    enabled: bool = True
+    transport: str | None = None
+    command: str | None = None
+    arguments: tuple[str, ...] | None = None
+    url: str | None = None
+    headers: dict[str, str] = attrs.Factory(dict)
+    environment: dict[str, str] = attrs.Factory(dict)
+    tool_name_prefix: str | None = None
+    protocol: Protocol | None = None
+    startup_timeout_s: StartupTimeout | None = None
+    request_timeout_s: RequestTimeout | None = None
+    # Any [supervision] key, for this app only.
+    restart: RestartType | None = None
+    backoff_initial_s: Seconds | None = None
+    backoff_max_s: Seconds | None = None
+    intensity: NonNegativeCount | None = None
+    period_s: Seconds | None = None
+    healthy_after_s: NonNegativeSeconds | None = None
+    ping_interval_s: Seconds | None = None
+    ping_timeout_s: Seconds | None = None
+    ping_misses: Count | None = None
+    stop_grace_s: NonNegativeSeconds | None = None
+    max_concurrent_calls: Count | None = None
+
+
+@attrs.frozen(kw_only=True)
+class AppsConfig:
+    enabled: bool = True
+    discovery_paths: tuple[Path, ...] = (Path("mcpapps"),)
+    manifest_name: str = "openclaw.mcpapp.json"
+    allowlist_semantics: Literal["legacy", "strict"] = "legacy"
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    protocol: Protocol = "auto"
+    entries: dict[str, AppEntry] = attrs.Factory(dict)
+    # `[apps.inline.<id>]`: manifests written in config.toml (snake_case keys). They are checked
+    # app by app during discovery, so that one bad inline app does not stop the others.
+    inline: dict[str, dict[str, Any]] = attrs.Factory(dict)
+
+
+@attrs.frozen(kw_only=True)
+class AgentConfig:
+    engine: Literal["direct", "openai"] = "direct"
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    max_steps: Count = 8
+
+
+@attrs.frozen(kw_only=True)
+class StateConfig:
+    dir: Path = Path(".mcpapps")
+
+
+@attrs.frozen(kw_only=True)
+class LogConfig:
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["text", "json"] = "text"
+
+
+@attrs.frozen(kw_only=True)
+class Config:
+    """The whole configuration. `path` is the file it came from; all paths in it are absolute."""
+
+    path: Path = Path(DEFAULT_CONFIG)
+    server: ServerConfig = attrs.Factory(ServerConfig)
+    sandbox: SandboxConfig = attrs.Factory(SandboxConfig)
+    apps: AppsConfig = attrs.Factory(AppsConfig)
+    supervision: SupervisionPolicy = attrs.Factory(SupervisionPolicy)
+    agent: AgentConfig = attrs.Factory(AgentConfig)
+    state: StateConfig = attrs.Factory(StateConfig)
+    log: LogConfig = attrs.Factory(LogConfig)
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    @property
+    def control_origin(self) -> str:
+        """The origin the control UI is served from."""
+        return f"http://{url_host(self.server.host)}:{self.server.port}"
+
+
+class ConfigError(Exception):
+    """config.toml cannot be used; `problems` holds one sentence per problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = tuple(problems)
+
+
+_converter = make_converter()
+# `path` is where the config was read from, not a key of the file.
+_structure_config = make_dict_structure_fn(Config, _converter, path=override(omit=True))
+
+
+def config_path(given: str | None, environ: Mapping[str, str]) -> Path:
+    """The config file to read: `--config`, else `$MCPAPPS_CONFIG`, else ./config.toml."""
+    return Path(given or environ.get(CONFIG_ENV) or DEFAULT_CONFIG)
+
+
+def load_config(path: Path, environ: Mapping[str, str]) -> Config:
+    """Read, check and resolve a config file; raises ConfigError with every problem found."""
+    shown = str(path)
+    try:
+        raw = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(
+            [f"{shown}: config file not found; pass --config PATH or set {CONFIG_ENV}"]
+        ) from None
+    except OSError as error:
+        raise ConfigError([f"{shown}: cannot read the config file: {error.strerror}"]) from None
+    except UnicodeDecodeError as error:
+        raise ConfigError([f"{shown}: is not UTF-8 text ({error.reason})"]) from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError([f"{shown}: is not valid TOML: {error}"]) from None
+
+    from_env = _apply_environment(raw, environ)
+
+    def say(key_path: KeyPath, message: str) -> str:
+        origin = next(
+            (f" (from {var})" for var, key in from_env.items() if key_path[:2] == key), ""
+        )
+        return f"{shown}: {dotted(key_path)} {message}{origin}"
+
+    try:
+        loaded = _structure_config(raw, Config)
+    except ClassValidationError as error:
+        raise ConfigError(
+            [say(key_path, message) for key_path, message in problems(error)]
+        ) from None
+
+    folder = Path(os.path.abspath(path)).parent
+    config = _resolve(attrs.evolve(loaded, path=Path(os.path.abspath(path))), folder)
+    found = [say(key_path, message) for key_path, message in _rules(config)]
+    if found:
+        raise ConfigError(found)
+    return config
+
+
+def _apply_environment(
+    raw: dict[str, Any], environ: Mapping[str, str]
+) -> dict[str, tuple[str, str]]:
+    """Write the MCPAPPS_* overrides into the raw TOML data; returns which keys they replaced."""
+    applied: dict[str, tuple[str, str]] = {}
+    for variable, (section, key) in ENV_OVERRIDES.items():
+        value: Any = environ.get(variable, "")
+        if not value:  # empty means unset, as in most tools
+            continue
+        table = raw.setdefault(section, {})
+        if not isinstance(table, dict):
+            continue  # structuring reports the section itself
+        if key == "port" and value.strip().isdigit():
+            value = int(value)
+        table[key] = value
+        if key == "token":
+            table.pop("token_file", None)  # a token given in the environment wins over a file
+        applied[variable] = (section, key)
+    return applied
+
+
+def _resolve(config: Config, folder: Path) -> Config:
+    """Relative paths against the config file's folder; the sandbox's derived port and origin."""
+
+    def resolved(p: Path) -> Path:
+        return Path(os.path.normpath(folder / p.expanduser()))
+
+    server = config.server
+    token_file = resolved(server.token_file) if server.token_file else None
+    port = config.sandbox.port or server.port + 1
+    origin = config.sandbox.origin or f"http://{url_host(server.host)}:{port}"
+    return attrs.evolve(
+        config,
+        server=attrs.evolve(server, token_file=token_file),
+        sandbox=attrs.evolve(config.sandbox, port=port, origin=origin),
+        apps=attrs.evolve(
+            config.apps, discovery_paths=tuple(resolved(p) for p in config.apps.discovery_paths)
+        ),
+        state=attrs.evolve(config.state, dir=resolved(config.state.dir)),
+    )
+
+
+def _rules(config: Config) -> list[tuple[KeyPath, str]]:
+    """The rules that span several keys, as `(key path, sentence after it)`."""
+    found: list[tuple[KeyPath, str]] = []
+    server, sandbox, apps, agent = config.server, config.sandbox, config.apps, config.agent
+
+    if server.token is not None and server.token_file is not None:
+        found.append((("server", "token"), "and server.token_file are both set: keep one"))
+    if server.token == "":
+        found.append((("server", "token"), "is empty: remove it or give a real token"))
+    for i, host in enumerate(server.public_hosts):
+        if not host or any(c in host for c in "/ \t"):
+            found.append(
+                (("server", "public_hosts", i), f"'{host}' must be a host name such as app.example")
+            )
+    for i, origin in enumerate(server.allowed_origins):
+        if not _is_origin(origin):
+            found.append(
+                (
+                    ("server", "allowed_origins", i),
+                    f"'{origin}' must be an origin such as https://app.example:8443 (no path)",
+                )
+            )
+
+    if sandbox.enabled:
+        assert sandbox.port is not None  # set by _resolve
+        assert sandbox.origin is not None
+        if sandbox.port > 65535:
+            found.append(
+                (
+                    ("sandbox", "port"),
+                    f"is not set and server.port + 1 = {sandbox.port} is not a valid port:"
+                    " set sandbox.port",
+                )
+            )
+        elif sandbox.port == server.port:
+            found.append((("sandbox", "port"), "must differ from server.port"))
+        if not _is_origin(sandbox.origin):
+            found.append(
+                (
+                    ("sandbox", "origin"),
+                    f"'{sandbox.origin}' must be an origin such as"
+                    " http://127.0.0.1:18790 (no path)",
+                )
+            )
+        elif _origin_key(sandbox.origin) == _origin_key(config.control_origin):
+            found.append(
+                (
+                    ("sandbox", "origin"),
+                    f"'{sandbox.origin}' is the control UI's own origin: serve app UIs from"
+                    " another origin (another port or host), or they could reach the control UI",
+                )
+            )
+        elif any(_origin_key(o) == _origin_key(sandbox.origin) for o in server.allowed_origins):
+            found.append(
+                (
+                    ("server", "allowed_origins"),
+                    f"must not include the sandbox origin '{sandbox.origin}'",
+                )
+            )
+
+    if not apps.manifest_name or "/" in apps.manifest_name or apps.manifest_name in (".", ".."):
+        found.append(
+            (("apps", "manifest_name"), f"'{apps.manifest_name}' must be a plain file name")
+        )
+    found.extend((("supervision", key), why) for key, why in policy_problems(config.supervision))
+    for app_id, entry in apps.entries.items():
+        policy = effective_policy(config.supervision, entry)
+        found.extend(
+            (("apps", "entries", app_id, key), why) for key, why in policy_problems(policy)
+        )
+
+    if agent.engine == "openai":
+        for key in ("base_url", "model"):
+            if not getattr(agent, key):
+                found.append((("agent", key), "is required when agent.engine is 'openai'"))
+    return found
+
+
+def effective_policy(defaults: SupervisionPolicy, entry: AppEntry | None) -> SupervisionPolicy:
+    """`[supervision]` with the entry's own supervision keys on top."""
+    if entry is None:
+        return defaults
+    changes = {k: getattr(entry, k) for k in SUPERVISION_KEYS if getattr(entry, k) is not None}
+    return attrs.evolve(defaults, **changes)
+
+
+def url_host(host: str) -> str:
+    """A host as it appears in a URL: IPv6 addresses in brackets."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def _is_origin(origin: str) -> bool:
+    try:
+        parts = urlsplit(origin)
+        _ = parts.port  # raises on a port that is not a number
+    except ValueError:
+        return False
+    return (
+        parts.scheme in ("http", "https")
+        and bool(parts.hostname)
+        and parts.path in ("", "/")
+        and not parts.query
+        and not parts.fragment
+    )
+
+
+def _origin_key(origin: str) -> tuple[str, str, int]:
+    parts = urlsplit(origin)
+    default = 443 if parts.scheme == "https" else 80
+    return parts.scheme, (parts.hostname or "").lower(), parts.port or default

@@ -1,0 +1,360 @@
+"""The app manifest (`openclaw.mcpapp.json`, SPEC §2): its model, its parsing and its rules.
+
+Everything here is a pure function over values; reading files and walking folders is discovery's
+job. A manifest goes through three steps, each collecting every problem it finds:
+
+1. `parse_manifest_text`: JSON with comments and trailing commas (JSON5) into a dict;
+2. `structure_manifest`: the dict into a `Manifest`, checking each field's type and range;
+3. `manifest_problems`: the rules that span fields (required command or url, id syntax, ...),
+   run on the *effective* manifest, after the config entry's overrides are applied.
+"""
+
+from __future__ import annotations
+
+import json
+import os.path
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+import attrs
+import json5
+import pyjson5
+from cattrs.errors import ClassValidationError
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+from supervisor import envrefs
+from supervisor.policy import SupervisionPolicy
+from supervisor.structuring import Between, KeyPath, did_you_mean, make_converter, problems
+
+Transport = Literal["stdio", "http"]
+Protocol = Literal["auto", "handshake", "stateless"]
+StartupTimeout = Annotated[int, Between(1, 600)]
+RequestTimeout = Annotated[int, Between(1, 3600)]
+
+ID_RULE = "1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_TOOL_NAME_CHARS = re.compile(r"[A-Za-z0-9_.-]*")
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+# semver.org's own expression for a version string.
+_SEMVER = re.compile(
+    r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?"
+)
+_JSON5_ERROR = re.compile(r"<string>:(\d+) (.*) at column (\d+)")
+MAX_PREFIX_LENGTH = 64
+
+
+@attrs.frozen(kw_only=True)
+class Manifest:
+    """An app's manifest with every field typed. Attribute names are the snake_case spelling of
+    the manifest's camelCase keys (`has_ui` is `hasUi`); unknown keys are kept in `metadata`."""
+
+    id: str | None = None
+    name: str | None = None
+    description: str = ""
+    version: str = "0.1.0"
+    protocol_version: str = "2025-03-26"
+    transport: str = "stdio"
+    command: str | None = None
+    arguments: tuple[str, ...] = ()
+    working_directory: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = attrs.Factory(dict)
+    environment: dict[str, str] = attrs.Factory(dict)
+    has_ui: bool = False
+    ui_resource_uri: str | None = None
+    tool_name_prefix: str | None = None
+    startup_timeout_seconds: StartupTimeout = 15
+    request_timeout_seconds: RequestTimeout = 60
+    tags: tuple[str, ...] = ()
+    category: str | None = None
+    capabilities: tuple[str, ...] = ("tools",)
+    icon_url: str | None = None
+    author: str | None = None
+    license: str | None = None
+    homepage_url: str | None = None
+    metadata: dict[str, Any] = attrs.Factory(dict)
+
+
+@attrs.frozen(kw_only=True)
+class AppDefinition:
+    """Everything needed to run one app: its effective manifest (overrides applied, transport
+    normalised, name and prefix defaulted, working directory absolute), how to talk to it, and
+    how to supervise it."""
+
+    manifest: Manifest
+    protocol: Protocol
+    supervision: SupervisionPolicy
+
+    @property
+    def id(self) -> str:
+        assert self.manifest.id is not None  # a definition is only made from a valid manifest
+        return self.manifest.id
+
+    @property
+    def transport(self) -> Transport:
+        return "http" if self.manifest.transport == "http" else "stdio"
+
+
+class ManifestSyntaxError(ValueError):
+    """The manifest text is not JSON (JSON5): one sentence with line and column."""
+
+
+def camel(name: str) -> str:
+    """`startup_timeout_seconds` -> `startupTimeoutSeconds`."""
+    first, *rest = name.split("_")
+    return first + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+_FIELDS = tuple(a.name for a in attrs.fields(Manifest) if a.name != "metadata")
+_KEYS = {camel(f): f for f in _FIELDS}
+
+_converter = make_converter()
+# JSON keys are mapped to attribute names before structuring, so one function serves both
+# spellings; `metadata` holds unknown keys and is never read from the input.
+_structure = make_dict_structure_fn(
+    Manifest, _converter, _cattrs_forbid_extra_keys=True, metadata=override(omit=True)
+)
+_to_json = make_dict_unstructure_fn(
+    Manifest,
+    _converter,
+    metadata=override(omit=True),
+    **{f: override(rename=camel(f)) for f in _FIELDS},
+)
+
+
+def parse_manifest_text(text: str) -> dict[str, Any]:
+    """Parse manifest text as JSON5: JSON plus comments and trailing commas (last duplicate
+    key wins, as in JavaScript)."""
+    if not text.strip():
+        raise ManifestSyntaxError("is empty: write a JSON object with at least an 'id'")
+    data = _parse_json(text)
+    if not isinstance(data, dict):
+        raise ManifestSyntaxError(f"must hold one JSON object {{...}}, not {_json_kind(data)}")
+    return data
+
+
+def _parse_json(text: str) -> Any:
+    try:
+        return pyjson5.decode(text)  # compiled: as fast as the json module, comments and all
+    except pyjson5.Json5Exception:
+        pass
+    # pyjson5 locates an error only as a character offset; json5 (pure Python, ~500x slower,
+    # so only on this path) says what is wrong with line and column.
+    try:
+        return json5.loads(text)
+    except ValueError as error:
+        found = _JSON5_ERROR.fullmatch(str(error))
+        if found:
+            what = re.sub(r'^Unexpected "(.+)"$', r"unexpected '\1'", found[2])
+            where = f"{what[:1].lower()}{what[1:]} at line {found[1]}, column {found[3]}"
+        else:
+            where = str(error)
+        raise ManifestSyntaxError(
+            f"is not valid JSON: {where} (comments and trailing commas are allowed;"
+            " check the quotes, commas and brackets there)"
+        ) from None
+
+
+TypeProblem = tuple[KeyPath, str]
+"""A field of the wrong type: `(("startup_timeout_seconds",), "must be an integer ...")`; the
+first step is the attribute (or, for an unknown key, the key as written)."""
+
+RuleProblem = tuple[str, str]
+"""A broken rule: `(attribute, whole sentence)`."""
+
+
+def structure_manifest(
+    data: dict[str, Any], *, toml: bool = False
+) -> tuple[Manifest, list[TypeProblem]]:
+    """Type-check every field of a parsed manifest at once.
+
+    Returns the manifest (fields with problems left at their defaults, so that the rules can
+    still look at the rest) and the problems. `toml=True` reads the snake_case keys of an inline
+    app in config.toml, where unknown keys are errors; in a JSON manifest they are kept in
+    `metadata`.
+    """
+    if toml:
+        known, unknown = dict(data), {}
+    else:
+        known = {_KEYS[k]: v for k, v in data.items() if k in _KEYS}
+        unknown = {k: v for k, v in data.items() if k not in _KEYS}
+    # A null is "not given", as the source's nullable fields read it.
+    known = {k: v for k, v in known.items() if v is not None}
+    try:
+        return attrs.evolve(_structure(known, Manifest), metadata=unknown), []
+    except ClassValidationError as error:
+        found = list(problems(error))
+        bad = {path[0] for path, _ in found if path}
+        manifest = _structure({k: v for k, v in known.items() if k not in bad}, Manifest)
+        return attrs.evolve(manifest, metadata=unknown), found
+
+
+def _json_kind(value: Any) -> str:
+    kinds = {list: "a list", str: "a string", bool: "true or false", int: "a number"}
+    return kinds.get(type(value), "a number" if isinstance(value, float) else "null")
+
+
+def json_key(step: str) -> str:
+    """How a manifest attribute is spelt in JSON (unknown keys stay as written)."""
+    return camel(step) if step in _FIELDS else step
+
+
+def unknown_key_warnings(manifest: Manifest) -> list[TypeProblem]:
+    """Unknown keys that look like a misspelt field (`Command`, `startupTimeout`)."""
+    found: list[TypeProblem] = []
+    for key in manifest.metadata:
+        hint = did_you_mean(key, list(_KEYS))
+        if hint:
+            found.append(((key,), f"is not a manifest field and is ignored{hint}"))
+    return found
+
+
+def manifest_to_json(manifest: Manifest) -> dict[str, Any]:
+    """The manifest as JSON data with its own camelCase keys (unknown keys included)."""
+    return {**_to_json(manifest), **manifest.metadata}
+
+
+def normalize_transport(value: str) -> Transport | None:
+    """`stdio`, or `http` for any spelling of http/streamable-http; None when unsupported."""
+    spelled = value.strip().lower().replace("_", "-")
+    if spelled == "stdio":
+        return "stdio"
+    if spelled in ("http", "streamable-http"):
+        return "http"
+    return None
+
+
+def id_problem(app_id: str) -> str | None:
+    """Why `app_id` is not a valid app id, or None."""
+    if _ID.fullmatch(app_id):
+        return None
+    return f"id {json.dumps(app_id)} is not valid: use {ID_RULE}"
+
+
+def manifest_problems(
+    manifest: Manifest,
+    environ: Mapping[str, str],
+    quote: Callable[[str], str] = lambda f: f"'{camel(f)}'",
+) -> tuple[list[RuleProblem], list[RuleProblem]]:
+    """The rules of SPEC §2 that a typed manifest must follow: `(errors, warnings)`.
+
+    Each problem is `(attribute, sentence)`; the sentence names its fields through `quote`, so
+    the same rules speak of `'command'` in a manifest and `'apps.inline.x.command'` in config.
+    """
+    errors: list[RuleProblem] = []
+    warnings: list[RuleProblem] = []
+    m = manifest
+
+    if m.id is None:
+        errors.append(("id", f"{quote('id')} is required: give the app an id of {ID_RULE}"))
+    elif problem := id_problem(m.id):
+        errors.append(("id", problem))
+
+    transport = normalize_transport(m.transport)
+    if transport is None:
+        errors.append(
+            (
+                "transport",
+                f"{quote('transport')} {json.dumps(m.transport)} is not supported:"
+                " use 'stdio' or 'http'",
+            )
+        )
+    elif transport == "stdio" and not (m.command or "").strip():
+        errors.append(("command", f"transport is 'stdio' but no {quote('command')} is given"))
+    elif transport == "http":
+        if m.url is None:
+            errors.append(("url", f"transport is 'http' but no {quote('url')} is given"))
+        elif not _is_absolute_http_url(m.url):
+            errors.append(
+                (
+                    "url",
+                    f"{quote('url')} {json.dumps(m.url)} must be an absolute http:// or https://"
+                    " URL, such as http://127.0.0.1:8000/mcp",
+                )
+            )
+
+    seen_headers: dict[str, str] = {}
+    for header, value in m.headers.items():
+        where = f"{quote('headers')} {json.dumps(header)}"
+        if not _HEADER_NAME.fullmatch(header):
+            errors.append(("headers", f"{where} is not a valid HTTP header name"))
+        if header.lower() in seen_headers:
+            errors.append(
+                (
+                    "headers",
+                    f"{where} repeats {json.dumps(seen_headers[header.lower()])}:"
+                    " header names are case-insensitive, keep one",
+                )
+            )
+        seen_headers.setdefault(header.lower(), header)
+        if any(c in value for c in "\r\n\0"):
+            errors.append(("headers", f"{where} has a line break or NUL in its value"))
+        errors.extend(
+            ("headers", f"{where} {p}") for p in envrefs.reference_problems(value, environ)
+        )
+
+    for variable, value in m.environment.items():
+        where = f"{quote('environment')} {json.dumps(variable)}"
+        if not variable or "=" in variable or "\0" in variable:
+            errors.append(("environment", f"{where} is not a valid variable name"))
+        if "\0" in value:
+            errors.append(("environment", f"{where} has a NUL character in its value"))
+        errors.extend(
+            ("environment", f"{where} {p}") for p in envrefs.reference_problems(value, environ)
+        )
+
+    if m.ui_resource_uri is not None and not m.ui_resource_uri.startswith("ui://"):
+        errors.append(
+            (
+                "ui_resource_uri",
+                f"{quote('ui_resource_uri')} {json.dumps(m.ui_resource_uri)} must start with ui://",
+            )
+        )
+
+    prefix = m.tool_name_prefix or ""
+    if not _TOOL_NAME_CHARS.fullmatch(prefix) or len(prefix) > MAX_PREFIX_LENGTH:
+        errors.append(
+            (
+                "tool_name_prefix",
+                f"{quote('tool_name_prefix')} {json.dumps(prefix)} must be at most"
+                f" {MAX_PREFIX_LENGTH} letters, digits, '_', '.' or '-' (MCP tool-name rules)",
+            )
+        )
+
+    if not _SEMVER.fullmatch(m.version):
+        warnings.append(
+            (
+                "version",
+                f"{quote('version')} {json.dumps(m.version)} is not a semantic version"
+                " (such as 1.2.0)",
+            )
+        )
+    return errors, warnings
+
+
+def _is_absolute_http_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        return parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
+    except ValueError:  # a port that is not a number, an unclosed bracket
+        return False
+
+
+def make_definition(
+    manifest: Manifest, *, folder: Path, protocol: Protocol, supervision: SupervisionPolicy
+) -> AppDefinition:
+    """The definition of a manifest that passed every rule; relative paths resolve in `folder`."""
+    working_directory = folder / Path(manifest.working_directory or ".").expanduser()
+    effective = attrs.evolve(
+        manifest,
+        name=manifest.name or manifest.id,
+        transport=normalize_transport(manifest.transport),
+        working_directory=os.path.normpath(working_directory),
+        tool_name_prefix=manifest.tool_name_prefix or "",
+    )
+    return AppDefinition(manifest=effective, protocol=protocol, supervision=supervision)

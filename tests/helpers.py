@@ -1,0 +1,72 @@
+"""Test helpers: real config files and manifests in temp folders, and the real command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from supervisor.config import Config, load_config
+from supervisor.discovery import DiscoveredApp, Discovery, discover
+
+MANIFEST = "openclaw.mcpapp.json"
+
+
+class Project:
+    """A folder with a config.toml and manifests under it, as a user would lay them out."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.config_path = root / "config.toml"
+        self.config_path.write_text("")
+
+    def manifest(self, folder: str, content: dict[str, Any] | str) -> Path:
+        path = self.root / folder / MANIFEST
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content if isinstance(content, str) else json.dumps(content))
+        return path
+
+    def config(self, text: str) -> Path:
+        self.config_path.write_text(text)
+        return self.config_path
+
+    def load(self, environ: Mapping[str, str] | None = None) -> Config:
+        return load_config(self.config_path, environ or {})
+
+    def discover(self, environ: Mapping[str, str] | None = None) -> Discovery:
+        return discover(self.load(environ), environ or {})
+
+    def app(self, app_id: str, environ: Mapping[str, str] | None = None) -> DiscoveredApp:
+        matches = [a for a in self.discover(environ).apps if a.id == app_id]
+        assert len(matches) == 1, f"expected one app '{app_id}', found {len(matches)}"
+        return matches[0]
+
+
+def stdio(app_id: str, **fields: Any) -> dict[str, Any]:
+    """A minimal valid stdio manifest."""
+    return {"id": app_id, "command": "python3", **fields}
+
+
+def messages(app: DiscoveredApp) -> list[str]:
+    return [p.message for p in app.errors]
+
+
+def run_mcpapps(
+    *args: str, cwd: Path, env: Mapping[str, str] | None = None, prefix: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed `mcpapps` command as a user would, and capture what it prints."""
+    command = [*prefix, str(Path(sys.executable).parent / "mcpapps"), *args]
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("MCPAPPS_")}
+    return subprocess.run(
+        command,
+        cwd=cwd,
+        env={**environment, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )

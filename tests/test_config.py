@@ -1,0 +1,252 @@
+"""config.toml loading (SPEC §1): defaults, paths, strictness, environment overrides, rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from supervisor.config import AppEntry, ConfigError, config_path, effective_policy, load_config
+from supervisor.policy import SupervisionPolicy
+from tests.helpers import Project
+
+
+def problems_of(project: Project, text: str, environ: dict[str, str] | None = None) -> list[str]:
+    project.config(text)
+    with pytest.raises(ConfigError) as caught:
+        project.load(environ)
+    return list(caught.value.problems)
+
+
+def test_an_empty_file_gives_every_default_of_the_spec(project: Project) -> None:
+    config = project.load()
+    root = project.root
+
+    assert config.path == project.config_path
+    assert (config.server.host, config.server.port) == ("127.0.0.1", 18789)
+    assert config.server.always_require_auth is False
+    assert (config.server.token, config.server.token_file) == (None, None)
+    assert (config.server.public_hosts, config.server.allowed_origins) == ((), ())
+    assert config.sandbox.enabled is True
+    assert config.sandbox.port == 18790
+    assert config.sandbox.origin == "http://127.0.0.1:18790"
+    assert config.apps.enabled is True
+    assert config.apps.discovery_paths == (root / "mcpapps",)
+    assert config.apps.manifest_name == "openclaw.mcpapp.json"
+    assert config.apps.allowlist_semantics == "legacy"
+    assert (config.apps.allow, config.apps.deny) == ((), ())
+    assert config.apps.protocol == "auto"
+    assert (config.apps.entries, config.apps.inline) == ({}, {})
+    s = config.supervision
+    assert (s.restart, s.backoff_initial_s, s.backoff_max_s) == ("permanent", 0.5, 30)
+    assert (s.intensity, s.period_s, s.healthy_after_s) == (5, 60, 60)
+    assert (s.ping_interval_s, s.ping_timeout_s, s.ping_misses) == (20, 5, 3)
+    assert (s.stop_grace_s, s.max_concurrent_calls) == (5, 32)
+    assert (config.agent.engine, config.agent.max_steps) == ("direct", 8)
+    assert (config.agent.base_url, config.agent.model, config.agent.api_key_env) == (None,) * 3
+    assert config.state.dir == root / ".mcpapps"
+    assert (config.log.level, config.log.format) == ("info", "text")
+
+
+def test_the_bundled_config_file_states_exactly_the_defaults(project: Project) -> None:
+    defaults = project.load()
+    project.config((Path(__file__).parent.parent / "config.toml").read_text())
+    assert project.load() == defaults
+
+
+def test_relative_paths_resolve_against_the_config_folder_not_the_current_one(
+    project: Project, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.config(
+        '[apps]\ndiscovery_paths = ["apps", "../shared/apps", "/opt/apps"]\n'
+        '[server]\ntoken_file = "secrets/token"\n[state]\ndir = "var"\n'
+    )
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
+    config = project.load()
+    root = project.root
+    assert config.apps.discovery_paths == (
+        root / "apps",
+        root.parent / "shared" / "apps",
+        Path("/opt/apps"),
+    )
+    assert config.server.token_file == root / "secrets" / "token"
+    assert config.state.dir == root / "var"
+
+
+def test_unknown_keys_are_errors_naming_the_file_the_key_and_a_likely_fix(
+    project: Project,
+) -> None:
+    found = problems_of(project, "[server]\nprot = 1\n[severs]\n[apps.entries.x]\ncomand = 'y'\n")
+    path = project.config_path
+    assert found == [
+        f"{path}: server.prot is not a known key (did you mean 'port'?)",
+        f"{path}: apps.entries.x.comand is not a known key (did you mean 'command'?)",
+        f"{path}: severs is not a known key (did you mean 'server'?)",
+    ]
+
+
+def test_wrong_types_are_reported_with_what_was_expected(project: Project) -> None:
+    found = problems_of(
+        project,
+        '[server]\nport = "80"\nalways_require_auth = 1\n'
+        '[apps]\ndiscovery_paths = "mcpapps"\nallow = [1]\n'
+        "[supervision]\nintensity = true\nbackoff_initial_s = false\n",
+    )
+    path = project.config_path
+    assert found == [
+        f'{path}: server.port must be an integer from 1 to 65535, got "80"',
+        f"{path}: server.always_require_auth must be true or false, got 1",
+        f'{path}: apps.discovery_paths must be a list, got "mcpapps"',
+        f"{path}: apps.allow[0] must be a string, got 1",
+        f"{path}: supervision.backoff_initial_s must be a number greater than 0, got false",
+        f"{path}: supervision.intensity must be an integer of at least 0, got true",
+    ]
+
+
+def test_out_of_range_values_name_the_key_path(project: Project) -> None:
+    found = problems_of(
+        project,
+        "[server]\nport = 70000\n[supervision]\nping_misses = 0\nperiod_s = 0\n"
+        "[apps.entries.weather]\nstartup_timeout_s = 0\nrequest_timeout_s = 3601\n"
+        "[agent]\nmax_steps = 0\n",
+    )
+    path = project.config_path
+    assert found == [
+        f"{path}: server.port must be an integer from 1 to 65535, got 70000",
+        f"{path}: apps.entries.weather.startup_timeout_s must be an integer from 1 to 600, got 0",
+        f"{path}: apps.entries.weather.request_timeout_s must be an integer from 1 to 3600,"
+        " got 3601",
+        f"{path}: supervision.period_s must be a number greater than 0, got 0",
+        f"{path}: supervision.ping_misses must be an integer of at least 1, got 0",
+        f"{path}: agent.max_steps must be an integer of at least 1, got 0",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("apps.allowlist_semantics", '"lenient"'),
+        ("apps.protocol", '"sse"'),
+        ("supervision.restart", '"always"'),
+        ("agent.engine", '"anthropic"'),
+        ("log.level", '"verbose"'),
+        ("log.format", '"xml"'),
+    ],
+)
+def test_a_value_outside_its_choices_refuses_to_load(
+    project: Project, key: str, value: str
+) -> None:
+    section, name = key.split(".")
+    [problem] = problems_of(project, f"[{section}]\n{name} = {value}\n")
+    assert problem.startswith(f"{project.config_path}: {key} must be one of '")
+    assert problem.endswith(f", got {value}")
+
+
+def test_invalid_toml_says_where(project: Project) -> None:
+    [problem] = problems_of(project, "[server]\nport = = 1\n")
+    assert problem.startswith(f"{project.config_path}: is not valid TOML: ")
+    assert "line 2" in problem
+
+
+def test_a_missing_config_file_says_how_to_point_at_one(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path / "nope.toml", {})
+    assert caught.value.problems == (
+        f"{tmp_path / 'nope.toml'}: config file not found;"
+        " pass --config PATH or set MCPAPPS_CONFIG",
+    )
+
+
+def test_environment_overrides_replace_host_port_and_token(project: Project) -> None:
+    project.config('[server]\nhost = "127.0.0.1"\nport = 1000\ntoken_file = "t"\n')
+    config = project.load(
+        {"MCPAPPS_HOST": "::1", "MCPAPPS_PORT": "2000", "MCPAPPS_TOKEN": "secret"}
+    )
+    assert (config.server.host, config.server.port) == ("::1", 2000)
+    assert (config.server.token, config.server.token_file) == ("secret", None)
+    assert config.sandbox.origin == "http://[::1]:2001"
+
+
+def test_an_empty_environment_variable_counts_as_unset(project: Project) -> None:
+    project.config("[server]\nport = 1000\n")
+    assert project.load({"MCPAPPS_PORT": "", "MCPAPPS_HOST": ""}).server.port == 1000
+
+
+def test_a_bad_environment_override_names_the_variable(project: Project) -> None:
+    found = problems_of(project, "", {"MCPAPPS_PORT": "http"})
+    assert found == [
+        f'{project.config_path}: server.port must be an integer from 1 to 65535, got "http"'
+        " (from MCPAPPS_PORT)"
+    ]
+
+
+def test_the_config_path_comes_from_the_flag_then_the_environment_then_the_default() -> None:
+    assert config_path("a.toml", {"MCPAPPS_CONFIG": "b.toml"}) == Path("a.toml")
+    assert config_path(None, {"MCPAPPS_CONFIG": "b.toml"}) == Path("b.toml")
+    assert config_path(None, {}) == Path("config.toml")
+
+
+def test_the_sandbox_must_not_share_the_control_ui_origin(project: Project) -> None:
+    found = problems_of(project, '[sandbox]\norigin = "http://127.0.0.1:18789/"\n')
+    assert found == [
+        f"{project.config_path}: sandbox.origin 'http://127.0.0.1:18789/' is the control UI's own"
+        " origin: serve app UIs from another origin (another port or host), or they could reach"
+        " the control UI"
+    ]
+    assert problems_of(project, "[server]\nport = 9000\n[sandbox]\nport = 9000\n") == [
+        f"{project.config_path}: sandbox.port must differ from server.port",
+        f"{project.config_path}: sandbox.origin 'http://127.0.0.1:9000' is the control UI's own"
+        " origin: serve app UIs from another origin (another port or host), or they could reach"
+        " the control UI",
+    ]
+
+
+def test_the_derived_sandbox_port_must_be_a_port(project: Project) -> None:
+    found = problems_of(project, "[server]\nport = 65535\n")
+    assert found[0] == (
+        f"{project.config_path}: sandbox.port is not set and server.port + 1 = 65536 is not a"
+        " valid port: set sandbox.port"
+    )
+    project.config("[server]\nport = 65535\n[sandbox]\nenabled = false\n")
+    assert project.load().sandbox.enabled is False
+
+
+def test_the_sandbox_origin_is_never_an_allowed_origin(project: Project) -> None:
+    found = problems_of(project, '[server]\nallowed_origins = ["http://127.0.0.1:18790"]\n')
+    assert found == [
+        f"{project.config_path}: server.allowed_origins must not include the sandbox origin"
+        " 'http://127.0.0.1:18790'"
+    ]
+
+
+def test_rules_that_span_keys(project: Project) -> None:
+    found = problems_of(
+        project,
+        '[server]\ntoken = "a"\ntoken_file = "b"\nallowed_origins = ["https://x.example/app"]\n'
+        '[agent]\nengine = "openai"\n'
+        "[supervision]\nbackoff_initial_s = 2\nbackoff_max_s = 1\n"
+        "[apps.entries.slow]\nbackoff_max_s = 0.1\n",
+    )
+    path = project.config_path
+    assert found == [
+        f"{path}: server.token and server.token_file are both set: keep one",
+        f"{path}: server.allowed_origins[0] 'https://x.example/app' must be an origin such as"
+        " https://app.example:8443 (no path)",
+        f"{path}: supervision.backoff_max_s must be at least backoff_initial_s (2), got 1",
+        f"{path}: apps.entries.slow.backoff_max_s must be at least backoff_initial_s (2), got 0.1",
+        f"{path}: agent.base_url is required when agent.engine is 'openai'",
+        f"{path}: agent.model is required when agent.engine is 'openai'",
+    ]
+
+
+def test_entry_defaults_and_the_effective_supervision_policy(project: Project) -> None:
+    project.config(
+        "[supervision]\nintensity = 9\n"
+        '[apps.entries.a]\nrestart = "temporary"\nstop_grace_s = 1\n[apps.entries.b]\n'
+    )
+    config = project.load()
+    assert config.apps.entries["b"] == AppEntry()
+    assert config.apps.entries["b"].enabled is True
+    policy = effective_policy(config.supervision, config.apps.entries["a"])
+    assert policy == SupervisionPolicy(restart="temporary", stop_grace_s=1, intensity=9)
+    assert effective_policy(config.supervision, None) == SupervisionPolicy(intensity=9)
