@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import math
 import os
+import re
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -38,19 +41,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     validate_parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
-    return validate(args.config, as_json=args.json, environ=os.environ, out=sys.stdout)
+    try:
+        return validate(args.config, as_json=args.json, environ=os.environ, out=sys.stdout)
+    except BrokenPipeError:
+        # The reader went away (`mcpapps validate | head`): say nothing more, as other tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 def validate(
     given_path: str | None, *, as_json: bool, environ: Mapping[str, str], out: TextIO
 ) -> int:
     """Print what discovery finds; 0 when every app is Validated or Disabled, else 1."""
+    if not as_json:  # JSON is printed as ASCII, escapes and all
+        out = _Printable(out)
     path = config_path(given_path, environ)
     try:
         config = load_config(path, environ)
     except ConfigError as error:
         if as_json:
-            report = {"ok": False, "config": str(path), "configErrors": list(error.problems)}
+            report = {
+                "ok": False,
+                "config": os.path.abspath(path),
+                "configErrors": list(error.problems),
+            }
             print(json.dumps({**report, "warnings": [], "apps": []}, indent=2), file=out)
         else:
             for problem in error.problems:
@@ -66,7 +80,7 @@ def validate(
     discovery = discover(config, environ)
     ok = all(app.state in (AppState.VALIDATED, AppState.DISABLED) for app in discovery.apps)
     if as_json:
-        print(json.dumps(_report(config, discovery, ok), indent=2), file=out)
+        print(json.dumps(_finite(_report(config, discovery, ok)), indent=2), file=out)
     else:
         _print_report(config, discovery, ok, out)
     return 0 if ok else 1
@@ -78,7 +92,7 @@ def _print_report(config: Config, discovery: Discovery, ok: bool, out: TextIO) -
     rows = [
         (
             app.id or "(no id)",
-            app.state.value if app.valid or app.disabled_reason else f"{app.state} (invalid)",
+            app.state.value if app.valid else f"{app.state} (invalid)",
             app.transport or "-",
             _source(app, base),
         )
@@ -91,8 +105,7 @@ def _print_report(config: Config, discovery: Discovery, ok: bool, out: TextIO) -
         if app.disabled_reason:
             print(f"    disabled: {app.disabled_reason}", file=out)
         for problem in app.errors:
-            label = "error (ignored while disabled)" if app.disabled_reason else "error"
-            print(f"    {label}: {problem.shown(base)}", file=out)
+            print(f"    error: {problem.shown(base)}", file=out)
         for problem in app.warnings:
             print(f"    warning: {problem.shown(base)}", file=out)
     for problem in discovery.warnings:
@@ -104,6 +117,38 @@ def _print_report(config: Config, discovery: Discovery, ok: bool, out: TextIO) -
     print(f"\n{total} app{'' if total == 1 else 's'}: {summary}", file=out)
     if not ok:
         print("Fix the errors above and run `mcpapps validate` again.", file=out)
+
+
+class _Printable(io.TextIOBase):
+    """A text stream that escapes what a terminal must not receive raw."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+
+    def write(self, text: str) -> int:
+        return self._out.write(_printable(text))
+
+
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _printable(text: str) -> str:
+    """Control characters (terminal escapes) and lone surrogates (undecodable file names,
+    `\\ud800` in JSON) as visible escapes, so ids and paths from files cannot garble the
+    terminal or make printing fail."""
+    return _UNPRINTABLE.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def _finite(value: Any) -> Any:
+    """`value` with NaN and infinities (JSON5 allows them in metadata) as strings, since JSON
+    has no spelling for them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _source(app: DiscoveredApp, base: Any) -> str:

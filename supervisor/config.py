@@ -8,7 +8,9 @@ the rules that span several keys. Anything wrong raises one `ConfigError` listin
 
 from __future__ import annotations
 
+import ipaddress
 import os.path
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -183,7 +185,14 @@ def load_config(path: Path, environ: Mapping[str, str]) -> Config:
         raise ConfigError([f"{shown}: is not UTF-8 text ({error.reason})"]) from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError([f"{shown}: is not valid TOML: {error}"]) from None
+    return config_from_data(raw, path, environ)
 
+
+def config_from_data(raw: dict[str, Any], path: Path, environ: Mapping[str, str]) -> Config:
+    """The config that parsed TOML data `raw` (read from `path`) describes; raises ConfigError
+    with every problem found."""
+    shown = str(path)
+    raw = dict(raw)  # the environment overrides are written into a copy
     from_env = _apply_environment(raw, environ)
 
     def say(key_path: KeyPath, message: str) -> str:
@@ -216,10 +225,11 @@ def _apply_environment(
         value: Any = environ.get(variable, "")
         if not value:  # empty means unset, as in most tools
             continue
-        table = raw.setdefault(section, {})
+        table = raw.get(section, {})
         if not isinstance(table, dict):
             continue  # structuring reports the section itself
-        if key == "port" and value.strip().isdigit():
+        raw[section] = table = dict(table)
+        if key == "port" and re.fullmatch(r"\s*[0-9]+\s*", value):
             value = int(value)
         table[key] = value
         if key == "token":
@@ -232,7 +242,7 @@ def _resolve(config: Config, folder: Path) -> Config:
     """Relative paths against the config file's folder; the sandbox's derived port and origin."""
 
     def resolved(p: Path) -> Path:
-        return Path(os.path.normpath(folder / p.expanduser()))
+        return Path(os.path.normpath(folder / p))
 
     server = config.server
     token_file = resolved(server.token_file) if server.token_file else None
@@ -254,6 +264,13 @@ def _rules(config: Config) -> list[tuple[KeyPath, str]]:
     found: list[tuple[KeyPath, str]] = []
     server, sandbox, apps, agent = config.server, config.sandbox, config.apps, config.agent
 
+    if not _is_host(server.host):
+        found.append(
+            (
+                ("server", "host"),
+                f"'{server.host}' must be an IP address or a host name (IPv6 without brackets)",
+            )
+        )
     if server.token is not None and server.token_file is not None:
         found.append((("server", "token"), "and server.token_file are both set: keep one"))
     if server.token == "":
@@ -272,7 +289,7 @@ def _rules(config: Config) -> list[tuple[KeyPath, str]]:
                 )
             )
 
-    if sandbox.enabled:
+    if sandbox.enabled and _is_host(server.host):
         assert sandbox.port is not None  # set by _resolve
         assert sandbox.origin is not None
         if sandbox.port > 65535:
@@ -301,7 +318,10 @@ def _rules(config: Config) -> list[tuple[KeyPath, str]]:
                     " another origin (another port or host), or they could reach the control UI",
                 )
             )
-        elif any(_origin_key(o) == _origin_key(sandbox.origin) for o in server.allowed_origins):
+        elif any(
+            _is_origin(o) and _origin_key(o) == _origin_key(sandbox.origin)
+            for o in server.allowed_origins
+        ):
             found.append(
                 (
                     ("server", "allowed_origins"),
@@ -338,6 +358,19 @@ def effective_policy(defaults: SupervisionPolicy, entry: AppEntry | None) -> Sup
 def url_host(host: str) -> str:
     """A host as it appears in a URL: IPv6 addresses in brackets."""
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+_HOST_NAME = re.compile(
+    r"(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?"
+)
+
+
+def _is_host(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return bool(_HOST_NAME.fullmatch(host))
+    return True
 
 
 def _is_origin(origin: str) -> bool:

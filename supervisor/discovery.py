@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import os.path
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,8 @@ from supervisor.manifest import (
 )
 from supervisor.structuring import KeyPath, did_you_mean, dotted
 
+MAX_MANIFEST_BYTES = 1024 * 1024
+
 
 @attrs.frozen
 class Problem:
@@ -54,7 +57,8 @@ class DiscoveredApp:
     """One app as discovery leaves it: the input of the supervisor.
 
     `definition` is set when the effective manifest is valid (state Validated, or Disabled);
-    an app whose manifest has errors stays Discovered, with `errors` saying why.
+    an app whose manifest has errors stays Discovered, with `errors` saying why (and, when a
+    filter would also keep it from running, `disabled_reason`).
     """
 
     id: str | None
@@ -90,41 +94,25 @@ def find_manifests(roots: Iterable[Path], name: str) -> tuple[list[Path], list[P
     """Every file called `name` under `roots`, recursively, in a fixed order.
 
     Each folder's own manifest comes before its sub-folders, which are visited in name order.
-    Links to folders are followed, but every real folder is scanned once (loop-safe); a folder
-    that cannot be read is skipped with a warning, without losing its siblings.
+    Links to folders are followed, but every real folder is scanned once (loop-safe); whatever
+    cannot be read is skipped with a warning, without losing its siblings.
     """
     found: list[Path] = []
     warnings: list[Problem] = []
     scanned: set[tuple[int, int]] = set()
     for root in roots:
-        if not root.exists():
-            warnings.append(
-                Problem(
-                    root,
-                    "discovery path does not exist; create it or remove it from"
-                    " apps.discovery_paths in the config",
-                )
-            )
-            continue
-        if not root.is_dir():
-            warnings.append(Problem(root, "discovery path is not a folder; nothing found there"))
+        if problem := _root_problem(root):
+            warnings.append(problem)
             continue
         stack = [root]
         while stack:
             folder = stack.pop()
             try:
                 identity = os.stat(folder)
-                key = (identity.st_dev, identity.st_ino)
-                if key in scanned:
-                    warnings.append(
-                        Problem(
-                            folder,
-                            f"skipped: it leads to {os.path.realpath(folder)}, which is already"
-                            " scanned (a symbolic link loop or a second link to one folder)",
-                        )
-                    )
+                if (identity.st_dev, identity.st_ino) in scanned:
+                    warnings.append(_already_scanned(folder, is_root=folder is root))
                     continue
-                scanned.add(key)
+                scanned.add((identity.st_dev, identity.st_ino))
                 with os.scandir(folder) as listing:
                     entries = sorted(listing, key=lambda e: e.name)
             except OSError as error:
@@ -141,12 +129,52 @@ def find_manifests(roots: Iterable[Path], name: str) -> tuple[list[Path], list[P
                 try:
                     if entry.name == name and entry.is_file():
                         found.append(Path(entry.path))
-                    elif entry.is_dir():
+                        continue
+                    if entry.name == name:
+                        warnings.append(
+                            Problem(
+                                Path(entry.path),
+                                "is not a regular file (a folder, a broken link or a device),"
+                                " so it is not read as a manifest",
+                            )
+                        )
+                    if entry.is_dir():
                         subfolders.append(Path(entry.path))
-                except OSError:
-                    continue  # vanished or unstat-able entry: nothing to discover there
+                except OSError as error:
+                    warnings.append(
+                        Problem(Path(entry.path), f"cannot be examined ({error.strerror}); skipped")
+                    )
             stack.extend(reversed(subfolders))
     return found, warnings
+
+
+def _root_problem(root: Path) -> Problem | None:
+    try:
+        is_folder = stat.S_ISDIR(os.stat(root).st_mode)
+    except FileNotFoundError:
+        return Problem(
+            root,
+            "discovery path does not exist; create it or remove it from apps.discovery_paths"
+            " in the config",
+        )
+    except OSError as error:
+        return Problem(
+            root, f"cannot read this discovery path ({error.strerror}); fix its permissions"
+        )
+    return None if is_folder else Problem(root, "discovery path is not a folder; nothing found")
+
+
+def _already_scanned(folder: Path, *, is_root: bool) -> Problem:
+    if is_root:
+        return Problem(
+            folder,
+            "discovery path is already scanned (listed twice, or inside another discovery path)",
+        )
+    return Problem(
+        folder,
+        f"skipped: it leads to {os.path.realpath(folder)}, which is already scanned"
+        " (a symbolic link loop or a second link to one folder)",
+    )
 
 
 def discover(config: Config, environ: Mapping[str, str]) -> Discovery:
@@ -172,7 +200,10 @@ def discover(config: Config, environ: Mapping[str, str]) -> Discovery:
         if app_id not in claimed:
             hint = did_you_mean(app_id, list(claimed))
             warnings.append(
-                Problem(config.path, f"apps.entries.{app_id} names no discovered app{hint}")
+                Problem(
+                    config.path,
+                    f"{dotted(('apps', 'entries', app_id))} names no discovered app{hint}",
+                )
             )
     return Discovery(apps=tuple(apps), warnings=tuple(warnings))
 
@@ -200,16 +231,20 @@ def _read_manifest(path: Path) -> _Draft:
         return _Draft(path, path.parent, None, (((), why),), ())
 
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        with path.open("rb") as file:
+            data = file.read(MAX_MANIFEST_BYTES + 1)
+        if len(data) > MAX_MANIFEST_BYTES:
+            return unusable(f"is larger than {MAX_MANIFEST_BYTES // 1024} KiB; is it a manifest?")
+        text = data.decode("utf-8-sig")
     except OSError as error:
         return unusable(f"cannot be read ({error.strerror or error}); check its permissions")
     except UnicodeDecodeError as error:
         return unusable(f"is not UTF-8 text ({error.reason} at byte offset {error.start})")
     try:
-        data = parse_manifest_text(text)
+        parsed = parse_manifest_text(text)
     except ManifestSyntaxError as error:
         return unusable(str(error))
-    manifest, found = structure_manifest(data)
+    manifest, found = structure_manifest(parsed)
     return _Draft(path, path.parent, manifest, tuple(found), tuple(unknown_key_warnings(manifest)))
 
 
@@ -294,10 +329,13 @@ def _judge(
         if field in touched:
             key = touched[field]
             verb = "merged with" if field in ("headers", "environment") else "set by"
-            why += f" ({verb} apps.entries.{app_id}.{key} in {config.path.name})"
+            why += f" ({verb} {dotted(('apps', 'entries', app_id, key))} in {config.path.name})"
         return Problem(draft.source, why)
 
-    rule_errors, rule_warnings = manifest_problems(effective, environ, quote)
+    # Rules skip the fields whose type is wrong: they were already reported, and checking the
+    # default left in their place would only add false problems.
+    mistyped = {str(path[0]) for path, _ in draft.problems if path} - replaced
+    rule_errors, rule_warnings = manifest_problems(effective, environ, quote, skip=mistyped)
     errors += [said(field, why) for field, why in rule_errors]
     warnings += [said(field, why) for field, why in rule_warnings]
     if app_id is not None and app_id in claimed:
@@ -313,10 +351,12 @@ def _judge(
             protocol=(entry.protocol if entry and entry.protocol else config.apps.protocol),
             supervision=effective_policy(config.supervision, entry),
         )
-    if reason is not None:
-        state = AppState.DISABLED
+    # Disabled is reached only from Validated (SPEC §4): an invalid app stays Discovered, and
+    # its disabled reason is kept only to say that it would not run anyway.
+    if errors:
+        state = AppState.DISCOVERED
     else:
-        state = AppState.VALIDATED if not errors else AppState.DISCOVERED
+        state = AppState.DISABLED if reason is not None else AppState.VALIDATED
     return DiscoveredApp(
         id=app_id,
         source=draft.source,

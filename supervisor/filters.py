@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
+import re
+from fnmatch import translate
+from functools import lru_cache
 
 from supervisor.config import AppsConfig
 
 
 def glob_match(pattern: str, app_id: str) -> bool:
-    """Shell-style match (`*`, `?`, `[abc]`, `[!abc]`) of a whole id, ignoring case."""
-    return fnmatchcase(app_id.lower(), pattern.lower())
+    """Shell-style match (`*`, `?`, `[abc]`, `[!abc]`, `[a-z]`) of a whole id, ignoring case."""
+    return _compiled(pattern).match(app_id) is not None
+
+
+@lru_cache(maxsize=256)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    # Ignoring case in the regex, not by lower-casing both sides, keeps ranges such as [Z-a]
+    # meaning what they say.
+    return re.compile(translate(pattern), re.IGNORECASE)
 
 
 def disabled_reason(app_id: str, apps: AppsConfig) -> str | None:

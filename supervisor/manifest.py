@@ -14,18 +14,16 @@ from __future__ import annotations
 import json
 import os.path
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import attrs
-import json5
-import pyjson5
 from cattrs.errors import ClassValidationError
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from supervisor import envrefs
+from supervisor import envrefs, jsontext
 from supervisor.policy import SupervisionPolicy
 from supervisor.structuring import Between, KeyPath, did_you_mean, make_converter, problems
 
@@ -44,7 +42,6 @@ _SEMVER = re.compile(
     r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
     r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?"
 )
-_JSON5_ERROR = re.compile(r"<string>:(\d+) (.*) at column (\d+)")
 MAX_PREFIX_LENGTH = 64
 
 
@@ -132,32 +129,13 @@ def parse_manifest_text(text: str) -> dict[str, Any]:
     key wins, as in JavaScript)."""
     if not text.strip():
         raise ManifestSyntaxError("is empty: write a JSON object with at least an 'id'")
-    data = _parse_json(text)
+    try:
+        data = jsontext.parse(text)
+    except jsontext.JSONTextError as error:
+        raise ManifestSyntaxError(f"is not valid JSON: {error}") from None
     if not isinstance(data, dict):
         raise ManifestSyntaxError(f"must hold one JSON object {{...}}, not {_json_kind(data)}")
     return data
-
-
-def _parse_json(text: str) -> Any:
-    try:
-        return pyjson5.decode(text)  # compiled: as fast as the json module, comments and all
-    except pyjson5.Json5Exception:
-        pass
-    # pyjson5 locates an error only as a character offset; json5 (pure Python, ~500x slower,
-    # so only on this path) says what is wrong with line and column.
-    try:
-        return json5.loads(text)
-    except ValueError as error:
-        found = _JSON5_ERROR.fullmatch(str(error))
-        if found:
-            what = re.sub(r'^Unexpected "(.+)"$', r"unexpected '\1'", found[2])
-            where = f"{what[:1].lower()}{what[1:]} at line {found[1]}, column {found[3]}"
-        else:
-            where = str(error)
-        raise ManifestSyntaxError(
-            f"is not valid JSON: {where} (comments and trailing commas are allowed;"
-            " check the quotes, commas and brackets there)"
-        ) from None
 
 
 TypeProblem = tuple[KeyPath, str]
@@ -240,101 +218,101 @@ def manifest_problems(
     manifest: Manifest,
     environ: Mapping[str, str],
     quote: Callable[[str], str] = lambda f: f"'{camel(f)}'",
+    skip: Collection[str] = (),
 ) -> tuple[list[RuleProblem], list[RuleProblem]]:
     """The rules of SPEC §2 that a typed manifest must follow: `(errors, warnings)`.
 
     Each problem is `(attribute, sentence)`; the sentence names its fields through `quote`, so
     the same rules speak of `'command'` in a manifest and `'apps.inline.x.command'` in config.
+    Rules that read an attribute in `skip` (one whose value was of the wrong type) are not run.
     """
-    errors: list[RuleProblem] = []
+    errors = [
+        (field, problem)
+        for field, problem in _rule_problems(manifest, environ, quote)
+        if not set(_READS.get(field, (field,))) & set(skip)
+    ]
     warnings: list[RuleProblem] = []
-    m = manifest
+    if "version" not in skip and not _SEMVER.fullmatch(manifest.version):
+        warnings.append(
+            (
+                "version",
+                f"{quote('version')} {json.dumps(manifest.version)} is not a semantic version"
+                " (such as 1.2.0)",
+            )
+        )
+    return errors, warnings
 
+
+# The attributes each rule reads, where it reads more than the one it reports on.
+_READS = {"command": ("transport", "command"), "url": ("transport", "url")}
+
+
+def _rule_problems(
+    m: Manifest, environ: Mapping[str, str], quote: Callable[[str], str]
+) -> Iterator[RuleProblem]:
     if m.id is None:
-        errors.append(("id", f"{quote('id')} is required: give the app an id of {ID_RULE}"))
+        yield "id", f"{quote('id')} is required: give the app an id of {ID_RULE}"
     elif problem := id_problem(m.id):
-        errors.append(("id", problem))
+        yield "id", problem
 
     transport = normalize_transport(m.transport)
     if transport is None:
-        errors.append(
-            (
-                "transport",
-                f"{quote('transport')} {json.dumps(m.transport)} is not supported:"
-                " use 'stdio' or 'http'",
-            )
+        yield (
+            "transport",
+            f"{quote('transport')} {json.dumps(m.transport)} is not supported:"
+            " use 'stdio' or 'http'",
         )
     elif transport == "stdio" and not (m.command or "").strip():
-        errors.append(("command", f"transport is 'stdio' but no {quote('command')} is given"))
+        yield "command", f"transport is 'stdio' but no {quote('command')} is given"
     elif transport == "http":
         if m.url is None:
-            errors.append(("url", f"transport is 'http' but no {quote('url')} is given"))
+            yield "url", f"transport is 'http' but no {quote('url')} is given"
         elif not _is_absolute_http_url(m.url):
-            errors.append(
-                (
-                    "url",
-                    f"{quote('url')} {json.dumps(m.url)} must be an absolute http:// or https://"
-                    " URL, such as http://127.0.0.1:8000/mcp",
-                )
+            yield (
+                "url",
+                f"{quote('url')} {json.dumps(m.url)} must be an absolute http:// or https://"
+                " URL, such as http://127.0.0.1:8000/mcp",
             )
 
     seen_headers: dict[str, str] = {}
     for header, value in m.headers.items():
         where = f"{quote('headers')} {json.dumps(header)}"
         if not _HEADER_NAME.fullmatch(header):
-            errors.append(("headers", f"{where} is not a valid HTTP header name"))
+            yield "headers", f"{where} is not a valid HTTP header name"
         if header.lower() in seen_headers:
-            errors.append(
-                (
-                    "headers",
-                    f"{where} repeats {json.dumps(seen_headers[header.lower()])}:"
-                    " header names are case-insensitive, keep one",
-                )
+            yield (
+                "headers",
+                f"{where} repeats {json.dumps(seen_headers[header.lower()])}:"
+                " header names are case-insensitive, keep one",
             )
         seen_headers.setdefault(header.lower(), header)
         if any(c in value for c in "\r\n\0"):
-            errors.append(("headers", f"{where} has a line break or NUL in its value"))
-        errors.extend(
-            ("headers", f"{where} {p}") for p in envrefs.reference_problems(value, environ)
-        )
+            yield "headers", f"{where} has a line break or NUL in its value"
+        yield from (("headers", f"{where} {p}") for p in envrefs.reference_problems(value, environ))
 
     for variable, value in m.environment.items():
         where = f"{quote('environment')} {json.dumps(variable)}"
         if not variable or "=" in variable or "\0" in variable:
-            errors.append(("environment", f"{where} is not a valid variable name"))
+            yield "environment", f"{where} is not a valid variable name"
         if "\0" in value:
-            errors.append(("environment", f"{where} has a NUL character in its value"))
-        errors.extend(
+            yield "environment", f"{where} has a NUL character in its value"
+        yield from (
             ("environment", f"{where} {p}") for p in envrefs.reference_problems(value, environ)
         )
 
     if m.ui_resource_uri is not None and not m.ui_resource_uri.startswith("ui://"):
-        errors.append(
-            (
-                "ui_resource_uri",
-                f"{quote('ui_resource_uri')} {json.dumps(m.ui_resource_uri)} must start with ui://",
-            )
+        yield (
+            "ui_resource_uri",
+            f"{quote('ui_resource_uri')} {json.dumps(m.ui_resource_uri)} must start with ui://",
         )
 
     prefix = m.tool_name_prefix or ""
     if not _TOOL_NAME_CHARS.fullmatch(prefix) or len(prefix) > MAX_PREFIX_LENGTH:
-        errors.append(
-            (
-                "tool_name_prefix",
-                f"{quote('tool_name_prefix')} {json.dumps(prefix)} must be at most"
-                f" {MAX_PREFIX_LENGTH} letters, digits, '_', '.' or '-' (MCP tool-name rules)",
-            )
+        yield (
+            "tool_name_prefix",
+            f"{quote('tool_name_prefix')} {json.dumps(prefix)} must be at most"
+            f" {MAX_PREFIX_LENGTH} letters, digits, '_', '.' or '-' (MCP tool-name rules)",
         )
-
-    if not _SEMVER.fullmatch(m.version):
-        warnings.append(
-            (
-                "version",
-                f"{quote('version')} {json.dumps(m.version)} is not a semantic version"
-                " (such as 1.2.0)",
-            )
-        )
-    return errors, warnings
 
 
 def _is_absolute_http_url(url: str) -> bool:
@@ -349,7 +327,7 @@ def make_definition(
     manifest: Manifest, *, folder: Path, protocol: Protocol, supervision: SupervisionPolicy
 ) -> AppDefinition:
     """The definition of a manifest that passed every rule; relative paths resolve in `folder`."""
-    working_directory = folder / Path(manifest.working_directory or ".").expanduser()
+    working_directory = folder / (manifest.working_directory or ".")
     effective = attrs.evolve(
         manifest,
         name=manifest.name or manifest.id,

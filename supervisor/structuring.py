@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
@@ -98,7 +99,7 @@ def _structure_int(value: Any, _: type) -> int:
 
 
 def _structure_float(value: Any, _: type) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise Invalid("a number", value)
     return float(value)
 
@@ -207,7 +208,8 @@ def problems(error: BaseException, path: KeyPath = ()) -> Iterator[tuple[KeyPath
     elif isinstance(error, ForbiddenExtraKeysError):
         known = [a.name for a in attrs.fields(error.cl)] if attrs.has(error.cl) else []
         for key in sorted(error.extra_fields):
-            yield (*path, key), "is not a known key" + did_you_mean(key, known)
+            others = [name for name in known if name != key]  # `key` is a field read elsewhere
+            yield (*path, key), "is not a known key" + did_you_mean(key, others)
     elif isinstance(error, Invalid):
         yield path, str(error)
     else:  # a hook we did not write raised: still say where

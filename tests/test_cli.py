@@ -34,6 +34,7 @@ def test_python_dash_m_supervisor_is_the_same_command() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "supervisor", "validate", "--json"],
         cwd=ROOT,
+        env={k: v for k, v in os.environ.items() if not k.startswith("MCPAPPS_")},
         capture_output=True,
         text=True,
         check=False,
@@ -62,9 +63,8 @@ def test_invalid_apps_are_listed_with_every_reason_and_exit_1(project: Project) 
         f"    error: mcpapps/b-bad/{MANIFEST}: 'url' \"nope\" must be an absolute http:// or"
         " https:// URL, such as http://127.0.0.1:8000/mcp",
         f"(no id)  Discovered (invalid)  -      mcpapps/c-json/{MANIFEST}",
-        f"    error: mcpapps/c-json/{MANIFEST}: is not valid JSON: unexpected '\"' at line 1,"
-        " column 12 (comments and trailing commas are allowed; check the quotes, commas and"
-        " brackets there)",
+        f"    error: mcpapps/c-json/{MANIFEST}: is not valid JSON: expected ',' or '}}' but found"
+        " '\"' at line 1, column 12",
         f"off      Disabled              stdio  mcpapps/d-off/{MANIFEST}",
         "    disabled: matches deny pattern 'of?'",
         "warning: config.toml: apps.entries.ghost names no discovered app",
@@ -132,20 +132,60 @@ def test_the_config_can_come_from_mcpapps_config(project: Project, tmp_path_fact
     )
 
 
-def test_a_disabled_app_with_a_broken_manifest_does_not_fail_validation(project: Project) -> None:
+def test_a_broken_manifest_fails_validation_even_when_disabled(project: Project) -> None:
     project.manifest("mcpapps/a", {"id": "wip"})
     project.config("[apps.entries.wip]\nenabled = false\n")
     result = run_mcpapps("validate", cwd=project.root)
-    assert result.returncode == 0, result.stdout
-    assert (
-        f"    error (ignored while disabled): mcpapps/a/{MANIFEST}: transport is 'stdio' but no"
-        " 'command' is given" in result.stdout.splitlines()
+    assert result.returncode == 1, result.stdout
+    assert result.stdout.splitlines()[1:4] == [
+        f"wip  Discovered (invalid)  stdio  mcpapps/a/{MANIFEST}",
+        "    disabled: disabled in config entries",
+        f"    error: mcpapps/a/{MANIFEST}: transport is 'stdio' but no 'command' is given",
+    ]
+
+
+def test_ids_and_paths_from_files_cannot_garble_the_terminal(project: Project) -> None:
+    project.manifest("mcpapps/a", '{"id": "red\\u001b[31m", "command": "c"}')
+    undecodable = os.fsencode(project.root / "mcpapps") + b"/caf\xe9"
+    os.mkdir(undecodable)
+    with open(undecodable + b"/" + MANIFEST.encode(), "w") as file:
+        file.write('{"id": "cafe", "command": "c"}')
+    result = run_mcpapps("validate", cwd=project.root, env={"PYTHONIOENCODING": "utf-8"})
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1].startswith("red\\x1b[31m  ")
+    assert lines[3].split() == ["cafe", "Validated", "stdio", f"mcpapps/caf\\udce9/{MANIFEST}"]
+    as_json = json.loads(run_mcpapps("validate", "--json", cwd=project.root).stdout)
+    assert [app["id"] for app in as_json["apps"]] == ["red\x1b[31m", "cafe"]
+
+
+def test_a_reader_that_goes_away_gets_no_traceback() -> None:
+    command = [str(Path(sys.executable).parent / "mcpapps"), "validate"]
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
+    assert process.stdout is not None
+    process.stdout.close()  # before the command has printed anything
+    _, errors = process.communicate(timeout=60)
+    assert errors == ""
+    assert process.returncode == 1
 
 
 def test_usage_errors_exit_2() -> None:
     assert run_mcpapps("validate", "--nope", cwd=ROOT).returncode == 2
     assert run_mcpapps(cwd=ROOT).returncode == 2
+
+
+def without_read_permission() -> tuple[str, ...]:
+    """A command prefix under which permissions apply: root reads any folder, so drop the
+    capabilities that let it, and the tests mean the same for root (CI) and a normal user."""
+    if os.geteuid() != 0:
+        return ()
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv to drop CAP_DAC_OVERRIDE")
+    return (setpriv, "--bounding-set", "-dac_override,-dac_read_search")
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses Linux capabilities")
@@ -155,16 +195,8 @@ def test_an_unreadable_sub_folder_is_skipped_with_a_warning(project: Project) ->
     project.manifest("mcpapps/z", stdio("z"))
     locked = project.root / "mcpapps/locked"
     locked.chmod(0)
-    # Root reads any folder; drop the capabilities that let it, so the test means the same
-    # for root (CI) and for a normal user.
-    prefix: tuple[str, ...] = ()
-    if os.geteuid() == 0:
-        setpriv = shutil.which("setpriv")
-        if setpriv is None:
-            pytest.skip("running as root without setpriv to drop CAP_DAC_OVERRIDE")
-        prefix = (setpriv, "--bounding-set", "-dac_override,-dac_read_search")
     try:
-        result = run_mcpapps("validate", cwd=project.root, prefix=prefix)
+        result = run_mcpapps("validate", cwd=project.root, prefix=without_read_permission())
     finally:
         locked.chmod(0o755)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -173,4 +205,23 @@ def test_an_unreadable_sub_folder_is_skipped_with_a_warning(project: Project) ->
     assert (
         "warning: mcpapps/locked: cannot read this folder (Permission denied); skipped it and"
         " everything under it; fix its permissions to discover its apps" in lines
+    )
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses Linux capabilities")
+def test_a_discovery_path_inside_an_unreadable_folder_is_a_warning(project: Project) -> None:
+    project.manifest("mcpapps/a", stdio("a"))
+    project.manifest("locked/apps/b", stdio("b"))
+    project.config('[apps]\ndiscovery_paths = ["locked/apps", "mcpapps"]\n')
+    locked = project.root / "locked"
+    locked.chmod(0)
+    try:
+        result = run_mcpapps("validate", cwd=project.root, prefix=without_read_permission())
+    finally:
+        locked.chmod(0o755)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines()[1].split()[0] == "a"
+    assert (
+        "warning: locked/apps: cannot read this discovery path (Permission denied);"
+        " fix its permissions" in result.stdout.splitlines()
     )

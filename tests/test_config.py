@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import json
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from supervisor.config import AppEntry, ConfigError, config_path, effective_policy, load_config
+from supervisor.config import (
+    AppEntry,
+    Config,
+    ConfigError,
+    config_from_data,
+    config_path,
+    effective_policy,
+    load_config,
+)
 from supervisor.policy import SupervisionPolicy
 from tests.helpers import Project
 
@@ -250,3 +264,129 @@ def test_entry_defaults_and_the_effective_supervision_policy(project: Project) -
     policy = effective_policy(config.supervision, config.apps.entries["a"])
     assert policy == SupervisionPolicy(restart="temporary", stop_grace_s=1, intensity=9)
     assert effective_policy(config.supervision, None) == SupervisionPolicy(intensity=9)
+
+
+@pytest.mark.parametrize("host", ["", "a b", "x:y", "[::1", "http://h", "h/"])
+def test_the_server_host_must_be_an_address_or_a_name(project: Project, host: str) -> None:
+    found = problems_of(project, f'[server]\nhost = "{host}"\n')
+    assert found == [
+        f"{project.config_path}: server.host '{host}' must be an IP address or a host name"
+        " (IPv6 without brackets)"
+    ]
+
+
+@pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "::1", "0.0.0.0", "app.example."])
+def test_good_server_hosts(project: Project, host: str) -> None:
+    project.config(f'[server]\nhost = "{host}"\n')
+    assert project.load().server.host == host
+
+
+def test_a_bad_host_from_the_environment_names_the_variable(project: Project) -> None:
+    assert problems_of(project, "", {"MCPAPPS_HOST": "x:y"}) == [
+        f"{project.config_path}: server.host 'x:y' must be an IP address or a host name"
+        " (IPv6 without brackets) (from MCPAPPS_HOST)"
+    ]
+
+
+@pytest.mark.parametrize("port", ["²", "1e3", "-1", "80 80"])
+def test_odd_ports_from_the_environment(project: Project, port: str) -> None:
+    [problem] = problems_of(project, "", {"MCPAPPS_PORT": port})
+    assert problem.endswith(
+        f"must be an integer from 1 to 65535, got {json.dumps(port, ensure_ascii=False)}"
+        " (from MCPAPPS_PORT)"
+    )
+
+
+@pytest.mark.parametrize("origin", ["http://x:abc", "http://x:99999", "ftp://x", "http://[::1"])
+def test_malformed_allowed_origins(project: Project, origin: str) -> None:
+    found = problems_of(project, f'[server]\nallowed_origins = ["{origin}"]\n')
+    assert found == [
+        f"{project.config_path}: server.allowed_origins[0] '{origin}' must be an origin such as"
+        " https://app.example:8443 (no path)"
+    ]
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-inf"])
+def test_seconds_must_be_finite(project: Project, value: str) -> None:
+    [problem] = problems_of(project, f"[supervision]\nperiod_s = {value}\n")
+    assert problem.startswith(f"{project.config_path}: supervision.period_s must be a number")
+
+
+def test_a_key_the_file_cannot_set_is_unknown_without_a_self_suggestion(project: Project) -> None:
+    assert problems_of(project, 'path = "elsewhere.toml"\n') == [
+        f"{project.config_path}: path is not a known key"
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["apps = 5\n", "[apps]\nentries = []\n", "[apps.inline]\nx = 1\n", "[apps]\nentries = 'x'\n"],
+)
+def test_sections_of_the_wrong_shape(project: Project, text: str) -> None:
+    [problem] = problems_of(project, text)
+    assert problem.startswith(f"{project.config_path}: apps")
+    assert "must be a table" in problem
+
+
+def outcome(read: Callable[[], Config]) -> Config | ConfigError:
+    try:
+        return read()
+    except ConfigError as error:
+        return error
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200))
+def test_any_text_gives_a_config_or_a_config_error(text: str) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "config.toml"
+        path.write_text(text, errors="surrogateescape")
+        result = outcome(lambda: load_config(path, {}))
+    if isinstance(result, ConfigError):
+        assert result.problems
+        assert all(p.startswith(f"{path}: ") for p in result.problems)
+
+
+TOML_VALUES = st.recursive(
+    st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+SECTIONS = st.sampled_from(["server", "sandbox", "apps", "supervision", "agent", "state", "log"])
+KEYS = st.sampled_from(
+    [
+        "host",
+        "port",
+        "token",
+        "origin",
+        "enabled",
+        "allow",
+        "entries",
+        "inline",
+        "restart",
+        "discovery_paths",
+        "dir",
+        "level",
+        "engine",
+        "allowed_origins",
+        "public_hosts",
+        "x",
+    ]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.dictionaries(SECTIONS, st.dictionaries(KEYS, TOML_VALUES, max_size=4) | TOML_VALUES),
+    st.dictionaries(st.sampled_from(["MCPAPPS_HOST", "MCPAPPS_PORT", "MCPAPPS_TOKEN"]), st.text()),
+)
+def test_any_shape_of_data_gives_a_config_or_a_config_error(
+    data: dict[str, Any], environ: dict[str, str]
+) -> None:
+    path = Path("/etc/mcpapps/config.toml")
+    result = outcome(lambda: config_from_data(data, path, environ))
+    if isinstance(result, ConfigError):
+        assert result.problems
+        assert all(p.startswith(f"{path}: ") for p in result.problems)

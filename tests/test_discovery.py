@@ -37,7 +37,7 @@ def test_missing_paths_warn_and_the_others_are_still_scanned(project: Project) -
             "discovery path does not exist; create it or remove it from apps.discovery_paths"
             " in the config",
         ),
-        (project.config_path, "discovery path is not a folder; nothing found there"),
+        (project.config_path, "discovery path is not a folder; nothing found"),
     ]
 
 
@@ -104,9 +104,46 @@ def test_a_linked_app_folder_is_followed(project: Project, tmp_path_factory) -> 
     assert app.definition.manifest.working_directory == str(project.root / "mcpapps/linked")
 
 
-def test_find_manifests_ignores_folders_named_like_the_manifest(tmp_path: Path) -> None:
+def test_things_named_like_a_manifest_that_are_not_files_are_warned_about(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "a" / MANIFEST).mkdir(parents=True)
-    assert find_manifests([tmp_path], MANIFEST) == ([], [])
+    (tmp_path / "a" / MANIFEST / "b").mkdir()
+    (tmp_path / "a" / MANIFEST / "b" / MANIFEST).write_text("{}")
+    (tmp_path / "c").mkdir()
+    os.symlink(tmp_path / "nowhere", tmp_path / "c" / MANIFEST)
+    found, warnings = find_manifests([tmp_path], MANIFEST)
+    assert found == [tmp_path / "a" / MANIFEST / "b" / MANIFEST]  # a folder is still scanned
+    why = "is not a regular file (a folder, a broken link or a device), so it is not read as a"
+    assert [(w.source, w.message) for w in warnings] == [
+        (tmp_path / "a" / MANIFEST, f"{why} manifest"),
+        (tmp_path / "c" / MANIFEST, f"{why} manifest"),
+    ]
+
+
+def test_a_discovery_path_listed_twice_is_scanned_once(project: Project) -> None:
+    project.manifest("mcpapps/a", stdio("a"))
+    project.config('[apps]\ndiscovery_paths = ["mcpapps", "./mcpapps/"]\n')
+    discovery = project.discover()
+    assert [app.id for app in discovery.apps] == ["a"]
+    assert [w.message for w in discovery.warnings] == [
+        "discovery path is already scanned (listed twice, or inside another discovery path)"
+    ]
+
+
+def test_a_discovery_path_that_loops_on_itself(project: Project) -> None:
+    os.symlink(project.root / "loop", project.root / "loop")
+    project.config('[apps]\ndiscovery_paths = ["loop"]\n')
+    [warning] = project.discover().warnings
+    assert warning.message == (
+        "cannot read this discovery path (Too many levels of symbolic links); fix its permissions"
+    )
+
+
+def test_a_manifest_larger_than_a_mebibyte_is_not_read(project: Project) -> None:
+    big = project.manifest("mcpapps/a", stdio("big", description="x" * (1024 * 1024)))
+    [app] = project.discover().apps
+    assert (app.source, messages(app)) == (big, ["is larger than 1024 KiB; is it a manifest?"])
 
 
 def test_invalid_json_is_listed_with_its_reason_and_others_still_load(project: Project) -> None:
@@ -117,8 +154,7 @@ def test_invalid_json_is_listed_with_its_reason_and_others_still_load(project: P
     assert bad_app.source == bad
     assert bad_app.state is AppState.DISCOVERED
     assert messages(bad_app) == [
-        "is not valid JSON: unexpected '}' at line 2, column 14 (comments and trailing commas"
-        " are allowed; check the quotes, commas and brackets there)"
+        "is not valid JSON: expected a value but found '}' at line 2, column 14"
     ]
     assert good_app.state is AppState.VALIDATED
 
@@ -238,13 +274,12 @@ def test_a_disabled_app_keeps_its_definition(three_apps: Project) -> None:
     assert app.definition is not None
 
 
-def test_a_disabled_app_with_an_invalid_manifest_is_disabled_with_its_errors(
-    project: Project,
-) -> None:
+def test_an_invalid_manifest_stays_invalid_when_disabled(project: Project) -> None:
     project.manifest("mcpapps/broken", {"id": "broken"})
     project.config("[apps.entries.broken]\nenabled = false\n")
     app = project.app("broken")
-    assert app.state is AppState.DISABLED
+    assert app.state is AppState.DISCOVERED  # Disabled is reached only from Validated
+    assert app.disabled_reason == "disabled in config entries"
     assert messages(app) == ["transport is 'stdio' but no 'command' is given"]
     assert app.definition is None
 
@@ -434,3 +469,33 @@ def test_an_inline_app_with_the_id_of_a_manifest_is_a_duplicate(project: Project
     first, second = project.discover().apps
     assert first.state is AppState.VALIDATED
     assert messages(second) == [f"duplicate id 'a', already defined by mcpapps/a/{MANIFEST}"]
+
+
+def test_a_field_of_the_wrong_type_gives_one_problem_not_two(project: Project) -> None:
+    project.manifest("mcpapps/a", {"id": 5, "command": "c"})
+    project.manifest("mcpapps/b", {"id": "b", "transport": 5})
+    project.manifest("mcpapps/c", {"id": "c", "transport": "http", "url": ["x"]})
+    a, b, c = project.discover().apps
+    assert messages(a) == ["id must be a string, got 5"]
+    assert messages(b) == ["transport must be a string, got 5"]
+    assert messages(c) == ['url must be a string, got ["x"]']
+
+
+def test_a_home_folder_reference_is_not_expanded(project: Project) -> None:
+    project.manifest("mcpapps/a", stdio("a", workingDirectory="~nosuchuser/srv"))
+    definition = project.app("a").definition
+    assert definition is not None
+    assert definition.manifest.working_directory == str(project.root / "mcpapps/a/~nosuchuser/srv")
+
+
+def test_entry_ids_with_odd_characters_are_quoted(project: Project) -> None:
+    project.config('[apps.entries."weird id!"]\n')
+    [_, warning] = project.discover().warnings  # after "mcpapps does not exist"
+    assert warning.message == 'apps.entries."weird id!" names no discovered app'
+
+
+def test_a_byte_order_mark_is_accepted(project: Project) -> None:
+    path = project.root / "mcpapps/a" / MANIFEST
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b'\xef\xbb\xbf{"id": "bom", "command": "c"}')
+    assert project.app("bom").state is AppState.VALIDATED
