@@ -11,15 +11,17 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 import attrs
 
 from supervisor import __version__
 from supervisor.config import CONFIG_ENV, Config, ConfigError, config_path, load_config
-from supervisor.discovery import DiscoveredApp, Discovery, Problem, discover, display_path
+from supervisor.discovery import DiscoveredApp, Discovery, discover
 from supervisor.lifecycle import AppState
 from supervisor.manifest import AppDefinition, camel, manifest_to_json
+from supervisor.problems import Problem, display_path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -60,33 +62,35 @@ def validate(
         config = load_config(path, environ)
     except ConfigError as error:
         if as_json:
-            report = {
-                "ok": False,
-                "config": os.path.abspath(path),
-                "configErrors": list(error.problems),
-            }
-            print(json.dumps({**report, "warnings": [], "apps": []}, indent=2), file=out)
+            print(json.dumps(_report(path, error.problems, None), indent=2), file=out)
         else:
-            for problem in error.problems:
-                print(f"error: {problem}", file=out)
-            count = len(error.problems)
-            print(
-                f"\n{path}: {count} problem{'s' if count > 1 else ''}; no app was checked."
-                " Fix the config and run `mcpapps validate` again.",
-                file=out,
-            )
+            _print_config_errors(error.problems, out)
         return 1
 
     discovery = discover(config, environ)
-    ok = all(app.state in (AppState.VALIDATED, AppState.DISABLED) for app in discovery.apps)
     if as_json:
-        print(json.dumps(_finite(_report(config, discovery, ok)), indent=2), file=out)
+        print(json.dumps(_report(config.path, (), discovery), indent=2), file=out)
     else:
-        _print_report(config, discovery, ok, out)
-    return 0 if ok else 1
+        _print_report(config, discovery, out)
+    return 0 if _ok(discovery) else 1
 
 
-def _print_report(config: Config, discovery: Discovery, ok: bool, out: TextIO) -> None:
+def _ok(discovery: Discovery) -> bool:
+    return all(app.state in (AppState.VALIDATED, AppState.DISABLED) for app in discovery.apps)
+
+
+def _print_config_errors(problems: Sequence[Problem], out: TextIO) -> None:
+    for problem in problems:  # with the config's whole path: it may not be where one thinks
+        print(f"error: {problem}", file=out)
+    several = len(problems) > 1
+    print(
+        f"\n{len(problems)} problem{'s' if several else ''} with the config; no app was checked."
+        f" Fix {'them' if several else 'it'} and run `mcpapps validate` again.",
+        file=out,
+    )
+
+
+def _print_report(config: Config, discovery: Discovery, out: TextIO) -> None:
     base = config.folder
     print(f"config: {config.path}", file=out)
     rows = [
@@ -115,7 +119,7 @@ def _print_report(config: Config, discovery: Discovery, ok: bool, out: TextIO) -
     summary = ", ".join(f"{n} {state}" for state, n in counts.items()) or "none found"
     total = len(rows)
     print(f"\n{total} app{'' if total == 1 else 's'}: {summary}", file=out)
-    if not ok:
+    if not _ok(discovery):
         print("Fix the errors above and run `mcpapps validate` again.", file=out)
 
 
@@ -151,19 +155,24 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _source(app: DiscoveredApp, base: Any) -> str:
+def _source(app: DiscoveredApp, base: Path) -> str:
     shown = display_path(app.source, base)
     return f"{shown} [apps.inline.{app.id}]" if app.inline else shown
 
 
-def _report(config: Config, discovery: Discovery, ok: bool) -> dict[str, Any]:
-    return {
-        "ok": ok,
-        "config": str(config.path),
-        "configErrors": [],
-        "warnings": [_problem_json(p) for p in discovery.warnings],
-        "apps": [_app_json(app) for app in discovery.apps],
+def _report(
+    path: Path, config_errors: Sequence[Problem], discovery: Discovery | None
+) -> dict[str, Any]:
+    """The `--json` report: the same content as the text one."""
+    apps = discovery.apps if discovery else ()
+    report = {
+        "ok": not config_errors and discovery is not None and _ok(discovery),
+        "config": os.path.abspath(path),
+        "configErrors": [_problem_json(p) for p in config_errors],
+        "warnings": [_problem_json(p) for p in discovery.warnings] if discovery else [],
+        "apps": [_app_json(app) for app in apps],
     }
+    return _finite(report)
 
 
 def _app_json(app: DiscoveredApp) -> dict[str, Any]:

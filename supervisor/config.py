@@ -12,7 +12,7 @@ import ipaddress
 import os.path
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -32,6 +32,7 @@ from supervisor.policy import (
     SupervisionPolicy,
     policy_problems,
 )
+from supervisor.problems import Problem
 from supervisor.structuring import Between, KeyPath, dotted, make_converter, problems
 
 Port = Annotated[int, Between(1, 65535)]
@@ -155,8 +156,8 @@ class Config:
 class ConfigError(Exception):
     """config.toml cannot be used; `problems` holds one sentence per problem."""
 
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("\n".join(problems))
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__("\n".join(map(str, problems)))
         self.problems = tuple(problems)
 
 
@@ -172,34 +173,37 @@ def config_path(given: str | None, environ: Mapping[str, str]) -> Path:
 
 def load_config(path: Path, environ: Mapping[str, str]) -> Config:
     """Read, check and resolve a config file; raises ConfigError with every problem found."""
-    shown = str(path)
+    path = Path(os.path.abspath(path))
+
+    def unusable(why: str) -> ConfigError:
+        return ConfigError([Problem(path, why)])
+
     try:
         raw = tomllib.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
-        raise ConfigError(
-            [f"{shown}: config file not found; pass --config PATH or set {CONFIG_ENV}"]
+        raise unusable(
+            f"config file not found; pass --config PATH, set {CONFIG_ENV}, or run where"
+            f" {DEFAULT_CONFIG} is"
         ) from None
     except OSError as error:
-        raise ConfigError([f"{shown}: cannot read the config file: {error.strerror}"]) from None
+        raise unusable(f"cannot read the config file ({error.strerror})") from None
     except UnicodeDecodeError as error:
-        raise ConfigError([f"{shown}: is not UTF-8 text ({error.reason})"]) from None
+        raise unusable(f"is not UTF-8 text ({error.reason})") from None
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError([f"{shown}: is not valid TOML: {error}"]) from None
+        raise unusable(f"is not valid TOML: {error}") from None
     return config_from_data(raw, path, environ)
 
 
 def config_from_data(raw: dict[str, Any], path: Path, environ: Mapping[str, str]) -> Config:
     """The config that parsed TOML data `raw` (read from `path`) describes; raises ConfigError
     with every problem found."""
-    shown = str(path)
+    path = Path(os.path.abspath(path))
     raw = dict(raw)  # the environment overrides are written into a copy
     from_env = _apply_environment(raw, environ)
 
-    def say(key_path: KeyPath, message: str) -> str:
-        origin = next(
-            (f" (from {var})" for var, key in from_env.items() if key_path[:2] == key), ""
-        )
-        return f"{shown}: {dotted(key_path)} {message}{origin}"
+    def say(key_path: KeyPath, message: str) -> Problem:
+        origin = next((f" (from {var})" for var, key in from_env.items() if key_path == key), "")
+        return Problem(path, f"{dotted(key_path)} {message}{origin}")
 
     try:
         loaded = _structure_config(raw, Config)
@@ -208,8 +212,7 @@ def config_from_data(raw: dict[str, Any], path: Path, environ: Mapping[str, str]
             [say(key_path, message) for key_path, message in problems(error)]
         ) from None
 
-    folder = Path(os.path.abspath(path)).parent
-    config = _resolve(attrs.evolve(loaded, path=Path(os.path.abspath(path))), folder)
+    config = _resolve(attrs.evolve(loaded, path=path))
     found = [say(key_path, message) for key_path, message in _rules(config)]
     if found:
         raise ConfigError(found)
@@ -238,11 +241,11 @@ def _apply_environment(
     return applied
 
 
-def _resolve(config: Config, folder: Path) -> Config:
+def _resolve(config: Config) -> Config:
     """Relative paths against the config file's folder; the sandbox's derived port and origin."""
 
     def resolved(p: Path) -> Path:
-        return Path(os.path.normpath(folder / p))
+        return Path(os.path.normpath(config.folder / p))
 
     server = config.server
     token_file = resolved(server.token_file) if server.token_file else None
@@ -259,92 +262,96 @@ def _resolve(config: Config, folder: Path) -> Config:
     )
 
 
-def _rules(config: Config) -> list[tuple[KeyPath, str]]:
-    """The rules that span several keys, as `(key path, sentence after it)`."""
-    found: list[tuple[KeyPath, str]] = []
-    server, sandbox, apps, agent = config.server, config.sandbox, config.apps, config.agent
+Found = Iterator[tuple[KeyPath, str]]
+"""Rule problems as `(key path, the rest of the sentence)`."""
 
+
+def _rules(config: Config) -> list[tuple[KeyPath, str]]:
+    """The rules that span several keys."""
+    return [
+        *_server_rules(config.server),
+        *_sandbox_rules(config),
+        *_apps_rules(config),
+        *_agent_rules(config.agent),
+    ]
+
+
+def _server_rules(server: ServerConfig) -> Found:
     if not _is_host(server.host):
-        found.append(
-            (
-                ("server", "host"),
-                f"'{server.host}' must be an IP address or a host name (IPv6 without brackets)",
-            )
+        yield (
+            ("server", "host"),
+            f"'{server.host}' must be an IP address or a host name (IPv6 without brackets)",
         )
     if server.token is not None and server.token_file is not None:
-        found.append((("server", "token"), "and server.token_file are both set: keep one"))
+        yield ("server", "token"), "and server.token_file are both set: keep one"
     if server.token == "":
-        found.append((("server", "token"), "is empty: remove it or give a real token"))
+        yield ("server", "token"), "is empty: remove it or give a real token"
     for i, host in enumerate(server.public_hosts):
-        if not host or any(c in host for c in "/ \t"):
-            found.append(
-                (("server", "public_hosts", i), f"'{host}' must be a host name such as app.example")
+        if not _is_host_header(host):
+            yield (
+                ("server", "public_hosts", i),
+                f"'{host}' must be a Host header value such as app.example or app.example:8443",
             )
     for i, origin in enumerate(server.allowed_origins):
         if not _is_origin(origin):
-            found.append(
-                (
-                    ("server", "allowed_origins", i),
-                    f"'{origin}' must be an origin such as https://app.example:8443 (no path)",
-                )
+            yield (
+                ("server", "allowed_origins", i),
+                f"'{origin}' must be an origin such as https://app.example:8443 (no path)",
             )
 
-    if sandbox.enabled and _is_host(server.host):
-        assert sandbox.port is not None  # set by _resolve
-        assert sandbox.origin is not None
-        if sandbox.port > 65535:
-            found.append(
-                (
-                    ("sandbox", "port"),
-                    f"is not set and server.port + 1 = {sandbox.port} is not a valid port:"
-                    " set sandbox.port",
-                )
-            )
-        elif sandbox.port == server.port:
-            found.append((("sandbox", "port"), "must differ from server.port"))
-        if not _is_origin(sandbox.origin):
-            found.append(
-                (
-                    ("sandbox", "origin"),
-                    f"'{sandbox.origin}' must be an origin such as"
-                    " http://127.0.0.1:18790 (no path)",
-                )
-            )
-        elif _origin_key(sandbox.origin) == _origin_key(config.control_origin):
-            found.append(
-                (
-                    ("sandbox", "origin"),
-                    f"'{sandbox.origin}' is the control UI's own origin: serve app UIs from"
-                    " another origin (another port or host), or they could reach the control UI",
-                )
-            )
-        elif any(
-            _is_origin(o) and _origin_key(o) == _origin_key(sandbox.origin)
-            for o in server.allowed_origins
-        ):
-            found.append(
-                (
-                    ("server", "allowed_origins"),
-                    f"must not include the sandbox origin '{sandbox.origin}'",
-                )
-            )
 
-    if not apps.manifest_name or "/" in apps.manifest_name or apps.manifest_name in (".", ".."):
-        found.append(
-            (("apps", "manifest_name"), f"'{apps.manifest_name}' must be a plain file name")
+def _sandbox_rules(config: Config) -> Found:
+    server, sandbox = config.server, config.sandbox
+    if not sandbox.enabled or not _is_host(server.host):
+        return  # nothing to check, or the origins derived from the host would be nonsense
+    assert sandbox.port is not None  # set by _resolve
+    assert sandbox.origin is not None
+    if sandbox.port > 65535:
+        yield (
+            ("server", "port"),
+            f"{server.port} leaves no port for the sandbox (server.port + 1): set sandbox.port",
         )
-    found.extend((("supervision", key), why) for key, why in policy_problems(config.supervision))
-    for app_id, entry in apps.entries.items():
-        policy = effective_policy(config.supervision, entry)
-        found.extend(
-            (("apps", "entries", app_id, key), why) for key, why in policy_problems(policy)
+        return
+    if sandbox.port == server.port:
+        yield ("sandbox", "port"), "must differ from server.port"
+        return
+    if not _is_origin(sandbox.origin):
+        yield (
+            ("sandbox", "origin"),
+            f"'{sandbox.origin}' must be an origin such as http://127.0.0.1:18790 (no path)",
+        )
+    elif _origin_key(sandbox.origin) == _origin_key(config.control_origin):
+        yield (
+            ("sandbox", "origin"),
+            f"'{sandbox.origin}' is the control UI's own origin: serve app UIs from"
+            " another origin (another port or host), or they could reach the control UI",
+        )
+    elif any(
+        _is_origin(o) and _origin_key(o) == _origin_key(sandbox.origin)
+        for o in server.allowed_origins
+    ):
+        yield (
+            ("server", "allowed_origins"),
+            f"must not include the sandbox origin '{sandbox.origin}'",
         )
 
+
+def _apps_rules(config: Config) -> Found:
+    name = config.apps.manifest_name
+    if not name or "/" in name or name in (".", ".."):
+        yield ("apps", "manifest_name"), f"'{name}' must be a plain file name"
+    for key, why in policy_problems(config.supervision):
+        yield ("supervision", key), why
+    for app_id, entry in config.apps.entries.items():
+        for key, why in policy_problems(effective_policy(config.supervision, entry)):
+            yield ("apps", "entries", app_id, key), why
+
+
+def _agent_rules(agent: AgentConfig) -> Found:
     if agent.engine == "openai":
         for key in ("base_url", "model"):
             if not getattr(agent, key):
-                found.append((("agent", key), "is required when agent.engine is 'openai'"))
-    return found
+                yield ("agent", key), "is required when agent.engine is 'openai'"
 
 
 def effective_policy(defaults: SupervisionPolicy, entry: AppEntry | None) -> SupervisionPolicy:
@@ -371,6 +378,15 @@ def _is_host(host: str) -> bool:
     except ValueError:
         return bool(_HOST_NAME.fullmatch(host))
     return True
+
+
+def _is_host_header(value: str) -> bool:
+    try:
+        parts = urlsplit(f"//{value}")
+        _ = parts.port  # raises on a port that is not a number
+    except ValueError:
+        return False
+    return parts.hostname is not None and _is_host(parts.hostname) and not parts.path
 
 
 def _is_origin(origin: str) -> bool:

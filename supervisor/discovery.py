@@ -10,46 +10,33 @@ from __future__ import annotations
 import os
 import os.path
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from supervisor.config import AppEntry, Config, effective_policy
-from supervisor.filters import disabled_reason
+from supervisor.filters import disabled_reason, glob_match
 from supervisor.lifecycle import AppState
 from supervisor.manifest import (
     AppDefinition,
+    KeyProblem,
     Manifest,
     ManifestSyntaxError,
-    TypeProblem,
     json_key,
     make_definition,
     manifest_problems,
     normalize_transport,
     parse_manifest_text,
+    rule_reads,
     structure_manifest,
     unknown_key_warnings,
 )
+from supervisor.problems import Problem, display_path
 from supervisor.structuring import KeyPath, did_you_mean, dotted
 
 MAX_MANIFEST_BYTES = 1024 * 1024
-
-
-@attrs.frozen
-class Problem:
-    """One sentence about one file (or folder): `source: message`."""
-
-    source: Path
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.source}: {self.message}"
-
-    def shown(self, base: Path) -> str:
-        """The sentence with the path relative to `base` when it lies under it."""
-        return f"{display_path(self.source, base)}: {self.message}"
 
 
 @attrs.frozen(kw_only=True)
@@ -82,14 +69,6 @@ class Discovery:
     warnings: tuple[Problem, ...]  # about folders and config, not about one app
 
 
-def display_path(path: Path, base: Path) -> str:
-    """`path` relative to `base` when it lies under it, else as it is."""
-    try:
-        return str(path.relative_to(base))
-    except ValueError:
-        return str(path)
-
-
 def find_manifests(roots: Iterable[Path], name: str) -> tuple[list[Path], list[Problem]]:
     """Every file called `name` under `roots`, recursively, in a fixed order.
 
@@ -99,7 +78,7 @@ def find_manifests(roots: Iterable[Path], name: str) -> tuple[list[Path], list[P
     """
     found: list[Path] = []
     warnings: list[Problem] = []
-    scanned: set[tuple[int, int]] = set()
+    scanned: dict[tuple[int, int], Path] = {}  # real folder -> the path it was scanned at
     for root in roots:
         if problem := _root_problem(root):
             warnings.append(problem)
@@ -109,10 +88,11 @@ def find_manifests(roots: Iterable[Path], name: str) -> tuple[list[Path], list[P
             folder = stack.pop()
             try:
                 identity = os.stat(folder)
-                if (identity.st_dev, identity.st_ino) in scanned:
-                    warnings.append(_already_scanned(folder, is_root=folder is root))
+                key = (identity.st_dev, identity.st_ino)
+                if key in scanned:
+                    warnings.append(_already_scanned(folder, scanned[key], is_root=folder is root))
                     continue
-                scanned.add((identity.st_dev, identity.st_ino))
+                scanned[key] = folder
                 with os.scandir(folder) as listing:
                     entries = sorted(listing, key=lambda e: e.name)
             except OSError as error:
@@ -164,17 +144,14 @@ def _root_problem(root: Path) -> Problem | None:
     return None if is_folder else Problem(root, "discovery path is not a folder; nothing found")
 
 
-def _already_scanned(folder: Path, *, is_root: bool) -> Problem:
+def _already_scanned(folder: Path, first: Path, *, is_root: bool) -> Problem:
     if is_root:
-        return Problem(
-            folder,
-            "discovery path is already scanned (listed twice, or inside another discovery path)",
-        )
-    return Problem(
-        folder,
-        f"skipped: it leads to {os.path.realpath(folder)}, which is already scanned"
-        " (a symbolic link loop or a second link to one folder)",
-    )
+        why = "discovery path is already scanned (listed twice, or inside another one)"
+    elif os.path.islink(folder):
+        why = f"skipped: this link leads to {first}, which is already scanned"
+    else:
+        why = "skipped: already scanned as a discovery path of its own"
+    return Problem(folder, why)
 
 
 def discover(config: Config, environ: Mapping[str, str]) -> Discovery:
@@ -196,16 +173,30 @@ def discover(config: Config, environ: Mapping[str, str]) -> Discovery:
             claimed.setdefault(app.id, app.source)
         apps.append(app)
 
-    for app_id in config.apps.entries:
-        if app_id not in claimed:
-            hint = did_you_mean(app_id, list(claimed))
-            warnings.append(
-                Problem(
-                    config.path,
-                    f"{dotted(('apps', 'entries', app_id))} names no discovered app{hint}",
-                )
-            )
+    warnings += _config_warnings(config, list(claimed), found_any=bool(apps))
     return Discovery(apps=tuple(apps), warnings=tuple(warnings))
+
+
+def _config_warnings(config: Config, ids: list[str], *, found_any: bool) -> Iterator[Problem]:
+    """Settings that name apps which are not there: most likely typos, which would otherwise
+    silently disable (allow) or fail to disable (deny, entries) an app."""
+    if not found_any:
+        yield Problem(
+            config.path, "no app found: check apps.discovery_paths and apps.manifest_name"
+        )
+    for app_id in config.apps.entries:
+        if app_id not in ids:
+            entry = dotted(("apps", "entries", app_id))
+            yield Problem(
+                config.path, f"{entry} names no discovered app{did_you_mean(app_id, ids)}"
+            )
+    for key in ("allow", "deny"):
+        for pattern in getattr(config.apps, key):
+            if ids and not any(glob_match(pattern, app_id) for app_id in ids):
+                hint = did_you_mean(pattern, ids)
+                yield Problem(
+                    config.path, f"apps.{key} pattern '{pattern}' matches no discovered app{hint}"
+                )
 
 
 @attrs.frozen
@@ -215,8 +206,8 @@ class _Draft:
     source: Path
     folder: Path  # where relative paths in it resolve
     manifest: Manifest | None  # None when the text could not be read or parsed
-    problems: tuple[TypeProblem, ...]
-    warnings: tuple[TypeProblem, ...]
+    problems: tuple[KeyProblem, ...]
+    warnings: tuple[KeyProblem, ...]
     inline_path: KeyPath | None = None  # ("apps", "inline", id) for an app in config.toml
 
     def label(self, path: KeyPath) -> str:
@@ -249,7 +240,14 @@ def _read_manifest(path: Path) -> _Draft:
 
 
 def _read_inline(app_id: str, table: dict[str, Any], config: Config) -> _Draft:
-    manifest, found = structure_manifest({k: v for k, v in table.items() if k != "id"}, toml=True)
+    # Keys that only an entry has (restart, protocol, startup_timeout_s...) belong in
+    # [apps.entries.<id>], which applies to inline apps as to any other.
+    misplaced = [k for k in table if k in _ENTRY_ONLY_KEYS]
+    manifest, found = structure_manifest(
+        {k: v for k, v in table.items() if k != "id" and k not in misplaced}, inline=True
+    )
+    entry = dotted(("apps", "entries", app_id))
+    found += [((k,), f"is not a manifest field: set it in [{entry}]") for k in misplaced]
     if "id" in table:
         found.append((("id",), f"is not needed: the table name '{app_id}' is the app's id"))
     return _Draft(
@@ -262,40 +260,61 @@ def _read_inline(app_id: str, table: dict[str, Any], config: Config) -> _Draft:
     )
 
 
-# Entry keys that replace a manifest field (SPEC §3); headers and environment are merged.
+_ENTRY_ONLY_KEYS = {a.name for a in attrs.fields(AppEntry)} - {
+    a.name for a in attrs.fields(Manifest)
+}
+
+
+# Entry keys that replace a manifest field (SPEC §3), by the attribute they replace; headers
+# and environment are merged instead.
 _REPLACED_BY_ENTRY = {
     "transport": "transport",
     "command": "command",
     "arguments": "arguments",
     "url": "url",
     "tool_name_prefix": "tool_name_prefix",
-    "startup_timeout_s": "startup_timeout_seconds",
-    "request_timeout_s": "request_timeout_seconds",
+    "startup_timeout_seconds": "startup_timeout_s",
+    "request_timeout_seconds": "request_timeout_s",
 }
 
 
-def apply_entry(manifest: Manifest, entry: AppEntry | None) -> tuple[Manifest, dict[str, str]]:
-    """The manifest with the entry's overrides applied, and which fields they touched
-    (manifest attribute -> entry key)."""
+@attrs.frozen
+class Overrides:
+    """What an entry changed in a manifest: replaced attributes (-> the entry key that replaced
+    them) and, per merged map, the keys it brought (header names in lower case)."""
+
+    replaced: dict[str, str] = attrs.Factory(dict)
+    merged: dict[str, frozenset[str]] = attrs.Factory(dict)
+
+    def caused(self, key: KeyPath) -> list[str]:
+        """The entry keys behind the problem reported on `key` (none if the entry is not
+        involved)."""
+        field = str(key[0])
+        if field in self.merged and len(key) > 1:
+            name = str(key[1]).lower() if field == "headers" else str(key[1])
+            return [field] if name in self.merged[field] else []
+        return [self.replaced[f] for f in sorted(rule_reads(key)) if f in self.replaced]
+
+
+def apply_entry(manifest: Manifest, entry: AppEntry | None) -> tuple[Manifest, Overrides]:
+    """The manifest with the entry's overrides applied, and what they changed."""
     if entry is None:
-        return manifest, {}
-    changes: dict[str, Any] = {}
-    touched: dict[str, str] = {}
-    for entry_key, field in _REPLACED_BY_ENTRY.items():
-        value = getattr(entry, entry_key)
-        if value is not None:
-            changes[field] = value
-            touched[field] = entry_key
+        return manifest, Overrides()
+    replaced = {
+        field: key for field, key in _REPLACED_BY_ENTRY.items() if getattr(entry, key) is not None
+    }
+    changes: dict[str, Any] = {field: getattr(entry, key) for field, key in replaced.items()}
+    merged: dict[str, frozenset[str]] = {}
     if entry.headers:
         # Header names are case-insensitive: the entry's spelling replaces the manifest's.
-        replaced = {name.lower() for name in entry.headers}
-        kept = {k: v for k, v in manifest.headers.items() if k.lower() not in replaced}
+        names = frozenset(name.lower() for name in entry.headers)
+        kept = {k: v for k, v in manifest.headers.items() if k.lower() not in names}
         changes["headers"] = {**kept, **entry.headers}
-        touched["headers"] = "headers"
+        merged["headers"] = names
     if entry.environment:
         changes["environment"] = {**manifest.environment, **entry.environment}
-        touched["environment"] = "environment"
-    return attrs.evolve(manifest, **changes), touched
+        merged["environment"] = frozenset(entry.environment)
+    return attrs.evolve(manifest, **changes), Overrides(replaced, merged)
 
 
 def _judge(
@@ -314,30 +333,30 @@ def _judge(
 
     app_id = manifest.id
     entry = config.apps.entries.get(app_id) if app_id is not None else None
-    effective, touched = apply_entry(manifest, entry)
+    effective, overrides = apply_entry(manifest, entry)
     # A field the entry replaces is validated as the entry gives it (an override can fix it).
-    replaced = {f for f in touched if f not in ("headers", "environment")}
     errors = [
-        typed(path, why) for path, why in draft.problems if not path or path[0] not in replaced
+        typed(path, why)
+        for path, why in draft.problems
+        if not path or path[0] not in overrides.replaced
     ]
     warnings = [typed(path, why) for path, why in draft.warnings]
 
     def quote(field: str) -> str:
         return f"'{draft.label((field,))}'"
 
-    def said(field: str, why: str) -> Problem:
-        if field in touched:
-            key = touched[field]
-            verb = "merged with" if field in ("headers", "environment") else "set by"
-            why += f" ({verb} {dotted(('apps', 'entries', app_id, key))} in {config.path.name})"
+    def said(key: KeyPath, why: str) -> Problem:
+        if entry_keys := overrides.caused(key):
+            keys = " and ".join(dotted(("apps", "entries", str(app_id), k)) for k in entry_keys)
+            why += f" (set by {keys} in {config.path.name})"
         return Problem(draft.source, why)
 
     # Rules skip the fields whose type is wrong: they were already reported, and checking the
     # default left in their place would only add false problems.
-    mistyped = {str(path[0]) for path, _ in draft.problems if path} - replaced
+    mistyped = {str(path[0]) for path, _ in draft.problems if path} - set(overrides.replaced)
     rule_errors, rule_warnings = manifest_problems(effective, environ, quote, skip=mistyped)
-    errors += [said(field, why) for field, why in rule_errors]
-    warnings += [said(field, why) for field, why in rule_warnings]
+    errors += [said(key, why) for key, why in rule_errors]
+    warnings += [said(key, why) for key, why in rule_warnings]
     if app_id is not None and app_id in claimed:
         where = display_path(claimed[app_id], folder)
         errors.append(Problem(draft.source, f"duplicate id '{app_id}', already defined by {where}"))

@@ -25,7 +25,8 @@ def reference_problems(value: str, environ: Mapping[str, str]) -> list[str]:
             )
         elif name not in environ:
             found.append(
-                f"refers to ${{env:{name}}}, but {name} is not set in the supervisor's environment"
+                f"refers to ${{env:{name}}}, but {name} is not set in the environment mcpapps"
+                " runs in: set it there, or remove the reference"
             )
     return found
 

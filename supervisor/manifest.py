@@ -138,25 +138,27 @@ def parse_manifest_text(text: str) -> dict[str, Any]:
     return data
 
 
-TypeProblem = tuple[KeyPath, str]
-"""A field of the wrong type: `(("startup_timeout_seconds",), "must be an integer ...")`; the
-first step is the attribute (or, for an unknown key, the key as written)."""
+KeyProblem = tuple[KeyPath, str]
+"""A key and what is wrong with it, to be read after its name:
+`(("startup_timeout_seconds",), "must be an integer ...")`. The first step is the attribute
+(or, for an unknown key, the key as written)."""
 
-RuleProblem = tuple[str, str]
-"""A broken rule: `(attribute, whole sentence)`."""
+RuleProblem = tuple[KeyPath, str]
+"""A broken rule: the key it is about and a whole sentence:
+`(("headers", "X-Key"), "'headers' \"X-Key\" is not a valid HTTP header name")`."""
 
 
 def structure_manifest(
-    data: dict[str, Any], *, toml: bool = False
-) -> tuple[Manifest, list[TypeProblem]]:
+    data: dict[str, Any], *, inline: bool = False
+) -> tuple[Manifest, list[KeyProblem]]:
     """Type-check every field of a parsed manifest at once.
 
     Returns the manifest (fields with problems left at their defaults, so that the rules can
-    still look at the rest) and the problems. `toml=True` reads the snake_case keys of an inline
+    still look at the rest) and the problems. `inline=True` reads the snake_case keys of an inline
     app in config.toml, where unknown keys are errors; in a JSON manifest they are kept in
     `metadata`.
     """
-    if toml:
+    if inline:
         known, unknown = dict(data), {}
     else:
         known = {_KEYS[k]: v for k, v in data.items() if k in _KEYS}
@@ -182,9 +184,9 @@ def json_key(step: str) -> str:
     return camel(step) if step in _FIELDS else step
 
 
-def unknown_key_warnings(manifest: Manifest) -> list[TypeProblem]:
+def unknown_key_warnings(manifest: Manifest) -> list[KeyProblem]:
     """Unknown keys that look like a misspelt field (`Command`, `startupTimeout`)."""
-    found: list[TypeProblem] = []
+    found: list[KeyProblem] = []
     for key in manifest.metadata:
         hint = did_you_mean(key, list(_KEYS))
         if hint:
@@ -222,54 +224,60 @@ def manifest_problems(
 ) -> tuple[list[RuleProblem], list[RuleProblem]]:
     """The rules of SPEC §2 that a typed manifest must follow: `(errors, warnings)`.
 
-    Each problem is `(attribute, sentence)`; the sentence names its fields through `quote`, so
-    the same rules speak of `'command'` in a manifest and `'apps.inline.x.command'` in config.
-    Rules that read an attribute in `skip` (one whose value was of the wrong type) are not run.
+    Sentences name their fields through `quote`, so the same rules speak of `'command'` in a
+    manifest and `'apps.inline.x.command'` in config. Rules that read an attribute in `skip`
+    (one whose value was of the wrong type) are not run.
     """
-    errors = [
-        (field, problem)
-        for field, problem in _rule_problems(manifest, environ, quote)
-        if not set(_READS.get(field, (field,))) & set(skip)
-    ]
-    warnings: list[RuleProblem] = []
-    if "version" not in skip and not _SEMVER.fullmatch(manifest.version):
-        warnings.append(
-            (
-                "version",
-                f"{quote('version')} {json.dumps(manifest.version)} is not a semantic version"
-                " (such as 1.2.0)",
-            )
-        )
+    errors = [p for p in _rule_problems(manifest, environ, quote) if not rule_reads(p[0]) & {*skip}]
+    warnings = [p for p in _rule_warnings(manifest, quote) if not rule_reads(p[0]) & {*skip}]
     return errors, warnings
 
 
-# The attributes each rule reads, where it reads more than the one it reports on.
-_READS = {"command": ("transport", "command"), "url": ("transport", "url")}
+def rule_reads(key: KeyPath) -> set[str]:
+    """The attributes that the rule reporting on `key` reads."""
+    field = str(key[0])
+    return {"transport", field} if field in ("command", "url") else {field}
+
+
+def _rule_warnings(m: Manifest, quote: Callable[[str], str]) -> Iterator[RuleProblem]:
+    if not _SEMVER.fullmatch(m.version):
+        yield (
+            ("version",),
+            f"{quote('version')} {json.dumps(m.version)} is not a semantic version (such as 1.2.0)",
+        )
+    for field in ("command", "arguments", "url", "working_directory"):
+        value = getattr(m, field)
+        if value is not None and "${env:" in json.dumps(value):
+            yield (
+                (field,),
+                f"{quote(field)} contains ${{env:...}}, which is expanded only in header and"
+                " environment values; here it stays as written",
+            )
 
 
 def _rule_problems(
     m: Manifest, environ: Mapping[str, str], quote: Callable[[str], str]
 ) -> Iterator[RuleProblem]:
     if m.id is None:
-        yield "id", f"{quote('id')} is required: give the app an id of {ID_RULE}"
+        yield ("id",), f"{quote('id')} is required: give the app an id of {ID_RULE}"
     elif problem := id_problem(m.id):
-        yield "id", problem
+        yield ("id",), problem
 
     transport = normalize_transport(m.transport)
     if transport is None:
         yield (
-            "transport",
+            ("transport",),
             f"{quote('transport')} {json.dumps(m.transport)} is not supported:"
             " use 'stdio' or 'http'",
         )
     elif transport == "stdio" and not (m.command or "").strip():
-        yield "command", f"transport is 'stdio' but no {quote('command')} is given"
+        yield ("command",), f"transport is 'stdio' but no {quote('command')} is given"
     elif transport == "http":
         if m.url is None:
-            yield "url", f"transport is 'http' but no {quote('url')} is given"
+            yield ("url",), f"transport is 'http' but no {quote('url')} is given"
         elif not _is_absolute_http_url(m.url):
             yield (
-                "url",
+                ("url",),
                 f"{quote('url')} {json.dumps(m.url)} must be an absolute http:// or https://"
                 " URL, such as http://127.0.0.1:8000/mcp",
             )
@@ -278,40 +286,52 @@ def _rule_problems(
     for header, value in m.headers.items():
         where = f"{quote('headers')} {json.dumps(header)}"
         if not _HEADER_NAME.fullmatch(header):
-            yield "headers", f"{where} is not a valid HTTP header name"
+            yield ("headers", header), f"{where} is not a valid HTTP header name"
         if header.lower() in seen_headers:
             yield (
-                "headers",
+                ("headers", header),
                 f"{where} repeats {json.dumps(seen_headers[header.lower()])}:"
                 " header names are case-insensitive, keep one",
             )
         seen_headers.setdefault(header.lower(), header)
         if any(c in value for c in "\r\n\0"):
-            yield "headers", f"{where} has a line break or NUL in its value"
-        yield from (("headers", f"{where} {p}") for p in envrefs.reference_problems(value, environ))
+            yield ("headers", header), f"{where} has a line break or NUL in its value"
+        yield from (
+            (("headers", header), f"{where} {p}")
+            for p in envrefs.reference_problems(value, environ)
+        )
 
     for variable, value in m.environment.items():
         where = f"{quote('environment')} {json.dumps(variable)}"
         if not variable or "=" in variable or "\0" in variable:
-            yield "environment", f"{where} is not a valid variable name"
+            yield ("environment", variable), f"{where} is not a valid variable name"
         if "\0" in value:
-            yield "environment", f"{where} has a NUL character in its value"
+            yield ("environment", variable), f"{where} has a NUL character in its value"
         yield from (
-            ("environment", f"{where} {p}") for p in envrefs.reference_problems(value, environ)
+            (("environment", variable), f"{where} {p}")
+            for p in envrefs.reference_problems(value, environ)
         )
 
     if m.ui_resource_uri is not None and not m.ui_resource_uri.startswith("ui://"):
         yield (
-            "ui_resource_uri",
+            ("ui_resource_uri",),
             f"{quote('ui_resource_uri')} {json.dumps(m.ui_resource_uri)} must start with ui://",
         )
 
     prefix = m.tool_name_prefix or ""
     if not _TOOL_NAME_CHARS.fullmatch(prefix) or len(prefix) > MAX_PREFIX_LENGTH:
         yield (
-            "tool_name_prefix",
+            ("tool_name_prefix",),
             f"{quote('tool_name_prefix')} {json.dumps(prefix)} must be at most"
             f" {MAX_PREFIX_LENGTH} letters, digits, '_', '.' or '-' (MCP tool-name rules)",
+        )
+
+    directory = m.working_directory or ""
+    if directory.startswith("~"):
+        yield (
+            ("working_directory",),
+            f"{quote('working_directory')} {json.dumps(directory)} starts with '~', which is not"
+            " expanded: write an absolute path, or one relative to the manifest's folder",
         )
 
 

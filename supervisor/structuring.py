@@ -107,6 +107,10 @@ def _structure_float(value: Any, _: type) -> float:
 def _structure_path(value: Any, _: type) -> Path:
     if not isinstance(value, str) or not value:
         raise Invalid("a path", value)
+    if value.startswith("~"):
+        raise Invalid(
+            "an absolute path or one relative to the config file ('~' is not expanded)", value
+        )
     return Path(value)
 
 
@@ -208,7 +212,9 @@ def problems(error: BaseException, path: KeyPath = ()) -> Iterator[tuple[KeyPath
     elif isinstance(error, ForbiddenExtraKeysError):
         known = [a.name for a in attrs.fields(error.cl)] if attrs.has(error.cl) else []
         for key in sorted(error.extra_fields):
-            others = [name for name in known if name != key]  # `key` is a field read elsewhere
+            others = [
+                name for name in known if name != key
+            ]  # e.g. `path`: a model field, not a key
             yield (*path, key), "is not a known key" + did_you_mean(key, others)
     elif isinstance(error, Invalid):
         yield path, str(error)

@@ -103,13 +103,13 @@ def test_config_errors_exit_1_and_name_every_key(project: Project) -> None:
     project.config('[server]\nport = 0\nhots = "x"\n[apps]\nallowlist_semantics = "open"\n')
     result = run_mcpapps("validate", cwd=project.root)
     assert result.returncode == 1
+    path = project.config_path
     assert result.stdout.splitlines() == [
-        "error: config.toml: server.port must be an integer from 1 to 65535, got 0",
-        "error: config.toml: server.hots is not a known key (did you mean 'host'?)",
-        "error: config.toml: apps.allowlist_semantics must be one of 'legacy', 'strict',"
-        ' got "open"',
+        f"error: {path}: server.port must be an integer from 1 to 65535, got 0",
+        f"error: {path}: server.hots is not a known key (did you mean 'host'?)",
+        f"error: {path}: apps.allowlist_semantics must be one of 'legacy', 'strict', got \"open\"",
         "",
-        "config.toml: 3 problems; no app was checked. Fix the config and run"
+        "3 problems with the config; no app was checked. Fix them and run"
         " `mcpapps validate` again.",
     ]
     as_json = run_mcpapps("validate", "--json", cwd=project.root)
@@ -128,7 +128,8 @@ def test_the_config_can_come_from_mcpapps_config(project: Project, tmp_path_fact
     missing = run_mcpapps("validate", cwd=elsewhere)
     assert missing.returncode == 1
     assert missing.stdout.startswith(
-        "error: config.toml: config file not found; pass --config PATH or set MCPAPPS_CONFIG"
+        f"error: {elsewhere / 'config.toml'}: config file not found; pass --config PATH, set"
+        " MCPAPPS_CONFIG, or run where config.toml is"
     )
 
 

@@ -79,11 +79,16 @@ def test_a_symlink_loop_is_scanned_once(project: Project) -> None:
     os.symlink(project.root / "mcpapps/a", project.root / "mcpapps/z-second-link")
     discovery = project.discover()
     assert [app.id for app in discovery.apps] == ["a", "b"]
-    assert [w.source.name for w in discovery.warnings] == ["loop", "z-second-link"]
-    assert discovery.warnings[0].message == (
-        f"skipped: it leads to {project.root / 'mcpapps'}, which is already scanned"
-        " (a symbolic link loop or a second link to one folder)"
-    )
+    assert [(w.source.name, w.message) for w in discovery.warnings] == [
+        (
+            "loop",
+            f"skipped: this link leads to {project.root / 'mcpapps'}, which is already scanned",
+        ),
+        (
+            "z-second-link",
+            f"skipped: this link leads to {project.root / 'mcpapps/a'}, which is already scanned",
+        ),
+    ]
 
 
 def test_overlapping_discovery_paths_do_not_find_an_app_twice(project: Project) -> None:
@@ -127,16 +132,28 @@ def test_a_discovery_path_listed_twice_is_scanned_once(project: Project) -> None
     discovery = project.discover()
     assert [app.id for app in discovery.apps] == ["a"]
     assert [w.message for w in discovery.warnings] == [
-        "discovery path is already scanned (listed twice, or inside another discovery path)"
+        "discovery path is already scanned (listed twice, or inside another one)"
+    ]
+
+
+def test_a_discovery_path_inside_another_is_scanned_once(project: Project) -> None:
+    project.manifest("mcpapps/a", stdio("a"))
+    project.manifest("mcpapps/b", stdio("b"))
+    project.config('[apps]\ndiscovery_paths = ["mcpapps/b", "mcpapps"]\n')
+    discovery = project.discover()
+    assert [app.id for app in discovery.apps] == ["b", "a"]
+    assert [(w.source, w.message) for w in discovery.warnings] == [
+        (project.root / "mcpapps/b", "skipped: already scanned as a discovery path of its own")
     ]
 
 
 def test_a_discovery_path_that_loops_on_itself(project: Project) -> None:
     os.symlink(project.root / "loop", project.root / "loop")
     project.config('[apps]\ndiscovery_paths = ["loop"]\n')
-    [warning] = project.discover().warnings
-    assert warning.message == (
-        "cannot read this discovery path (Too many levels of symbolic links); fix its permissions"
+    warning = project.discover().warnings[0]
+    assert (warning.source, warning.message) == (
+        project.root / "loop",
+        "cannot read this discovery path (Too many levels of symbolic links); fix its permissions",
     )
 
 
@@ -391,7 +408,7 @@ def test_env_references_are_checked_against_the_environment(project: Project) ->
     app = project.app("a", {})
     assert messages(app) == [
         "'environment' \"KEY\" refers to ${env:APP_KEY}, but APP_KEY is not set in the"
-        " supervisor's environment"
+        " environment mcpapps runs in: set it there, or remove the reference"
     ]
     # The definition keeps the reference, so secrets never show up in listings.
     definition = project.app("a", {"APP_KEY": "k"}).definition
@@ -481,16 +498,18 @@ def test_a_field_of_the_wrong_type_gives_one_problem_not_two(project: Project) -
     assert messages(c) == ['url must be a string, got ["x"]']
 
 
-def test_a_home_folder_reference_is_not_expanded(project: Project) -> None:
+def test_a_home_folder_reference_is_refused_not_expanded(project: Project) -> None:
     project.manifest("mcpapps/a", stdio("a", workingDirectory="~nosuchuser/srv"))
-    definition = project.app("a").definition
-    assert definition is not None
-    assert definition.manifest.working_directory == str(project.root / "mcpapps/a/~nosuchuser/srv")
+    assert messages(project.app("a")) == [
+        "'workingDirectory' \"~nosuchuser/srv\" starts with '~', which is not expanded: write"
+        " an absolute path, or one relative to the manifest's folder"
+    ]
 
 
 def test_entry_ids_with_odd_characters_are_quoted(project: Project) -> None:
+    project.manifest("mcpapps/a", stdio("a"))
     project.config('[apps.entries."weird id!"]\n')
-    [_, warning] = project.discover().warnings  # after "mcpapps does not exist"
+    [warning] = project.discover().warnings
     assert warning.message == 'apps.entries."weird id!" names no discovered app'
 
 
@@ -499,3 +518,70 @@ def test_a_byte_order_mark_is_accepted(project: Project) -> None:
     path.parent.mkdir(parents=True)
     path.write_bytes(b'\xef\xbb\xbf{"id": "bom", "command": "c"}')
     assert project.app("bom").state is AppState.VALIDATED
+
+
+def test_allow_and_deny_patterns_that_match_nothing_are_a_warning(three_apps: Project) -> None:
+    three_apps.config('[apps]\nallow = ["grocery-inventroy", "w*"]\ndeny = ["nothing-*"]\n')
+    assert [w.message for w in three_apps.discover().warnings] == [
+        "apps.allow pattern 'grocery-inventroy' matches no discovered app"
+        " (did you mean 'grocery-inventory'?)",
+        "apps.deny pattern 'nothing-*' matches no discovered app",
+    ]
+
+
+def test_finding_no_app_at_all_is_a_warning(project: Project) -> None:
+    (project.root / "mcpapps").mkdir()
+    assert [w.message for w in project.discover().warnings] == [
+        "no app found: check apps.discovery_paths and apps.manifest_name"
+    ]
+
+
+def test_a_problem_an_entry_causes_names_the_entry(project: Project) -> None:
+    project.manifest(
+        "mcpapps/a", stdio("a", headers={"X-Manifest": "${env:UNSET_ONE}"}, environment={})
+    )
+    project.config(
+        '[apps.entries.a]\ntransport = "http"\nheaders = { "x-from-config" = "${env:UNSET_TWO}" }\n'
+    )
+    assert messages(project.app("a")) == [
+        "transport is 'http' but no 'url' is given (set by apps.entries.a.transport in"
+        " config.toml)",
+        "'headers' \"X-Manifest\" refers to ${env:UNSET_ONE}, but UNSET_ONE is not set in the"
+        " environment mcpapps runs in: set it there, or remove the reference",
+        "'headers' \"x-from-config\" refers to ${env:UNSET_TWO}, but UNSET_TWO is not set in"
+        " the environment mcpapps runs in: set it there, or remove the reference (set by"
+        " apps.entries.a.headers in config.toml)",
+    ]
+
+
+def test_entries_apply_to_inline_apps(project: Project) -> None:
+    project.config(
+        '[apps.inline.tool]\ncommand = "node"\nrestart = "temporary"\nprotocol = "handshake"\n'
+        '[apps.entries.tool]\nrestart = "temporary"\nprotocol = "handshake"\n'
+        'arguments = ["server.js"]\n'
+    )
+    app = project.app("tool")
+    assert messages(app) == [
+        "apps.inline.tool.restart is not a manifest field: set it in [apps.entries.tool]",
+        "apps.inline.tool.protocol is not a manifest field: set it in [apps.entries.tool]",
+    ]
+    project.config(
+        '[apps.inline.tool]\ncommand = "node"\n'
+        '[apps.entries.tool]\nrestart = "temporary"\nprotocol = "handshake"\n'
+        'arguments = ["server.js"]\n'
+    )
+    definition = project.app("tool").definition
+    assert definition is not None
+    assert definition.supervision.restart == "temporary"
+    assert definition.protocol == "handshake"
+    assert definition.manifest.arguments == ("server.js",)
+
+
+def test_env_references_where_they_are_not_expanded_are_a_warning(project: Project) -> None:
+    project.manifest("mcpapps/a", stdio("a", arguments=["--key", "${env:KEY}"]))
+    app = project.app("a")
+    assert app.state is AppState.VALIDATED
+    assert [w.message for w in app.warnings] == [
+        "'arguments' contains ${env:...}, which is expanded only in header and environment"
+        " values; here it stays as written"
+    ]

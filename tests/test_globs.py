@@ -64,9 +64,17 @@ def test_a_pattern_without_wildcards_matches_only_that_id(pattern: str, app_id: 
 
 @given(IDS, st.lists(IDS, max_size=3), st.lists(IDS, max_size=3))
 def test_deny_always_beats_allow(app_id: str, allow: list[str], deny: list[str]) -> None:
-    apps = AppsConfig(allow=(*allow, "*"), deny=(*deny, app_id.upper()))
-    assert disabled_reason(app_id, apps) is not None
-    assert disabled_reason(app_id, AppsConfig(allow=("*",))) is None
+    apps = AppsConfig(allow=(*allow, "*", app_id), deny=(*deny, app_id.upper()))
+    first_match = next(p for p in apps.deny if glob_match(p, app_id))
+    assert disabled_reason(app_id, apps) == f"matches deny pattern '{first_match}'"
+
+
+def test_a_range_keeps_its_meaning_when_case_is_ignored() -> None:
+    # [A-F] must not turn into [a-f] only, nor [Z-a] into the empty range [z-a].
+    assert glob_match("[A-F]x", "cx")
+    assert glob_match("[a-f]x", "CX")
+    assert glob_match("[Z-a]", "_")
+    assert not glob_match("[A-F]x", "gx")
 
 
 def test_the_order_of_checks() -> None:

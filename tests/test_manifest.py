@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import string
 from pathlib import Path
 
@@ -168,7 +169,12 @@ def test_every_problem_is_reported_at_once() -> None:
     # The fields with a wrong type are left at their defaults; the rules still see the rest.
     assert (manifest.startup_timeout_seconds, manifest.has_ui, manifest.url) == (15, False, "nope")
     errors, _ = manifest_problems(manifest, {})
-    assert [field for field, _ in errors] == ["id", "url", "headers", "ui_resource_uri"]
+    assert [key for key, _ in errors] == [
+        ("id",),
+        ("url",),
+        ("headers", "Bad Header"),
+        ("ui_resource_uri",),
+    ]
 
 
 def test_types_are_strict() -> None:
@@ -248,7 +254,18 @@ def test_any_text_parses_to_an_object_or_gives_a_syntax_error(text: str) -> None
         result: object = parse_manifest_text(text)
     except ManifestSyntaxError as error:
         result = error
-    assert isinstance(result, dict) or str(result).startswith(("is ", "must "))
+    if not isinstance(result, dict):
+        message = str(result)
+        # Every syntax error says where, but for the three that concern the whole text.
+        assert (
+            re.search(r"at line \d+, column \d+", message)
+            or message
+            in (
+                "is empty: write a JSON object with at least an 'id'",
+                "is not valid JSON: there is no JSON value, only blanks or comments",
+            )
+            or message.startswith("must hold one JSON object {...}, not ")
+        ), message
 
 
 JSON_VALUES = st.recursive(
@@ -406,7 +423,7 @@ def test_env_references_in_headers_and_environment() -> None:
     errors, _ = rules(data, {"HOME": "/home/u"})
     assert errors[0] == (
         "'headers' \"Authorization\" refers to ${env:API_TOKEN}, but API_TOKEN is not set in the"
-        " supervisor's environment"
+        " environment mcpapps runs in: set it there, or remove the reference"
     )
     assert envrefs.expand("Bearer ${env:API_TOKEN}", {"API_TOKEN": "t"}) == "Bearer t"
     assert envrefs.expand("a${env:X}b${env:X}", {"X": "-"}) == "a-b-"
