@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 CONFIG ?= config.toml
 
-.PHONY: run validate test lint format bench clean
+.PHONY: run validate test lint bench clean
 
 # The stamp is rebuilt whenever pyproject.toml changes, so a pulled dependency change is installed.
 $(BIN)/.installed: pyproject.toml

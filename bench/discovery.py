@@ -21,11 +21,11 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from supervisor.config import load_config
+from supervisor.config import AppsConfig, load_config
 from supervisor.discovery import discover, find_manifests
 from supervisor.manifest import ManifestSyntaxError, parse_manifest_text
 
-MANIFEST = "openclaw.mcpapp.json"
+MANIFEST = AppsConfig().manifest_name
 
 
 def manifest(i: int) -> dict:
