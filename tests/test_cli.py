@@ -178,15 +178,23 @@ def test_usage_errors_exit_2() -> None:
     assert run_mcpapps(cwd=ROOT).returncode == 2
 
 
-def without_read_permission() -> tuple[str, ...]:
-    """A command prefix under which permissions apply: root reads any folder, so drop the
-    capabilities that let it, and the tests mean the same for root (CI) and a normal user."""
-    if os.geteuid() != 0:
-        return ()
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("running as root without setpriv to drop CAP_DAC_OVERRIDE")
-    return (setpriv, "--bounding-set", "-dac_override,-dac_read_search")
+def validate_with_unreadable(project: Project, folder: str) -> subprocess.CompletedProcess[str]:
+    """Run `mcpapps validate` on `project` while `folder` (under it) cannot be read.
+
+    Root reads any folder, so the command runs without the capabilities that let it: the test
+    then means the same for root (as in CI) and for a normal user."""
+    prefix: tuple[str, ...] = ()
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without setpriv to drop CAP_DAC_OVERRIDE")
+        prefix = (setpriv, "--bounding-set", "-dac_override,-dac_read_search")
+    locked = project.root / folder
+    locked.chmod(0)
+    try:
+        return run_mcpapps("validate", cwd=project.root, prefix=prefix)
+    finally:
+        locked.chmod(0o755)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses Linux capabilities")
@@ -194,12 +202,7 @@ def test_an_unreadable_sub_folder_is_skipped_with_a_warning(project: Project) ->
     project.manifest("mcpapps/a", stdio("a"))
     project.manifest("mcpapps/locked/inner", stdio("hidden"))
     project.manifest("mcpapps/z", stdio("z"))
-    locked = project.root / "mcpapps/locked"
-    locked.chmod(0)
-    try:
-        result = run_mcpapps("validate", cwd=project.root, prefix=without_read_permission())
-    finally:
-        locked.chmod(0o755)
+    result = validate_with_unreadable(project, "mcpapps/locked")
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     assert [line.split()[0] for line in lines[1:3]] == ["a", "z"]
@@ -214,12 +217,7 @@ def test_a_discovery_path_inside_an_unreadable_folder_is_a_warning(project: Proj
     project.manifest("mcpapps/a", stdio("a"))
     project.manifest("locked/apps/b", stdio("b"))
     project.config('[apps]\ndiscovery_paths = ["locked/apps", "mcpapps"]\n')
-    locked = project.root / "locked"
-    locked.chmod(0)
-    try:
-        result = run_mcpapps("validate", cwd=project.root, prefix=without_read_permission())
-    finally:
-        locked.chmod(0o755)
+    result = validate_with_unreadable(project, "locked")
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.splitlines()[1].split()[0] == "a"
     assert (
