@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 CONFIG ?= config.toml
 
-.PHONY: run validate test lint bench clean
+.PHONY: run validate node-tools test lint bench clean
 
 # The stamp is rebuilt whenever pyproject.toml changes, so a pulled dependency change is installed.
 $(BIN)/.installed: pyproject.toml
@@ -14,14 +14,19 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet --editable '.[dev]'
 	touch $@
 
-# The product on the bundled apps. The venv's bin comes first on PATH so that the example app's
-# `python3` is the interpreter that has the MCP SDK installed.
+# The product on the bundled apps, in the foreground until Ctrl-C. The venv's bin comes first on
+# PATH so that the example app's `python3` is the interpreter that has the MCP SDK installed.
 run: $(BIN)/.installed
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/mcpapps validate --config $(CONFIG)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/mcpapps run --config $(CONFIG)
 
-validate: run
+validate: $(BIN)/.installed
+	$(BIN)/mcpapps validate --config $(CONFIG)
 
-test: $(BIN)/.installed
+# Pinned Node programs the tests run against (the reference MCP servers); see tools/package.json.
+node-tools:
+	bash scripts/node-tools.sh
+
+test: $(BIN)/.installed node-tools
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
@@ -34,4 +39,4 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/discovery.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .tools .pytest_cache .ruff_cache .hypothesis

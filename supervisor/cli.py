@@ -20,6 +20,7 @@ from supervisor import __version__
 from supervisor.config import CONFIG_ENV, Config, ConfigError, config_path, load_config
 from supervisor.discovery import DiscoveredApp, Discovery, discover
 from supervisor.lifecycle import AppState
+from supervisor.logs import configure_logging
 from supervisor.manifest import AppDefinition, camel, manifest_to_json
 from supervisor.problems import Problem, display_path
 
@@ -42,13 +43,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"the config file (default: ${CONFIG_ENV}, else ./config.toml)",
     )
     validate_parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    run_parser = commands.add_parser(
+        "run",
+        help="run every enabled app under supervision, in the foreground",
+        description="Start every enabled app, keep them running, and stop them all on SIGTERM"
+        " or SIGINT. Logs go to standard error.",
+    )
+    run_parser.add_argument(
+        "--config",
+        metavar="PATH",
+        help=f"the config file (default: ${CONFIG_ENV}, else ./config.toml)",
+    )
     args = parser.parse_args(argv)
+    if args.command == "run":
+        return run(args.config, environ=os.environ)
     try:
         return validate(args.config, as_json=args.json, environ=os.environ, out=sys.stdout)
     except BrokenPipeError:
         # The reader went away (`mcpapps validate | head`): say nothing more, as other tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+
+
+def run(given_path: str | None, *, environ: Mapping[str, str]) -> int:
+    """Run the supervisor until SIGTERM or SIGINT; 0 after a clean stop, 1 on config errors."""
+    path = config_path(given_path, environ)
+    try:
+        config = load_config(path, environ)
+    except ConfigError as error:
+        _print_config_errors(error.problems, _Printable(sys.stderr))
+        return 1
+    configure_logging(config.log.level, config.log.format)
+    # Imported here: the SDK takes most of a second to import, which `validate` need not pay.
+    import trio
+
+    from supervisor.run import run_supervisor
+
+    trio.run(run_supervisor, config, environ)
+    return 0
 
 
 def validate(

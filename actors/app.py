@@ -1,0 +1,544 @@
+"""The app actor: one per app. It alone owns the app's process or HTTP client, its MCP session,
+its catalog and its lifecycle state (SPEC §4, §5); everyone else sends it messages.
+
+Inside, two kinds of task share the actor's state: the mailbox loop, which answers at once and
+never waits on the app, and the supervision loop, which runs one *incarnation* after another (a
+process or HTTP session from connect to death) as the `SupervisionPolicy` says. Tool calls run in
+the incarnation's own nursery, so when the incarnation dies they die with it, and each caller is
+told why at that moment.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import logging
+import math
+import os
+import random
+import time
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import trio
+
+from actors.messages import (
+    AppStatus,
+    AppUnavailable,
+    CallFailed,
+    CallTimeout,
+    CallTool,
+    CatalogChanged,
+    GetCatalog,
+    GetStatus,
+    Restart,
+    Start,
+    StateChanged,
+    Stop,
+)
+from actors.process import ChildProcess, SpawnError, describe_returncode
+from actors.runtime import Mailbox, Reply
+from actors.stdio import pump_stderr, stdio_streams
+from actors.supervision import Exit, Retry, supervise
+from actors.upstream import (
+    Catalog,
+    Upstream,
+    connect,
+    error_text,
+    http_transport,
+    is_connection_error,
+)
+from supervisor.envrefs import expand
+from supervisor.lifecycle import AppState
+from supervisor.manifest import AppDefinition
+
+logger = logging.getLogger("mcpapps.app")
+
+STDERR_LINES = 200
+STDERR_DRAIN_S = 0.5  # after an exit, how long the last stderr lines may take to arrive
+_LIST_CHANGED = (
+    types.ToolListChangedNotification,
+    types.ResourceListChangedNotification,
+    types.PromptListChangedNotification,
+)
+
+
+class _Death:
+    """Why the current incarnation is over; the first cause wins."""
+
+    def __init__(self) -> None:
+        self.event = trio.Event()
+        self.reason: str | None = None
+        self.abnormal = True
+
+    def declare(self, reason: str, *, abnormal: bool = True) -> None:
+        if not self.event.is_set():
+            self.reason, self.abnormal = reason, abnormal
+            self.event.set()
+
+
+class AppActor:
+    def __init__(
+        self,
+        definition: AppDefinition,
+        *,
+        events: Mailbox[Any],
+        environ: Mapping[str, str],
+        ui: bool = True,
+        source: Path | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.definition = definition
+        self.id = definition.id
+        self.mailbox: Mailbox[Any] = Mailbox()
+        self._events = events
+        self._environ = dict(environ)
+        self._ui = ui
+        self._source = source
+        self._rng = rng or random.Random()
+        self._limiter = trio.CapacityLimiter(definition.supervision.max_concurrent_calls)
+        self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+
+        self._state = AppState.VALIDATED
+        self._entered: dict[str, float] = {AppState.VALIDATED.value: time.time()}
+        self._last_error: str | None = None
+        self._pid: int | None = None
+        self._protocol_version: str | None = None
+        self._catalog = Catalog()
+        self._restarts = 0
+        self._next_retry_at: float | None = None
+        self._gave_up = False
+
+        self._nursery: trio.Nursery | None = None
+        self._loop_scope: trio.CancelScope | None = None
+        self._loop_done = trio.Event()
+        self._loop_done.set()
+        self._upstream: Upstream | None = None
+        self._calls: trio.Nursery | None = None
+        self._death: _Death | None = None
+        self._in_flight: dict[object, Reply[Any]] = {}
+        self._last_heard = 0.0
+        self._catalog_stale = trio.Event()
+
+    # ---- the mailbox -------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Serve the mailbox until cancelled; the owner starts the app with a `Start` message."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            task_status.started()
+            async for message in self.mailbox:
+                self._handle(message)
+
+    def _handle(self, message: Any) -> None:
+        match message:
+            case CallTool():
+                self._call(message)
+            case GetStatus(reply):
+                reply.send(self.status())
+            case GetCatalog(reply):
+                reply.send(self._catalog)
+            case Start(reply):
+                self._start()
+                reply.send(self.status())
+            case Stop(reply):
+                self._spawn(self._stop_then_reply, reply)
+            case Restart(reply):
+                self._spawn(self._restart_then_reply, reply)
+            case _:
+                logger.error("app %s: unknown message %r", self.id, message)
+
+    def _spawn(self, fn: Any, *args: Any) -> None:
+        assert self._nursery is not None
+        self._nursery.start_soon(fn, *args)
+
+    # ---- status ------------------------------------------------------------------------------
+
+    def status(self) -> AppStatus:
+        m = self.definition.manifest
+        return AppStatus(
+            id=self.id,
+            name=m.name or self.id,
+            state=self._state,
+            entered_at=dict(self._entered),
+            transport=self.definition.transport,
+            source=str(self._source) if self._source else None,
+            url=m.url if self.definition.transport == "http" else None,
+            pid=self._pid,
+            protocol_version=self._protocol_version,
+            counts=self._catalog.counts(),
+            has_ui=m.has_ui,
+            restarts=self._restarts,
+            next_retry_at=self._next_retry_at,
+            gave_up=self._gave_up,
+            last_error=self._last_error,
+            stderr=tuple(self._stderr),
+            in_flight=len(self._in_flight),
+        )
+
+    def _enter(self, state: AppState, *, error: str | None = None) -> None:
+        previous = self._state
+        self._state = state
+        self._entered[state.value] = time.time()
+        if error is not None:
+            self._last_error = error
+        if state is not AppState.FAILED:
+            self._next_retry_at = None
+        detail = ""
+        if state is AppState.RUNNING:
+            c = self._catalog.counts()
+            detail = (
+                f" ({c['tools']} tools, {c['resources']} resources,"
+                f" {c['resource_templates']} templates, {c['prompts']} prompts;"
+                f" protocol {self._protocol_version})"
+            )
+        elif state is AppState.FAILED and error:
+            detail = f": {error}"
+        elif state is AppState.LOADED and self._pid:
+            detail = f" (pid {self._pid})"
+        level = logging.WARNING if state is AppState.FAILED else logging.INFO
+        logger.log(level, "app %s: %s → %s%s", self.id, previous, state, detail)
+        self._events.tell(StateChanged(self.status()))
+
+    # ---- lifecycle control -------------------------------------------------------------------
+
+    def _start(self) -> None:
+        if not self._loop_done.is_set():
+            return  # already supervised: starting twice is a no-op
+        self._gave_up = False
+        self._loop_done = trio.Event()
+        self._spawn(self._supervised)
+
+    async def _supervised(self) -> None:
+        try:
+            with trio.CancelScope() as scope:
+                self._loop_scope = scope
+                exit, gave_up = await supervise(
+                    self._incarnation,
+                    self.definition.supervision,
+                    on_retry=self._on_retry,
+                    rng=self._rng,
+                )
+                self._gave_up = gave_up
+                if gave_up:
+                    p = self.definition.supervision
+                    self._enter(
+                        AppState.FAILED,
+                        error=f"{exit.reason}; gave up after {p.intensity} restarts within"
+                        f" {p.period_s:g} s (restart it by hand once the cause is fixed)",
+                    )
+                elif not exit.abnormal:
+                    self._enter(AppState.STOPPED)
+        finally:
+            self._loop_scope = None
+            self._loop_done.set()
+
+    def _on_retry(self, exit: Exit, retry: Retry) -> None:
+        self._restarts += 1
+        self._next_retry_at = time.time() + retry.delay
+        logger.info(
+            "app %s: restarting in %.2f s (restart %d)", self.id, retry.delay, self._restarts
+        )
+        self._events.tell(StateChanged(self.status()))
+
+    async def _halt(self) -> None:
+        if self._loop_scope is not None:
+            self._loop_scope.cancel()
+        await self._loop_done.wait()
+
+    async def _stop_then_reply(self, reply: Reply[AppStatus]) -> None:
+        running = not self._loop_done.is_set()
+        await self._halt()
+        if running or self._state is AppState.FAILED:
+            self._next_retry_at = None
+            self._enter(AppState.STOPPED)
+        reply.send(self.status())
+
+    async def _restart_then_reply(self, reply: Reply[AppStatus]) -> None:
+        await self._halt()
+        self._start()
+        reply.send(self.status())
+
+    # ---- one incarnation ---------------------------------------------------------------------
+
+    async def _incarnation(self) -> Exit:
+        """Connect, enumerate, serve until the connection dies; say how it ended."""
+        manifest = self.definition.manifest
+        death = _Death()
+        self._death = death
+        self._pid = None
+        self._protocol_version = None
+        self._catalog = Catalog()
+        self._enter(AppState.LOADED)
+        running: list[float] = []  # when it reached Running, if it did
+        startup = trio.current_time() + manifest.startup_timeout_seconds
+        try:
+            with trio.CancelScope(deadline=startup) as life:
+                async with trio.open_nursery() as nursery:
+                    try:
+                        await self._serve(nursery, death, life, running)
+                    except* Exception as group:
+                        error = first_leaf(group)
+                        if isinstance(error, SpawnError):
+                            death.declare(str(error))
+                        else:
+                            stage = "the connection failed" if running else "start-up failed"
+                            death.declare(f"{stage}: {error_text(error)}{self._stderr_hint()}")
+                    nursery.cancel_scope.cancel()
+            if life.cancelled_caught and not running:
+                death.declare(
+                    f"did not start within {manifest.startup_timeout_seconds} s"
+                    " (startupTimeoutSeconds)" + self._stderr_hint()
+                )
+        finally:
+            self._upstream = self._calls = None
+            self._fail_in_flight(death.reason or "the app was stopped")
+            self._catalog = Catalog()
+            self._events.tell(CatalogChanged(self.id, self._catalog))
+        running_since = running[0] if running else None
+        ran_for = 0.0 if running_since is None else trio.current_time() - running_since
+        reason = death.reason or "the connection ended"
+        if death.abnormal:
+            self._enter(AppState.FAILED, error=reason)
+        else:
+            self._last_error = reason
+        return Exit(reason=reason, abnormal=death.abnormal, ran_for=ran_for)
+
+    async def _serve(
+        self, nursery: trio.Nursery, death: _Death, life: trio.CancelScope, running: list[float]
+    ) -> None:
+        async with (
+            self._transport(nursery, death) as transport,
+            connect(
+                transport,
+                protocol=self.definition.protocol,
+                ui=self._ui,
+                on_message=self._on_message,
+            ) as upstream,
+        ):
+            self._protocol_version = upstream.protocol_version
+            self._catalog = await upstream.catalog()
+            life.deadline = math.inf
+            self._upstream, self._calls = upstream, nursery
+            self._last_heard = trio.current_time()
+            running.append(trio.current_time())
+            self._enter(AppState.RUNNING)
+            self._events.tell(CatalogChanged(self.id, self._catalog))
+            nursery.start_soon(self._keep_alive, upstream, death)
+            nursery.start_soon(self._refresh_catalog, upstream, death)
+            nursery.start_soon(upstream.watch_list_changes, self._catalog_stale_now)
+            await death.event.wait()
+            self._fail_in_flight(death.reason or "the connection ended")
+
+    def _stderr_hint(self) -> str:
+        if not self._stderr:
+            return ""
+        return f"; last stderr line: {self._stderr[-1][:300]}"
+
+    @contextlib.asynccontextmanager
+    async def _transport(self, nursery: trio.Nursery, death: _Death) -> AsyncIterator[Any]:
+        manifest = self.definition.manifest
+        if self.definition.transport == "http":
+            headers = {k: expand(v, self._environ) for k, v in manifest.headers.items()}
+            assert manifest.url is not None
+            yield http_transport(manifest.url, headers, manifest.request_timeout_seconds)
+            return
+        assert manifest.command is not None
+        env = dict(self._environ)
+        env.update({k: expand(v, self._environ) for k, v in manifest.environment.items()})
+        child = ChildProcess.spawn(
+            [manifest.command, *manifest.arguments], env=env, cwd=manifest.working_directory
+        )
+        self._pid = child.pid
+        logger.info("app %s: started pid %d: %s", self.id, child.pid, manifest.command)
+        stderr_done = trio.Event()
+        stopping = False
+
+        async def stderr() -> None:
+            try:
+                await pump_stderr(child, self._on_stderr)
+            finally:
+                stderr_done.set()
+
+        async def exited_by_itself(code: int) -> None:
+            # The last stderr lines usually say why; give them a moment to arrive.
+            with trio.CancelScope(shield=True), trio.move_on_after(STDERR_DRAIN_S):
+                await stderr_done.wait()
+            death.declare(
+                f"the process {describe_returncode(code)}{self._stderr_hint()}",
+                abnormal=code != 0,
+            )
+
+        async def watch() -> None:
+            code = await child.wait()
+            if not stopping:
+                await exited_by_itself(code)
+
+        try:
+            nursery.start_soon(stderr)
+            nursery.start_soon(watch)
+            yield stdio_streams(child, self.id)  # the SDK client enters it
+        finally:
+            stopping = True
+            if (code := child.poll()) is not None:
+                await exited_by_itself(code)
+            await child.stop(self.definition.supervision.stop_grace_s)
+            await child.close_pipes()
+
+    def _on_stderr(self, line: str) -> None:
+        self._stderr.append(line)
+        logger.info("app %s stderr: %s", self.id, line)
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, _LIST_CHANGED):
+            self._catalog_stale.set()
+        elif isinstance(message, Exception):
+            logger.debug("app %s: transport reported %s", self.id, error_text(message))
+
+    def _catalog_stale_now(self) -> None:
+        self._catalog_stale.set()
+
+    async def _refresh_catalog(self, upstream: Upstream, death: _Death) -> None:
+        """Re-enumerate after a list_changed notification (coalescing a burst of them)."""
+        while True:
+            await self._catalog_stale.wait()
+            self._catalog_stale = trio.Event()
+            try:
+                catalog = await upstream.catalog()
+            except Exception as error:
+                if is_connection_error(error):
+                    await self._connection_lost(death, error)
+                    return
+                logger.warning(
+                    "app %s: refreshing the catalog failed: %s", self.id, error_text(error)
+                )
+                continue
+            self._catalog = catalog
+            logger.info("app %s: catalog changed (%d tools)", self.id, len(catalog.tools))
+            self._events.tell(CatalogChanged(self.id, catalog))
+            self._events.tell(StateChanged(self.status()))
+
+    async def _keep_alive(self, upstream: Upstream, death: _Death) -> None:
+        """Probe the app when it has been quiet for `ping_interval_s`; `ping_misses` misses in a
+        row mean it is hung, which is handled as a crash."""
+        policy = self.definition.supervision
+        misses = 0
+        while True:
+            await trio.sleep_until(self._last_heard + policy.ping_interval_s)
+            if trio.current_time() < self._last_heard + policy.ping_interval_s:
+                continue  # a call answered meanwhile: the app is alive
+            with trio.move_on_after(policy.ping_timeout_s) as probe:
+                try:
+                    await upstream.probe()
+                except Exception as error:
+                    if is_connection_error(error):
+                        await self._connection_lost(death, error)
+                        return
+                    # Any answer, even an error, proves the app is alive.
+            if probe.cancelled_caught:
+                misses += 1
+                logger.warning(
+                    "app %s: no answer to a ping within %g s (%d of %d)",
+                    self.id,
+                    policy.ping_timeout_s,
+                    misses,
+                    policy.ping_misses,
+                )
+                if misses >= policy.ping_misses:
+                    death.declare(
+                        f"hung: did not answer {misses} pings in a row"
+                        f" ({policy.ping_timeout_s:g} s each)"
+                    )
+                    return
+                self._last_heard = trio.current_time() - policy.ping_interval_s  # probe again now
+            else:
+                misses = 0
+                self._last_heard = trio.current_time()
+
+    # ---- calls -------------------------------------------------------------------------------
+
+    def _call(self, message: CallTool) -> None:
+        if self._state is not AppState.RUNNING or self._calls is None or self._upstream is None:
+            message.reply.fail(AppUnavailable(self.id, self._unavailable_text()))
+            return
+        token = object()
+        self._in_flight[token] = message.reply
+        self._calls.start_soon(self._run_call, message, self._upstream, self._death, token)
+
+    def _unavailable_text(self) -> str:
+        text = f"app '{self.id}' is not running (state {self._state}"
+        if self._last_error and self._state is not AppState.RUNNING:
+            text += f": {self._last_error}"
+        if self._next_retry_at is not None:
+            text += f"; next restart in {max(0.0, self._next_retry_at - time.time()):.1f} s"
+        return text + ")"
+
+    async def _run_call(
+        self, message: CallTool, upstream: Upstream, death: _Death | None, token: object
+    ) -> None:
+        timeout = self.definition.manifest.request_timeout_seconds
+        reply = message.reply
+        try:
+            with trio.move_on_after(timeout) as deadline:
+                async with self._limiter:
+                    result = await upstream.call_tool(
+                        message.name, message.arguments, meta=message.meta
+                    )
+            if deadline.cancelled_caught:
+                reply.fail(
+                    CallTimeout(
+                        self.id,
+                        f"tool '{message.name}' of app '{self.id}' timed out after {timeout} s"
+                        " (requestTimeoutSeconds); the request was cancelled upstream",
+                    )
+                )
+                return
+            self._last_heard = trio.current_time()
+            reply.send(result)
+        except Exception as error:
+            if is_connection_error(error) and death is not None:
+                reason = await self._connection_lost(death, error)
+                reply.fail(
+                    AppUnavailable(self.id, f"app '{self.id}' died during the call: {reason}")
+                )
+            else:
+                self._last_heard = trio.current_time()
+                reply.fail(
+                    CallFailed(
+                        self.id,
+                        f"tool '{message.name}' of app '{self.id}' failed: {error_text(error)}",
+                    )
+                )
+        finally:
+            self._in_flight.pop(token, None)
+
+    async def _connection_lost(self, death: _Death, error: BaseException) -> str:
+        """Declare the incarnation dead because a request found the connection broken. A dying
+        process breaks the pipe a moment before its exit status is known, and the status says
+        more; so wait that moment for it."""
+        if self._pid is not None:
+            with trio.move_on_after(STDERR_DRAIN_S * 2):
+                await death.event.wait()
+        death.declare(f"the connection failed: {error_text(error)}")
+        return death.reason or ""
+
+    def _fail_in_flight(self, reason: str) -> None:
+        """Every call still waiting fails now, naming the app and the cause (never replayed:
+        a tool call may not be idempotent)."""
+        for reply in self._in_flight.values():
+            reply.fail(AppUnavailable(self.id, f"app '{self.id}' died during the call: {reason}"))
+        self._in_flight.clear()
+
+
+def first_leaf(error: BaseException) -> BaseException:
+    """The first real error inside (possibly nested) exception groups."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error
+
+
+def supervisor_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment children inherit: the supervisor's own (so PATH finds npx and uvx)."""
+    return dict(environ if environ is not None else os.environ)

@@ -1,0 +1,124 @@
+"""The tool bridge (SPEC §6): what an agent calls and what it reads back.
+
+`parse_arguments` and `format_result` are pure; `ToolBridge` asks the registry, which routes the
+call to the app actor that owns the tool. Everything the agent reads is text: a failure is text
+starting with `Error:` that names the app and the cause, never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from actors.messages import AppError, CallPublicTool, GetToolTable, UnknownTool
+from actors.runtime import Mailbox, ask
+from actors.tooltable import PublicTool, ToolTable
+from actors.upstream import Wire
+
+
+class ArgumentError(ValueError):
+    pass
+
+
+def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """Arguments as a JSON object: given as text (JSON) or already parsed; missing means {}."""
+    if raw is None:
+        return {}
+    if isinstance(raw, str):
+        if not raw.strip():
+            return {}
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as error:
+            raise ArgumentError(
+                f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
+            ) from None
+    if not isinstance(raw, Mapping):
+        raise ArgumentError(f"arguments must be a JSON object, got {_json_kind(raw)}")
+    return dict(raw)
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _block_text(block: Any) -> str:
+    if isinstance(block, Mapping):
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            return block["text"]
+        resource = block.get("resource")
+        if (
+            block.get("type") == "resource"
+            and isinstance(resource, Mapping)
+            and isinstance(resource.get("text"), str)
+        ):
+            return resource["text"]
+    return _compact(block)
+
+
+def format_result(result: Wire, *, app_id: str, tool: str, has_ui: bool) -> str:
+    """A `CallToolResult` as the model reads it: text as text, other blocks as compact JSON,
+    `structuredContent` appended as JSON unless the tool has a UI (the browser gets that), parts
+    joined by a blank line. An `isError` result becomes an `Error:` text."""
+    parts = [_block_text(block) for block in result.get("content") or ()]
+    structured = result.get("structuredContent")
+    if structured is not None and not has_ui:
+        parts.append(_compact(structured))
+    text = "\n\n".join(part for part in parts if part)
+    if result.get("isError"):
+        return f"Error: tool '{tool}' of app '{app_id}' failed: {text or 'no details given'}"
+    return text
+
+
+class ToolBridge:
+    """Calls tools by public name through the registry, and lists what the model may see."""
+
+    def __init__(self, registry: Mailbox[Any], *, timeout: float = math.inf) -> None:
+        self._registry = registry
+        self._timeout = timeout
+
+    async def tools(self) -> ToolTable:
+        return await ask(self._registry, GetToolTable, self._timeout)
+
+    async def call_raw(
+        self, public_name: str, arguments: dict[str, Any]
+    ) -> tuple[PublicTool, Wire]:
+        """The raw result, or an `AppError`."""
+        return await ask(
+            self._registry, lambda r: CallPublicTool(public_name, arguments, r), self._timeout
+        )
+
+    async def call(self, public_name: str, arguments: str | Mapping[str, Any] | None) -> str:
+        """Call a tool and return what the model reads; never raises for a failed call."""
+        try:
+            parsed = parse_arguments(arguments)
+        except ArgumentError as error:
+            return f"Error: invalid arguments for tool '{public_name}': {error}"
+        try:
+            tool, result = await self.call_raw(public_name, parsed)
+        except UnknownTool as error:
+            return f"Error: {error.message}"
+        except AppError as error:
+            return f"Error: {error.message}"
+        return format_result(
+            result,
+            app_id=tool.app_id,
+            tool=tool.public_name,
+            has_ui=tool.ui_resource_uri is not None,
+        )

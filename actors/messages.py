@@ -1,0 +1,153 @@
+"""The messages actors exchange, and the errors callers get back. Requests carry their own
+`Reply`; facts (`StateChanged`, `CatalogChanged`) are told and never answered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from actors.runtime import Reply
+from actors.upstream import Catalog, Wire
+from supervisor.lifecycle import AppState
+
+
+class AppError(Exception):
+    """A request about an app could not be served; the message names the app and the cause."""
+
+    def __init__(self, app_id: str | None, message: str) -> None:
+        super().__init__(message)
+        self.app_id = app_id
+        self.message = message
+
+
+class UnknownApp(AppError):
+    pass
+
+
+class UnknownTool(AppError):
+    pass
+
+
+class AppUnavailable(AppError):
+    """The app is not Running, or its connection died while the request was in flight."""
+
+
+class CallTimeout(AppError):
+    pass
+
+
+class CallFailed(AppError):
+    """The app answered with a JSON-RPC error, or the answer could not be used."""
+
+
+@attrs.frozen(kw_only=True)
+class AppStatus:
+    """What anyone may know about an app at one moment (SPEC §4). Times are Unix seconds."""
+
+    id: str
+    name: str
+    state: AppState
+    entered_at: dict[str, float]  # state name → when it was last entered
+    transport: str | None = None
+    source: str | None = None
+    url: str | None = None
+    pid: int | None = None
+    protocol_version: str | None = None
+    counts: dict[str, int] = attrs.Factory(dict)
+    has_ui: bool = False
+    restarts: int = 0
+    next_retry_at: float | None = None
+    gave_up: bool = False
+    last_error: str | None = None
+    disabled_reason: str | None = None
+    errors: tuple[str, ...] = ()
+    stderr: tuple[str, ...] = ()
+    in_flight: int = 0
+
+
+# Requests to an app actor.
+
+
+@attrs.frozen
+class CallTool:
+    name: str  # the app's own tool name, not the public one
+    arguments: dict[str, Any]
+    reply: Reply[Wire]
+    meta: dict[str, Any] | None = None
+
+
+@attrs.frozen
+class GetStatus:
+    reply: Reply[AppStatus]
+
+
+@attrs.frozen
+class GetCatalog:
+    reply: Reply[Catalog]
+
+
+@attrs.frozen
+class Start:
+    """Start the app if it is not running; clears `gave_up` (an operator's restart)."""
+
+    reply: Reply[AppStatus]
+
+
+@attrs.frozen
+class Stop:
+    reply: Reply[AppStatus]
+
+
+@attrs.frozen
+class Restart:
+    reply: Reply[AppStatus]
+
+
+# Facts an app actor tells the registry.
+
+
+@attrs.frozen
+class StateChanged:
+    status: AppStatus
+
+
+@attrs.frozen
+class CatalogChanged:
+    app_id: str
+    catalog: Catalog
+
+
+# Requests to the registry.
+
+
+@attrs.frozen
+class ToApp:
+    """Route `message` (a request to an app actor) to the app `app_id`."""
+
+    app_id: str
+    message: Any
+
+
+@attrs.frozen
+class CallPublicTool:
+    public_name: str  # a public name or its alias
+    arguments: dict[str, Any]
+    reply: Reply[tuple[Any, Wire]]  # (the PublicTool called, the raw result)
+
+
+@attrs.frozen
+class GetToolTable:
+    reply: Reply[Any]
+
+
+@attrs.frozen
+class Snapshot:
+    reply: Reply[tuple[AppStatus, ...]]
+
+
+@attrs.frozen
+class StopAll:
+    """Stop every app in reverse start order (shutdown)."""
+
+    reply: Reply[None]

@@ -1,0 +1,239 @@
+"""The registry actor: knows every app, routes requests to app actors by app id and by public
+tool name, answers status snapshots, and keeps the model-visible tool table (SPEC §6) current as
+apps start, stop and change their catalogs.
+
+App actors run in the registry's nursery, started in discovery order and stopped in reverse.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+import trio
+
+from actors.app import AppActor
+from actors.messages import (
+    AppStatus,
+    AppUnavailable,
+    CallPublicTool,
+    CallTool,
+    CatalogChanged,
+    GetStatus,
+    GetToolTable,
+    Snapshot,
+    Start,
+    StateChanged,
+    Stop,
+    StopAll,
+    ToApp,
+    UnknownApp,
+    UnknownTool,
+)
+from actors.runtime import AskTimeout, Mailbox, Reply, ask
+from actors.tooltable import AppTools, PublicTool, ToolTable, build_tool_table
+from actors.upstream import Catalog, Wire
+from supervisor.discovery import DiscoveredApp
+from supervisor.lifecycle import AppState
+
+logger = logging.getLogger("mcpapps.registry")
+
+STOP_MARGIN_S = 10.0  # beyond an app's own stop ladder, before shutdown stops waiting for it
+
+
+@attrs.frozen
+class WhenReady:
+    """Answered once every app has reached Running or Failed at least once (SPEC §5)."""
+
+    reply: Reply[tuple[AppStatus, ...]]
+
+
+def static_status(app: DiscoveredApp) -> AppStatus:
+    """The status of an app that is not run: invalid (Discovered) or Disabled."""
+    manifest = app.definition.manifest if app.definition else None
+    return AppStatus(
+        id=app.id or str(app.source),
+        name=(manifest.name if manifest else None) or app.id or str(app.source),
+        state=app.state,
+        entered_at={app.state.value: time.time()},
+        transport=app.transport,
+        source=str(app.source),
+        has_ui=bool(manifest and manifest.has_ui),
+        disabled_reason=app.disabled_reason,
+        errors=tuple(str(e) for e in app.errors),
+        last_error=str(app.errors[0]) if app.errors else None,
+    )
+
+
+class Registry:
+    def __init__(
+        self,
+        apps: Sequence[DiscoveredApp],
+        *,
+        environ: Mapping[str, str],
+        ui: bool = True,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.mailbox: Mailbox[Any] = Mailbox()
+        self._actors: dict[str, AppActor] = {}
+        self._statuses: dict[str, AppStatus] = {}
+        for app in apps:
+            if app.state is AppState.VALIDATED and app.definition is not None:
+                actor = AppActor(
+                    app.definition,
+                    events=self.mailbox,
+                    environ=environ,
+                    ui=ui,
+                    source=app.source,
+                    rng=rng,
+                )
+                self._actors[actor.id] = actor
+                self._statuses[actor.id] = actor.status()
+            else:
+                status = static_status(app)
+                self._statuses.setdefault(status.id, status)
+        self._catalogs: dict[str, Catalog] = {}
+        self._table = ToolTable()
+        self._warned: set[str] = set()
+        self._unsettled = set(self._actors)
+        self._waiting: list[Reply[tuple[AppStatus, ...]]] = []
+        self._nursery: trio.Nursery | None = None
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            for actor in self._actors.values():
+                await nursery.start(actor.run)
+            # Every app starts at once: a slow one never delays the others.
+            for actor in self._actors.values():
+                actor.mailbox.tell(Start(Reply()))
+            task_status.started()
+            async for message in self.mailbox:
+                self._handle(message)
+
+    def _handle(self, message: Any) -> None:
+        match message:
+            case StateChanged(status):
+                self._on_state(status)
+            case CatalogChanged(app_id, catalog):
+                self._catalogs[app_id] = catalog
+                self._rebuild()
+            case CallPublicTool():
+                self._call(message)
+            case ToApp(app_id, request):
+                self._route(app_id, request)
+            case GetToolTable(reply):
+                reply.send(self._table)
+            case Snapshot(reply):
+                reply.send(self.snapshot())
+            case WhenReady(reply):
+                if self._unsettled:
+                    self._waiting.append(reply)
+                else:
+                    reply.send(self.snapshot())
+            case StopAll(reply):
+                self._spawn(self._stop_all, reply)
+            case _:
+                logger.error("registry: unknown message %r", message)
+
+    def _spawn(self, fn: Any, *args: Any) -> None:
+        assert self._nursery is not None
+        self._nursery.start_soon(fn, *args)
+
+    def snapshot(self) -> tuple[AppStatus, ...]:
+        return tuple(self._statuses.values())
+
+    def _on_state(self, status: AppStatus) -> None:
+        before = self._statuses.get(status.id)
+        self._statuses[status.id] = status
+        if status.state in (AppState.RUNNING, AppState.FAILED) and status.id in self._unsettled:
+            self._unsettled.discard(status.id)
+            if not self._unsettled:
+                for reply in self._waiting:
+                    reply.send(self.snapshot())
+                self._waiting.clear()
+        if before is None or (before.state is AppState.RUNNING) != (
+            status.state is AppState.RUNNING
+        ):
+            self._rebuild()
+
+    def _rebuild(self) -> None:
+        running = [
+            AppTools(app_id, actor.definition.manifest.tool_name_prefix or "", catalog.tools)
+            for app_id, actor in self._actors.items()
+            if (catalog := self._catalogs.get(app_id)) is not None
+            and self._statuses[app_id].state is AppState.RUNNING
+        ]
+        self._table = build_tool_table(running)
+        for warnings in self._table.warnings.values():
+            for warning in warnings:
+                if warning not in self._warned:
+                    self._warned.add(warning)
+                    logger.warning("%s", warning)
+
+    def _route(self, app_id: str, request: Any) -> None:
+        actor = self._actors.get(app_id)
+        if actor is not None:
+            actor.mailbox.tell(request)
+            return
+        reply = getattr(request, "reply", None)
+        if reply is None:
+            return
+        status = self._statuses.get(app_id)
+        if status is None:
+            reply.fail(UnknownApp(app_id, f"unknown app '{app_id}'"))
+        elif isinstance(request, GetStatus):
+            reply.send(status)
+        else:
+            why = status.disabled_reason or status.last_error or "it is not run"
+            reply.fail(AppUnavailable(app_id, f"app '{app_id}' is {status.state}: {why}"))
+
+    def _call(self, message: CallPublicTool) -> None:
+        tool = self._table.find(message.public_name)
+        if tool is None:
+            message.reply.fail(UnknownTool(None, self._unknown_tool_text(message.public_name)))
+            return
+        inner: Reply[Wire] = Reply()
+        self._actors[tool.app_id].mailbox.tell(CallTool(tool.name, message.arguments, inner))
+        self._spawn(_relay, tool, inner, message.reply)
+
+    def _unknown_tool_text(self, name: str) -> str:
+        text = f"unknown tool '{name}'"
+        owners = [
+            app_id
+            for app_id, actor in self._actors.items()
+            if name.startswith(actor.definition.manifest.tool_name_prefix or "\0")
+        ]
+        for app_id in owners:
+            status = self._statuses[app_id]
+            if status.state is not AppState.RUNNING:
+                return f"{text}: app '{app_id}' that would offer it is {status.state}" + (
+                    f" ({status.last_error})" if status.last_error else ""
+                )
+        return text
+
+    async def _stop_all(self, reply: Reply[None]) -> None:
+        """Stop the apps one by one in reverse start order (SPEC §5)."""
+        for actor in reversed(self._actors.values()):
+            policy = actor.definition.supervision
+            limit = 2.0 + policy.stop_grace_s + STOP_MARGIN_S
+            try:
+                await ask(actor.mailbox, Stop, limit)
+            except AskTimeout:
+                logger.error("app %s did not stop within %g s", actor.id, limit)
+        reply.send(None)
+
+
+async def _relay(
+    tool: PublicTool, inner: Reply[Wire], outer: Reply[tuple[PublicTool, Wire]]
+) -> None:
+    try:
+        result = await inner.wait()
+    except Exception as error:
+        outer.fail(error)
+    else:
+        outer.send((tool, result))

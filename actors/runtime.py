@@ -1,0 +1,99 @@
+"""The actor runtime: mailboxes, one-shot replies, tell and ask.
+
+An actor is a task that owns some state and a `Mailbox`; everyone else talks to it with messages.
+`tell` sends a fact or a command and does not wait for an answer. `ask` sends a request that carries
+its own `Reply` and waits for the answer under a deadline, so a stuck actor costs the caller a
+timeout error, never a hang.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+import attrs
+import trio
+
+T = TypeVar("T")
+M = TypeVar("M")
+
+# A bounded mailbox gives back-pressure instead of unbounded memory when an actor falls behind;
+# the bound is generous because every message is small and handlers never block on slow work.
+MAILBOX_SIZE = 1024
+
+
+class AskTimeout(Exception):
+    """The actor did not answer before the deadline."""
+
+
+@attrs.frozen
+class _Failed:
+    error: BaseException
+
+
+class Reply(Generic[T]):
+    """Where the answer to one request goes: it takes one value or one error, later ones are
+    dropped (a caller that gave up does not block the actor that answers late)."""
+
+    def __init__(self) -> None:
+        self._send, self._receive = trio.open_memory_channel[Any](1)
+
+    @property
+    def answered(self) -> bool:
+        return self._send.statistics().current_buffer_used > 0
+
+    def send(self, value: T) -> None:
+        with contextlib.suppress(
+            trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError
+        ):
+            self._send.send_nowait(value)
+
+    def fail(self, error: BaseException) -> None:
+        self.send(_Failed(error))  # type: ignore[arg-type]
+
+    async def wait(self) -> T:
+        value = await self._receive.receive()
+        if isinstance(value, _Failed):
+            raise value.error
+        return value
+
+
+class Mailbox(Generic[M]):
+    """The inbox of one actor. Only the owner receives from it; anyone may send."""
+
+    def __init__(self, size: int | float = MAILBOX_SIZE) -> None:
+        self._send, self._receive = trio.open_memory_channel[M](size)
+
+    def tell(self, message: M) -> None:
+        """Send without waiting; a full or closed mailbox drops the message (the actor is gone
+        or hopelessly behind, and a fact about it is not worth blocking the sender)."""
+        with contextlib.suppress(
+            trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError
+        ):
+            self._send.send_nowait(message)
+
+    async def send(self, message: M) -> None:
+        await self._send.send(message)
+
+    def close(self) -> None:
+        self._send.close()
+
+    def __aiter__(self) -> trio.MemoryReceiveChannel[M]:
+        return self._receive
+
+
+async def ask(
+    mailbox: Mailbox[Any], make: Callable[[Reply[T]], Any], timeout: float = math.inf
+) -> T:
+    """Send the request `make(reply)` and wait up to `timeout` s for the answer to its reply."""
+    reply: Reply[T] = Reply()
+    request = make(reply)
+    with trio.move_on_after(timeout):
+        try:
+            await mailbox.send(request)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            raise AskTimeout("the actor has stopped") from None
+        return await reply.wait()
+    raise AskTimeout(f"no answer within {timeout:g} s")

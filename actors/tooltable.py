@@ -1,0 +1,157 @@
+"""The model-visible tool table (SPEC §6), computed from the catalogs of the Running apps.
+
+Pure: the registry calls `build_tool_table` whenever an app's state or catalog changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from actors.upstream import Wire
+
+MCP_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+MODEL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+_MODEL_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
+_HASH_LENGTH = 8
+
+
+@attrs.frozen
+class PublicTool:
+    """A tool as the agent sees it: its public name (prefix + name), the alias for strict model
+    back-ends, and where it really lives."""
+
+    public_name: str
+    alias: str
+    app_id: str
+    name: str
+    description: str
+    input_schema: Wire
+    ui_resource_uri: str | None
+
+    @property
+    def registration(self) -> str:
+        return f"mcpapp:{self.app_id}"
+
+
+@attrs.frozen
+class AppTools:
+    """The input for one app: its id, prefix and raw tools, in registration order."""
+
+    app_id: str
+    prefix: str
+    tools: tuple[Wire, ...]
+
+
+@attrs.frozen
+class ToolTable:
+    tools: tuple[PublicTool, ...] = ()
+    warnings: dict[str, tuple[str, ...]] = attrs.Factory(dict)  # app id → warnings
+    _by_public: dict[str, PublicTool] = attrs.Factory(dict)
+    _by_alias: dict[str, PublicTool] = attrs.Factory(dict)
+
+    def find(self, name: str) -> PublicTool | None:
+        """By public name, else by alias."""
+        return self._by_public.get(name) or self._by_alias.get(name)
+
+
+def ui_resource_uri(tool: Wire) -> str | None:
+    meta = tool.get("_meta")
+    if not isinstance(meta, Mapping):
+        return None
+    ui = meta.get("ui")
+    uri = ui.get("resourceUri") if isinstance(ui, Mapping) else None
+    if uri is None:
+        uri = meta.get("ui/resourceUri")
+    return uri if isinstance(uri, str) and uri else None
+
+
+def model_visible(tool: Wire) -> bool:
+    """False for app-only tools: `_meta.ui.visibility` is a list without "model"."""
+    meta = tool.get("_meta")
+    ui = meta.get("ui") if isinstance(meta, Mapping) else None
+    visibility = ui.get("visibility") if isinstance(ui, Mapping) else None
+    return not isinstance(visibility, list) or "model" in visibility
+
+
+def schema_problem(schema: Any) -> str | None:
+    if schema is None:
+        return "it has no inputSchema"
+    if not isinstance(schema, Mapping):
+        return "its inputSchema is not a JSON object"
+    if schema.get("type") != "object":
+        return f"its inputSchema has type {schema.get('type')!r}, not 'object'"
+    return None
+
+
+def model_alias(public_name: str) -> str:
+    """A stable name that strict model back-ends accept (`^[a-zA-Z0-9_-]{1,64}$`)."""
+    safe = _MODEL_UNSAFE.sub("_", public_name)
+    if MODEL_NAME.fullmatch(safe) and safe == public_name:
+        return safe
+    if len(safe) <= 64:
+        return safe
+    return f"{safe[: 64 - _HASH_LENGTH - 1]}_{_short_hash(public_name)}"
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:_HASH_LENGTH]
+
+
+def build_tool_table(apps: Iterable[AppTools]) -> ToolTable:
+    """Every model-visible tool of `apps` (in registration order: the first app to offer a
+    public name keeps it)."""
+    tools: list[PublicTool] = []
+    by_public: dict[str, PublicTool] = {}
+    by_alias: dict[str, PublicTool] = {}
+    warnings: dict[str, list[str]] = {}
+    for app in apps:
+        for raw in app.tools:
+            name = raw.get("name")
+            if not isinstance(name, str) or not model_visible(raw):
+                continue
+            said = warnings.setdefault(app.app_id, [])
+            public = app.prefix + name
+            if not MCP_NAME.fullmatch(public):
+                said.append(
+                    f"tool '{name}' of app '{app.app_id}' is not offered to the model: its public"
+                    f" name '{public}' is not 1-128 characters of A-Z a-z 0-9 _ . -"
+                )
+                continue
+            if problem := schema_problem(raw.get("inputSchema")):
+                said.append(
+                    f"tool '{name}' of app '{app.app_id}' is not offered to the model: {problem}"
+                )
+                continue
+            if (owner := by_public.get(public)) is not None:
+                said.append(
+                    f"tool '{public}' of app '{app.app_id}' is not offered to the model: app"
+                    f" '{owner.app_id}' already offers a tool of that name; set"
+                    f" tool_name_prefix in [apps.entries.{app.app_id}] to tell them apart"
+                )
+                continue
+            alias = model_alias(public)
+            if alias in by_alias:  # two public names that differ only in characters models refuse
+                alias = f"{alias[: 64 - _HASH_LENGTH - 1]}_{_short_hash(public)}"
+            tool = PublicTool(
+                public_name=public,
+                alias=alias,
+                app_id=app.app_id,
+                name=name,
+                description=str(raw.get("description") or ""),
+                input_schema=raw["inputSchema"],
+                ui_resource_uri=ui_resource_uri(raw),
+            )
+            tools.append(tool)
+            by_public[public] = tool
+            by_alias[alias] = tool
+    return ToolTable(
+        tools=tuple(tools),
+        warnings={app: tuple(w) for app, w in warnings.items() if w},
+        by_public=by_public,
+        by_alias=by_alias,
+    )

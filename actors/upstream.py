@@ -1,0 +1,248 @@
+"""One connection to an app, as the SDK sees it: the `mcp.Client` over our stdio streams or the
+SDK's Streamable HTTP client, the catalog it enumerates, liveness probes and how SDK errors read.
+
+Everything here is per connection: the app actor makes a new `Upstream` after every restart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
+
+import attrs
+import httpx2
+import mcp
+import mcp_types as types
+import trio
+from mcp.client import advertise
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import TypeAdapter
+
+from supervisor import __version__
+from supervisor.manifest import Protocol
+
+logger = logging.getLogger("mcpapps.app")
+_RAW: TypeAdapter[Wire] = TypeAdapter(dict[str, Any])
+
+logger = logging.getLogger("mcpapps.app")
+_RAW: TypeAdapter[Wire] = TypeAdapter(dict[str, Any])
+
+UI_EXTENSION = "io.modelcontextprotocol/ui"
+UI_MIME_TYPE = "text/html;profile=mcp-app"
+MAX_PAGES = 10_000  # a server that hands out cursors forever must not hold start-up forever
+
+_MODES: Mapping[Protocol, str] = {
+    "auto": "auto",
+    "handshake": "legacy",
+    "stateless": "2026-07-28",
+}
+
+Wire = dict[str, Any]
+
+
+def wire(model: Any) -> Wire:
+    """An SDK (pydantic) model in its JSON wire form."""
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+@attrs.frozen
+class Catalog:
+    """What an app offers, in wire form, every page enumerated."""
+
+    tools: tuple[Wire, ...] = ()
+    resources: tuple[Wire, ...] = ()
+    resource_templates: tuple[Wire, ...] = ()
+    prompts: tuple[Wire, ...] = ()
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "tools": len(self.tools),
+            "resources": len(self.resources),
+            "resource_templates": len(self.resource_templates),
+            "prompts": len(self.prompts),
+        }
+
+
+class ConnectionLost(Exception):
+    """The connection to the app is gone (the process died, the HTTP session ended)."""
+
+
+def is_connection_error(error: BaseException) -> bool:
+    """Whether an error means the connection itself is broken (restart it), as opposed to an
+    error the app answered with (report it, keep the connection)."""
+    if isinstance(error, MCPError):
+        if error.error.code == types.CONNECTION_CLOSED:
+            return True
+        # Streamable HTTP's spelling of "this session no longer exists" (the upstream restarted).
+        return error.error.code == types.INVALID_REQUEST and error.error.message == (
+            "Session terminated"
+        )
+    return isinstance(
+        error,
+        ConnectionLost
+        | httpx2.TransportError
+        | trio.BrokenResourceError
+        | trio.ClosedResourceError
+        | OSError,
+    )
+
+
+def error_text(error: BaseException) -> str:
+    """One readable sentence for an SDK or transport error."""
+    if isinstance(error, MCPError):
+        if error.error.code == types.CONNECTION_CLOSED:
+            return "the connection closed"
+        return f"{error.error.message} (JSON-RPC error {error.error.code})"
+    if isinstance(error, httpx2.ConnectError):
+        return f"cannot connect: {error}"
+    if isinstance(error, httpx2.TransportError):
+        return f"HTTP transport error: {error or type(error).__name__}"
+    text = str(error) or type(error).__name__
+    return text[:500]
+
+
+class Upstream:
+    """A live, negotiated client session to one app."""
+
+    def __init__(self, client: mcp.Client) -> None:
+        self.client = client
+
+    @property
+    def protocol_version(self) -> str:
+        return self.client.protocol_version
+
+    @property
+    def modern(self) -> bool:
+        return self.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+    @property
+    def capabilities(self) -> types.ServerCapabilities:
+        return self.client.server_capabilities
+
+    async def catalog(self) -> Catalog:
+        caps = self.capabilities
+        tools = await self._pages(types.ListToolsRequest, "tools") if caps.tools else ()
+        resources: tuple[Wire, ...] = ()
+        templates: tuple[Wire, ...] = ()
+        if caps.resources:
+            resources = await self._pages(types.ListResourcesRequest, "resources")
+            templates = await self._pages(types.ListResourceTemplatesRequest, "resourceTemplates")
+        prompts = await self._pages(types.ListPromptsRequest, "prompts") if caps.prompts else ()
+        return Catalog(tools, resources, templates, prompts)
+
+    async def _pages(self, request: type[Any], field: str) -> tuple[Wire, ...]:
+        items: list[Wire] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(MAX_PAGES):
+            page = await self._unvalidated(
+                request(params=types.PaginatedRequestParams(cursor=cursor))
+            )
+            found = page.get(field)
+            if not isinstance(found, list):
+                raise RuntimeError(f"the app's answer to a listing has no '{field}' list")
+            items.extend(item for item in found if isinstance(item, dict))
+            cursor = page.get("nextCursor")
+            if not cursor:
+                return tuple(items)
+            if cursor in seen:
+                raise RuntimeError(f"listing {field} repeated the cursor {cursor!r}")
+            seen.add(cursor)
+        raise RuntimeError(f"listing {field} took more than {MAX_PAGES} pages")
+
+    async def request(self, request: Any) -> Wire:
+        """Send a request; the result in wire form (checked by the SDK against the protocol)."""
+        return await self.client.session.send_request(request, _RAW)
+
+    async def _unvalidated(self, request: Any) -> Wire:
+        """Send a listing request and take the page as the app sent it. The SDK checks a whole
+        `tools/list` page against the protocol schema, so one tool whose inputSchema is not an
+        object would make every tool of the app unreadable; SPEC §6 leaves out only that tool.
+        This uses two private members of the pinned SDK (mcp==2.3.0): `_stamp` adds what the
+        negotiated revision requires (protocol version, capabilities, headers) exactly as
+        `send_request` does, and the dispatcher sends it."""
+        session = self.client.session
+        data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+        options: dict[str, Any] = {}
+        session._stamp(data, options)
+        raw = await session._dispatcher.send_raw_request(
+            data["method"], data.get("params"), options
+        )
+        if not isinstance(raw, dict):
+            raise RuntimeError(f"the app answered {data['method']} with a non-object result")
+        return raw
+
+    async def call_tool(self, name: str, arguments: Wire, meta: Wire | None = None) -> Wire:
+        params = types.CallToolRequestParams(name=name, arguments=arguments, _meta=meta)
+        return await self.request(types.CallToolRequest(params=params))
+
+    async def watch_list_changes(self, on_change: Callable[[], None]) -> None:
+        """On 2026-07-28, change notifications come only on a `subscriptions/listen` stream;
+        in the handshake era they arrive unasked (see the app actor's message handler)."""
+        if not self.modern:
+            return
+        caps = self.capabilities
+        try:
+            async with self.client.listen(
+                tools_list_changed=bool(caps.tools),
+                resources_list_changed=bool(caps.resources),
+                prompts_list_changed=bool(caps.prompts),
+            ) as subscription:
+                async for _event in subscription:
+                    on_change()
+        except MCPError as error:
+            logger.debug("no change notifications from this app: %s", error_text(error))
+
+    async def probe(self) -> None:
+        """A liveness probe: `ping`, or `server/discover` on 2026-07-28, which has no ping."""
+        if self.modern:
+            await self.client.session.send_discover(self.protocol_version)
+        else:
+            await self.client.send_ping()
+
+
+def _extensions(ui: bool) -> list[Any]:
+    if not ui:
+        return []
+    return [advertise(UI_EXTENSION, {"mimeTypes": [UI_MIME_TYPE]})]
+
+
+@contextlib.asynccontextmanager
+async def connect(
+    transport: Any,
+    *,
+    protocol: Protocol,
+    ui: bool,
+    on_message: Callable[[Any], Awaitable[None]],
+) -> AsyncIterator[Upstream]:
+    """Negotiate a session over `transport` (discover-first or handshake, SPEC §6)."""
+    client = mcp.Client(
+        transport,
+        mode=_MODES[protocol],
+        message_handler=on_message,
+        extensions=_extensions(ui),
+        cache=None,  # the actor refreshes the catalog on list_changed; stale reads are worse
+        client_info=types.Implementation(name="mcpapps", version=__version__),
+    )
+    async with client:
+        yield Upstream(client)
+
+
+def http_transport(url: str, headers: Mapping[str, str], timeout_s: float) -> Any:
+    """The SDK's Streamable HTTP client with the app's headers. The read timeout is the app's
+    request timeout plus a margin: our own deadline is the one that should fire first."""
+    client = httpx2.AsyncClient(
+        headers=dict(headers),
+        timeout=httpx2.Timeout(30.0, read=timeout_s + 30.0),
+    )
+    return _owned_http_transport(client, url)
+
+
+@contextlib.asynccontextmanager
+async def _owned_http_transport(client: httpx2.AsyncClient, url: str) -> AsyncIterator[Any]:
+    async with client, streamable_http_client(url, http_client=client) as streams:
+        yield streams

@@ -1,0 +1,62 @@
+"""`mcpapps run`: the root supervisor. It discovers the apps, starts the registry (which starts
+every app actor), says when it is ready, and on SIGTERM or SIGINT stops everything in reverse start
+order and returns."""
+
+from __future__ import annotations
+
+import logging
+import signal
+from collections.abc import Mapping
+
+import trio
+
+from actors.messages import StopAll
+from actors.registry import Registry, WhenReady
+from actors.runtime import ask
+from supervisor.config import Config
+from supervisor.discovery import discover
+from supervisor.lifecycle import AppState
+
+logger = logging.getLogger("mcpapps.supervisor")
+
+
+async def run_supervisor(
+    config: Config,
+    environ: Mapping[str, str],
+    *,
+    task_status: trio.TaskStatus[Registry] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Run until SIGTERM or SIGINT (or until cancelled), then stop every app and return."""
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        discovery = discover(config, environ)
+        for warning in discovery.warnings:
+            logger.warning("%s", warning)
+        for app in discovery.apps:
+            if app.state is AppState.DISABLED:
+                logger.info("app %s: Disabled (%s)", app.id, app.disabled_reason)
+            elif app.state is not AppState.VALIDATED:
+                for error in app.errors:
+                    logger.error("app %s is invalid: %s", app.id or app.source, error)
+        registry = Registry(discovery.apps, environ=environ, ui=config.sandbox.enabled)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(registry.run)
+            nursery.start_soon(_announce_ready, registry)
+            task_status.started(registry)
+            async for signum in signals:
+                logger.info("received %s: stopping", signal.Signals(signum).name)
+                break
+            await ask(registry.mailbox, StopAll)
+            logger.info("every app is stopped; exiting")
+            nursery.cancel_scope.cancel()
+
+
+async def _announce_ready(registry: Registry) -> None:
+    statuses = await ask(registry.mailbox, WhenReady)
+    running = sum(s.state is AppState.RUNNING for s in statuses)
+    failed = sum(s.state is AppState.FAILED for s in statuses)
+    logger.info(
+        "ready: %d running, %d failed, %d not run",
+        running,
+        failed,
+        len(statuses) - running - failed,
+    )

@@ -1,0 +1,128 @@
+"""Helpers for tests that run apps: fixture manifests, a registry under a nursery, waiting for
+states. Everything is real: real child processes, the real SDK."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from actors.bridge import ToolBridge
+from actors.messages import AppStatus, GetStatus, Snapshot, StopAll, ToApp
+from actors.registry import Registry
+from actors.runtime import ask
+from supervisor.config import config_from_data
+from supervisor.discovery import discover
+from supervisor.lifecycle import AppState
+from tests.helpers import Project
+
+FIXTURE_APP = Path(__file__).parent / "apps" / "fixture_app.py"
+GROCERY = Path(__file__).parent.parent / "mcpapps" / "grocery-inventory"
+GUARD_S = 60  # a hang guard, not a speed claim
+
+# Fast supervision for tests: short backoff and pings, so restarts happen in test time.
+FAST = {
+    "backoff_initial_s": 0.05,
+    "backoff_max_s": 0.2,
+    "ping_interval_s": 0.5,
+    "ping_timeout_s": 0.5,
+    "ping_misses": 2,
+    "stop_grace_s": 1.0,
+}
+
+
+def environment() -> dict[str, str]:
+    """The supervisor's environment: ours, with this interpreter first on PATH (so `python3`
+    in a manifest has the SDK)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCPAPPS_")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def fixture_manifest(app_id: str, *options: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "id": app_id,
+        "command": sys.executable,
+        "arguments": [str(FIXTURE_APP), "--name", app_id, *options],
+        "toolNamePrefix": f"{app_id}.",
+        **fields,
+    }
+
+
+def config_data(supervision: Mapping[str, Any] | None = None, **apps: Any) -> dict[str, Any]:
+    return {
+        "apps": {"discovery_paths": ["./apps"], **apps},
+        "supervision": {**FAST, **(supervision or {})},
+    }
+
+
+@contextlib.asynccontextmanager
+async def running(
+    project: Project,
+    data: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> AsyncIterator[Registry]:
+    """A registry running every app of `project` (manifests under `apps/`), stopped after."""
+    env = dict(environ or environment())
+    config = config_from_data(dict(data or config_data()), project.config_path, env)
+    registry = Registry(discover(config, env).apps, environ=env)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(registry.run)
+        try:
+            yield registry
+        finally:
+            with trio.CancelScope(shield=True), trio.fail_after(GUARD_S):
+                await ask(registry.mailbox, StopAll)
+            nursery.cancel_scope.cancel()
+
+
+async def status(registry: Registry, app_id: str) -> AppStatus:
+    return await ask(registry.mailbox, lambda r: ToApp(app_id, GetStatus(r)), GUARD_S)
+
+
+async def snapshot(registry: Registry) -> dict[str, AppStatus]:
+    return {s.id: s for s in await ask(registry.mailbox, Snapshot, GUARD_S)}
+
+
+async def wait_for(
+    registry: Registry,
+    app_id: str,
+    check: Callable[[AppStatus], bool] | AppState,
+    *,
+    timeout: float = GUARD_S,
+) -> AppStatus:
+    """Poll the app's status until `check` holds (or the state is reached)."""
+    if isinstance(check, AppState):
+        wanted = check
+        check = lambda s: s.state is wanted  # noqa: E731
+    with trio.fail_after(timeout):
+        while True:
+            current = await status(registry, app_id)
+            if check(current):
+                return current
+            await trio.sleep(0.02)
+
+
+def bridge(registry: Registry) -> ToolBridge:
+    return ToolBridge(registry.mailbox, timeout=GUARD_S)
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` is a live process (a zombie counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"
+
+
+async def wait_gone(pid: int, timeout: float = GUARD_S) -> None:
+    with trio.fail_after(timeout):
+        while alive(pid):
+            await trio.sleep(0.02)

@@ -1,0 +1,458 @@
+"""App actors under supervision, with real child processes (tests/apps/fixture_app.py) and the
+real SDK: lifecycle, failures of every kind, restarts, calls, catalogs."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+import trio
+
+from actors.messages import AppUnavailable, CallTool, Restart, Start, Stop, ToApp
+from actors.runtime import ask
+from supervisor.lifecycle import AppState
+from tests.helpers import Project
+from tests.running import (
+    GUARD_S,
+    alive,
+    bridge,
+    config_data,
+    fixture_manifest,
+    running,
+    snapshot,
+    status,
+    wait_for,
+    wait_gone,
+)
+
+
+async def test_connect_and_enumerate(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx"))
+    async with running(project) as registry:
+        s = await wait_for(registry, "fx", AppState.RUNNING)
+        assert s.pid is not None
+        assert alive(s.pid)
+        assert s.transport == "stdio"
+        assert s.counts["tools"] == 8
+        assert s.protocol_version
+        assert {"Validated", "Loaded", "Running"} <= set(s.entered_at)
+        assert s.entered_at["Loaded"] <= s.entered_at["Running"]
+        table = await bridge(registry).tools()
+        assert "fx.echo" in [t.public_name for t in table.tools]
+        assert await bridge(registry).call("fx.echo", {"text": "hello"}) == "hello"
+        assert await bridge(registry).call("fx.add", '{"a": 2, "b": 40}') == "42"
+
+
+async def test_arguments_that_are_not_an_object_are_refused(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx"))
+    async with running(project) as registry:
+        await wait_for(registry, "fx", AppState.RUNNING)
+        b = bridge(registry)
+        assert await b.call("fx.echo", "[1, 2]") == (
+            "Error: invalid arguments for tool 'fx.echo': arguments must be a JSON object,"
+            " got an array"
+        )
+        text = await b.call("fx.echo", "{not json")
+        assert text.startswith("Error: invalid arguments for tool 'fx.echo': not valid JSON:")
+        assert "line 1 column 2" in text
+        assert await b.call("fx.echo", '"text"') == (
+            "Error: invalid arguments for tool 'fx.echo': arguments must be a JSON object,"
+            " got a string"
+        )
+        # The app did not notice any of it.
+        assert await b.call("fx.echo", {"text": "still here"}) == "still here"
+
+
+async def test_remote_error_and_unknown_tool(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx"))
+    async with running(project) as registry:
+        await wait_for(registry, "fx", AppState.RUNNING)
+        b = bridge(registry)
+        assert await b.call("fx.fail", None) == (
+            "Error: tool 'fx.fail' of app 'fx' failed: fixture failure"
+        )
+        assert await b.call("nobody.tool", {}) == "Error: unknown tool 'nobody.tool'"
+
+
+async def test_invalid_command_fails_with_the_reason(project: Project) -> None:
+    project.manifest("apps/bad", {"id": "bad", "command": "no-such-command-mcpapps"})
+    data = config_data({"restart": "temporary"})
+    async with running(project, data) as registry:
+        s = await wait_for(registry, "bad", AppState.FAILED)
+        assert s.last_error == (
+            "cannot start 'no-such-command-mcpapps': No such file or directory (ENOENT)"
+        )
+        assert s.pid is None
+
+
+async def test_not_executable_fails_with_the_reason(project: Project) -> None:
+    script = project.root / "apps" / "noexec" / "server.sh"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n")
+    project.manifest("apps/noexec", {"id": "noexec", "command": "./server.sh"})
+    data = config_data({"restart": "temporary"})
+    async with running(project, data) as registry:
+        s = await wait_for(registry, "noexec", AppState.FAILED)
+        assert s.last_error == "cannot start './server.sh': Permission denied (EACCES)"
+
+
+async def test_crash_at_start_names_exit_code_and_stderr(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx", "--crash-at-start"))
+    data = config_data({"restart": "temporary"})
+    async with running(project, data) as registry:
+        s = await wait_for(registry, "fx", AppState.FAILED)
+        assert s.last_error == (
+            "the process exited with code 2; last stderr line: fixture: crashing at start"
+        )
+        assert s.stderr[-1] == "fixture: crashing at start"
+        assert s.restarts == 0
+
+
+async def test_crash_loop_gives_up_after_intensity(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx", "--crash-at-start"))
+    data = config_data({"intensity": 3, "period_s": 600})
+    async with running(project, data) as registry:
+        s = await wait_for(registry, "fx", lambda s: s.gave_up)
+        assert s.state is AppState.FAILED
+        assert s.restarts == 3
+        assert s.next_retry_at is None
+        assert s.last_error is not None
+        assert "gave up after 3 restarts within 600 s" in s.last_error
+        # Given up means given up: it stays Failed.
+        await trio.sleep(0.5)
+        assert (await status(registry, "fx")).restarts == 3
+        # An operator's start clears it and tries again.
+        s = await ask(registry.mailbox, lambda r: ToApp("fx", Start(r)), GUARD_S)
+        assert not s.gave_up
+
+
+async def test_kill_9_under_load(project: Project) -> None:
+    """In-flight calls fail at once naming the app and cause; the app comes back; the other app
+    never noticed."""
+    project.manifest("apps/victim", fixture_manifest("victim"))
+    project.manifest("apps/other", fixture_manifest("other"))
+    async with running(project) as registry:
+        before = await wait_for(registry, "victim", AppState.RUNNING)
+        await wait_for(registry, "other", AppState.RUNNING)
+        b = bridge(registry)
+        victim_results: list[str] = []
+        other_results: list[str] = []
+
+        async def slow_call() -> None:
+            victim_results.append(await b.call("victim.sleep", {"seconds": 600}))
+
+        async def other_calls(stop: trio.Event) -> None:
+            while not stop.is_set():
+                other_results.append(await b.call("other.echo", {"text": "ok"}))
+
+        stop = trio.Event()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(other_calls, stop)
+            for _ in range(10):
+                nursery.start_soon(slow_call)
+            await wait_for(registry, "victim", lambda s: s.in_flight == 10)
+            os.kill(before.pid, signal.SIGKILL)
+            with trio.fail_after(GUARD_S):
+                while len(victim_results) < 10:
+                    await trio.sleep(0.01)
+            after = await wait_for(
+                registry, "victim", lambda s: s.state is AppState.RUNNING and s.pid != before.pid
+            )
+            assert await b.call("victim.echo", {"text": "back"}) == "back"
+            stop.set()
+        assert (
+            victim_results
+            == ["Error: app 'victim' died during the call: the process was killed by SIGKILL"] * 10
+        )
+        assert after.restarts == 1
+        assert "Failed" in after.entered_at
+        assert other_results
+        assert set(other_results) == {"ok"}
+
+
+async def test_hung_app_is_detected_by_pings_and_restarted(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx"))
+    async with running(project) as registry:
+        before = await wait_for(registry, "fx", AppState.RUNNING)
+        b = bridge(registry)
+        async with trio.open_nursery() as nursery:
+            results: list[str] = []
+
+            async def freeze() -> None:
+                results.append(await b.call("fx.freeze", {}))
+
+            nursery.start_soon(freeze)
+            after = await wait_for(
+                registry, "fx", lambda s: s.state is AppState.RUNNING and s.pid != before.pid
+            )
+        assert results == [
+            "Error: app 'fx' died during the call:"
+            " hung: did not answer 2 pings in a row (0.5 s each)"
+        ]
+        assert after.restarts == 1
+        await wait_gone(before.pid)
+        assert await b.call("fx.echo", {"text": "thawed"}) == "thawed"
+
+
+async def test_hung_call_ends_at_its_deadline(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx", requestTimeoutSeconds=1))
+    async with running(project) as registry:
+        await wait_for(registry, "fx", AppState.RUNNING)
+        b = bridge(registry)
+        assert await b.call("fx.sleep", {"seconds": 600}) == (
+            "Error: tool 'sleep' of app 'fx' timed out after 1 s (requestTimeoutSeconds);"
+            " the request was cancelled upstream"
+        )
+        # The app is still fine, and was not restarted for a slow tool.
+        assert await b.call("fx.echo", {"text": "fine"}) == "fine"
+        assert (await status(registry, "fx")).restarts == 0
+
+
+async def test_start_up_timeout(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx", "--hang-at-start", startupTimeoutSeconds=1))
+    data = config_data({"restart": "temporary"})
+    async with running(project, data) as registry:
+        s = await wait_for(registry, "fx", AppState.FAILED)
+        assert s.last_error is not None
+        assert s.last_error.startswith("did not start within 1 s (startupTimeoutSeconds)")
+        await wait_gone(s.pid)
+
+
+async def test_slow_start_does_not_delay_others(project: Project) -> None:
+    project.manifest("apps/slow", fixture_manifest("slow", "--slow-start", "600"))
+    project.manifest("apps/quick", fixture_manifest("quick"))
+    async with running(project) as registry:
+        await wait_for(registry, "quick", AppState.RUNNING)
+        assert (await status(registry, "slow")).state is AppState.LOADED
+
+
+async def test_clean_exit_under_transient_is_stopped(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx"))
+    async with running(project, config_data({"restart": "transient"})) as registry:
+        await wait_for(registry, "fx", AppState.RUNNING)
+        await bridge(registry).call("fx.exit_clean", {})
+        s = await wait_for(registry, "fx", AppState.STOPPED)
+        assert s.restarts == 0
+        assert s.last_error is not None
+        assert s.last_error.startswith("the process exited with code 0")
+
+
+async def test_clean_exit_under_permanent_restarts(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx"))
+    async with running(project) as registry:
+        before = await wait_for(registry, "fx", AppState.RUNNING)
+        await bridge(registry).call("fx.exit_clean", {})
+        after = await wait_for(
+            registry, "fx", lambda s: s.state is AppState.RUNNING and s.pid != before.pid
+        )
+        assert after.restarts == 1
+
+
+async def test_crash_after_n_calls_then_recovers(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx", "--crash-after", "3"))
+    async with running(project) as registry:
+        await wait_for(registry, "fx", AppState.RUNNING)
+        b = bridge(registry)
+        assert await b.call("fx.echo", {"text": "1"}) == "1"
+        assert await b.call("fx.echo", {"text": "2"}) == "2"
+        third = await b.call("fx.echo", {"text": "3"})
+        assert third.startswith(
+            "Error: app 'fx' died during the call: the process exited with code 3"
+        )
+        await wait_for(registry, "fx", lambda s: s.state is AppState.RUNNING and s.restarts == 1)
+        assert await b.call("fx.echo", {"text": "4"}) == "4"
+
+
+async def test_calls_while_not_running_fail_at_once(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx", "--crash-at-start"))
+    async with running(project, config_data({"restart": "temporary"})) as registry:
+        await wait_for(registry, "fx", AppState.FAILED)
+        with pytest.raises(AppUnavailable) as caught:
+            await ask(registry.mailbox, lambda r: ToApp("fx", CallTool("echo", {}, r)), GUARD_S)
+        assert caught.value.message.startswith(
+            "app 'fx' is not running (state Failed: the process exited with code 2"
+        )
+        text = await bridge(registry).call("fx.echo", {"text": "x"})
+        assert text.startswith(
+            "Error: unknown tool 'fx.echo': app 'fx' that would offer it is Failed"
+        )
+
+
+async def test_stop_is_idempotent_and_leaves_no_process(project: Project) -> None:
+    pidfile = project.root / "grandchild.pid"
+    project.manifest("apps/fx", fixture_manifest("fx", "--grandchild", str(pidfile)))
+    async with running(project) as registry:
+        s = await wait_for(registry, "fx", AppState.RUNNING)
+        grandchild = int(pidfile.read_text())
+        assert alive(grandchild)
+        first = await ask(registry.mailbox, lambda r: ToApp("fx", Stop(r)), GUARD_S)
+        assert first.state is AppState.STOPPED
+        assert not alive(s.pid)
+        assert not alive(grandchild)
+        second = await ask(registry.mailbox, lambda r: ToApp("fx", Stop(r)), GUARD_S)
+        assert second.state is AppState.STOPPED
+        assert second.entered_at["Stopped"] == first.entered_at["Stopped"]
+        # Stopped is never restarted by itself.
+        await trio.sleep(0.3)
+        assert (await status(registry, "fx")).state is AppState.STOPPED
+        # Start again; starting twice is one start.
+        await ask(registry.mailbox, lambda r: ToApp("fx", Start(r)), GUARD_S)
+        await ask(registry.mailbox, lambda r: ToApp("fx", Start(r)), GUARD_S)
+        again = await wait_for(registry, "fx", AppState.RUNNING)
+        assert again.pid != s.pid
+
+
+async def test_restart_replaces_the_process(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx"))
+    async with running(project) as registry:
+        before = await wait_for(registry, "fx", AppState.RUNNING)
+        await ask(registry.mailbox, lambda r: ToApp("fx", Restart(r)), GUARD_S)
+        after = await wait_for(registry, "fx", AppState.RUNNING)
+        assert after.pid != before.pid
+        assert not alive(before.pid)
+
+
+async def test_garbage_on_stdout_does_not_break_the_session(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx", "--garbage"))
+    async with running(project) as registry:
+        await wait_for(registry, "fx", AppState.RUNNING)
+        b = bridge(registry)
+        for i in range(5):
+            assert await b.call("fx.echo", {"text": str(i)}) == str(i)
+        assert (await status(registry, "fx")).restarts == 0
+
+
+async def test_large_paginated_catalog(project: Project) -> None:
+    project.manifest("apps/big", fixture_manifest("big", "--tools", "1000", "--page-size", "37"))
+    async with running(project) as registry:
+        s = await wait_for(registry, "big", AppState.RUNNING)
+        assert s.counts == {
+            "tools": 1008,
+            "resources": 1000,
+            "resource_templates": 100,
+            "prompts": 100,
+        }
+        table = await bridge(registry).tools()
+        names = {t.public_name for t in table.tools}
+        assert {"big.tool_0000", "big.tool_0999"} <= names
+        assert await bridge(registry).call("big.tool_0500", {}) == "tool_0500"
+
+
+async def test_tool_list_changes_at_run_time(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx", "--changing-tools"))
+    async with running(project) as registry:
+        await wait_for(registry, "fx", AppState.RUNNING)
+        b = bridge(registry)
+        await b.call("fx.add_tool", {"name": "shiny"})
+        with trio.fail_after(GUARD_S):
+            while "fx.shiny" not in {t.public_name for t in (await b.tools()).tools}:
+                await trio.sleep(0.02)
+        await b.call("fx.remove_tool", {"name": "shiny"})
+        with trio.fail_after(GUARD_S):
+            while "fx.shiny" in {t.public_name for t in (await b.tools()).tools}:
+                await trio.sleep(0.02)
+
+
+async def test_environment_and_working_directory(project: Project, tmp_path: Path) -> None:
+    folder = project.root / "apps" / "envy"
+    folder.mkdir(parents=True)
+    (folder / "server.py").write_text(
+        "import os, sys\n"
+        "sys.argv = [sys.argv[0], '--name', 'envy']\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent / 'apps')!r})\n"
+        "sys.stderr.write(f\"cwd={os.getcwd()} greeting={os.environ.get('GREETING')}"
+        " home={os.environ.get('MCPAPPS_TEST_HOME')}\\n\")\n"
+        "import runpy\n"
+        "runpy.run_path(sys.path[0] + '/fixture_app.py', run_name='__main__')\n"
+    )
+    project.manifest(
+        "apps/envy",
+        {
+            "id": "envy",
+            "command": "python3",
+            "arguments": ["server.py"],
+            "environment": {"GREETING": "hi ${env:MCPAPPS_TEST_HOME}"},
+        },
+    )
+    from tests.running import environment
+
+    env = {**environment(), "MCPAPPS_TEST_HOME": "/somewhere"}
+    async with running(project, environ=env) as registry:
+        s = await wait_for(registry, "envy", AppState.RUNNING)
+        assert f"cwd={folder} greeting=hi /somewhere home=/somewhere" in s.stderr
+
+
+async def test_stderr_ring_buffer_is_bounded(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx", "--stderr-lines", "500"))
+    async with running(project) as registry:
+        s = await wait_for(registry, "fx", lambda s: any("line 500" in x for x in s.stderr))
+        assert len(s.stderr) == 200
+        assert s.stderr[0] == "fixture stderr line 301"
+        assert s.stderr[-1] == "fixture stderr line 500"
+
+
+async def test_graceful_degradation_one_app_fails(project: Project) -> None:
+    project.manifest("apps/broken", fixture_manifest("broken", "--crash-at-start"))
+    project.manifest("apps/good", fixture_manifest("good"))
+    project.manifest("apps/invalid", {"id": "invalid"})
+    data = config_data({"restart": "temporary"}, deny=["off*"])
+    project.manifest("apps/off", fixture_manifest("offline"))
+    async with running(project, data) as registry:
+        await wait_for(registry, "good", AppState.RUNNING)
+        await wait_for(registry, "broken", AppState.FAILED)
+        apps = await snapshot(registry)
+        assert apps["invalid"].state is AppState.DISCOVERED
+        assert apps["offline"].state is AppState.DISABLED
+        assert apps["offline"].disabled_reason == "matches deny pattern 'off*'"
+        assert await bridge(registry).call("good.echo", {"text": "x"}) == "x"
+        with pytest.raises(Exception, match="unknown app 'ghost'"):
+            await status(registry, "ghost")
+        with pytest.raises(Exception, match="app 'offline' is Disabled"):
+            await ask(registry.mailbox, lambda r: ToApp("offline", Stop(r)), GUARD_S)
+
+
+async def test_prefix_override_from_the_entry(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx"))
+    data = config_data(entries={"fx": {"tool_name_prefix": "renamed_"}})
+    async with running(project, data) as registry:
+        await wait_for(registry, "fx", AppState.RUNNING)
+        names = {t.public_name for t in (await bridge(registry).tools()).tools}
+        assert "renamed_echo" in names
+        assert "fx.echo" not in names
+
+
+async def test_transport_override_normalised(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx", transport="http", url="http://x"))
+    data = config_data(entries={"fx": {"transport": "STDIO"}})
+    async with running(project, data) as registry:
+        s = await wait_for(registry, "fx", AppState.RUNNING)
+        assert s.transport == "stdio"
+
+
+async def test_collision_keeps_the_first_app(project: Project) -> None:
+    project.manifest("apps/a", fixture_manifest("a", toolNamePrefix="same."))
+    project.manifest("apps/b", fixture_manifest("b", toolNamePrefix="same."))
+    async with running(project) as registry:
+        await wait_for(registry, "a", AppState.RUNNING)
+        await wait_for(registry, "b", AppState.RUNNING)
+        table = await bridge(registry).tools()
+        owners = {t.public_name: t.app_id for t in table.tools}
+        assert owners["same.echo"] == "a"
+        assert any("app 'a' already offers" in w for w in table.warnings["b"])
+
+
+async def test_app_only_and_bad_schema_tools_are_hidden(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx", "--app-only", "--bad-schema"))
+    async with running(project) as registry:
+        await wait_for(registry, "fx", AppState.RUNNING)
+        table = await bridge(registry).tools()
+        names = {t.public_name for t in table.tools}
+        assert "fx.app_only_tool" not in names
+        assert "fx.no_schema_tool" not in names
+        ui = table.find("fx.ui_tool")
+        assert ui is not None
+        assert ui.ui_resource_uri == "ui://fixture/view.html"
+        # A UI tool's structuredContent goes to the browser, not to the model.
+        assert await bridge(registry).call("fx.ui_tool", {}) == "ui shown"
