@@ -39,6 +39,7 @@ from actors.messages import (
     Stop,
 )
 from actors.process import ChildProcess, SpawnError, describe_returncode
+from actors.reaper import Reaper
 from actors.runtime import Mailbox, Reply
 from actors.stdio import pump_stderr, stdio_streams
 from actors.supervision import Exit, Retry, supervise
@@ -89,8 +90,10 @@ class AppActor:
         ui: bool = True,
         source: Path | None = None,
         rng: random.Random | None = None,
+        reaper: Reaper | None = None,
     ) -> None:
         self.definition = definition
+        self._reaper = reaper
         self.id = definition.id
         self.mailbox: Mailbox[Any] = Mailbox()
         self._events = events
@@ -352,6 +355,8 @@ class AppActor:
             [manifest.command, *manifest.arguments], env=env, cwd=manifest.working_directory
         )
         self._pid = child.pid
+        if self._reaper is not None:
+            self._reaper.watch(child.pid)
         logger.info("app %s: started pid %d: %s", self.id, child.pid, manifest.command)
         stderr_done = trio.Event()
         stopping = False
@@ -380,12 +385,20 @@ class AppActor:
             nursery.start_soon(stderr)
             nursery.start_soon(watch)
             yield stdio_streams(child, self.id)  # the SDK client enters it
+        except Exception:
+            # The session broke. A dying child closes its stdout a moment before it can be
+            # reaped, and its exit status is the better reason: give it that moment.
+            with trio.CancelScope(shield=True), trio.move_on_after(STDERR_DRAIN_S):
+                await child.exited.wait()
+            raise
         finally:
             stopping = True
             if (code := child.poll()) is not None:
                 await exited_by_itself(code)
             await child.stop(self.definition.supervision.stop_grace_s)
             await child.close_pipes()
+            if self._reaper is not None:
+                self._reaper.forget(child.pid)
 
     def _on_stderr(self, line: str) -> None:
         self._stderr.append(line)

@@ -34,6 +34,7 @@ from actors.messages import (
     UnknownApp,
     UnknownTool,
 )
+from actors.reaper import Reaper
 from actors.runtime import AskTimeout, Mailbox, Reply, ask
 from actors.tooltable import AppTools, PublicTool, ToolTable, build_tool_table
 from actors.upstream import Catalog, Wire
@@ -77,6 +78,7 @@ class Registry:
         environ: Mapping[str, str],
         ui: bool = True,
         rng: random.Random | None = None,
+        reaper: Reaper | None = None,
     ) -> None:
         self.mailbox: Mailbox[Any] = Mailbox()
         self._actors: dict[str, AppActor] = {}
@@ -90,6 +92,7 @@ class Registry:
                     ui=ui,
                     source=app.source,
                     rng=rng,
+                    reaper=reaper,
                 )
                 self._actors[actor.id] = actor
                 self._statuses[actor.id] = actor.status()

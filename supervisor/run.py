@@ -7,10 +7,12 @@ from __future__ import annotations
 import logging
 import signal
 from collections.abc import Mapping
+from typing import Any
 
 import trio
 
 from actors.messages import StopAll
+from actors.reaper import Reaper
 from actors.registry import Registry, WhenReady
 from actors.runtime import ask
 from supervisor.config import Config
@@ -37,17 +39,29 @@ async def run_supervisor(
             elif app.state is not AppState.VALIDATED:
                 for error in app.errors:
                     logger.error("app %s is invalid: %s", app.id or app.source, error)
-        registry = Registry(discovery.apps, environ=environ, ui=config.sandbox.enabled)
-        async with trio.open_nursery() as nursery:
-            await nursery.start(registry.run)
-            nursery.start_soon(_announce_ready, registry)
-            task_status.started(registry)
-            async for signum in signals:
-                logger.info("received %s: stopping", signal.Signals(signum).name)
-                break
-            await ask(registry.mailbox, StopAll)
-            logger.info("every app is stopped; exiting")
-            nursery.cancel_scope.cancel()
+        reaper = Reaper()
+        registry = Registry(
+            discovery.apps, environ=environ, ui=config.sandbox.enabled, reaper=reaper
+        )
+        try:
+            await _supervise(registry, signals, task_status)
+        finally:
+            reaper.close()
+
+
+async def _supervise(
+    registry: Registry, signals: Any, task_status: trio.TaskStatus[Registry]
+) -> None:
+    async with trio.open_nursery() as nursery:
+        await nursery.start(registry.run)
+        nursery.start_soon(_announce_ready, registry)
+        task_status.started(registry)
+        async for signum in signals:
+            logger.info("received %s: stopping", signal.Signals(signum).name)
+            break
+        await ask(registry.mailbox, StopAll)
+        logger.info("every app is stopped; exiting")
+        nursery.cancel_scope.cancel()
 
 
 async def _announce_ready(registry: Registry) -> None:

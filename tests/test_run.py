@@ -1,0 +1,134 @@
+"""`mcpapps run` as a user runs it: a real supervisor process, real apps, real signals."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import trio
+
+from tests.helpers import Project
+from tests.running import FAST, GUARD_S, alive, environment, fixture_manifest, wait_gone
+
+
+def write_project(project: Project, *apps: tuple[str, tuple[str, ...]]) -> None:
+    for app_id, options in apps:
+        project.manifest(f"apps/{app_id}", fixture_manifest(app_id, *options))
+    supervision = "\n".join(f"{k} = {v}" for k, v in FAST.items())
+    project.config(f'[apps]\ndiscovery_paths = ["./apps"]\n\n[supervision]\n{supervision}\n')
+
+
+class Supervisor:
+    """`mcpapps run` in a subprocess; its stderr (the log) is read as it comes."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.log = ""
+        self.process: trio.Process | None = None
+
+    async def start(self, nursery: trio.Nursery) -> None:
+        command = [str(Path(sys.executable).parent / "mcpapps"), "run", "--config", "config.toml"]
+        self.process = await trio.lowlevel.open_process(
+            command,
+            cwd=self.project.root,
+            env=environment(),
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+        )
+        nursery.start_soon(self._read)
+
+    async def _read(self) -> None:
+        assert self.process is not None
+        assert self.process.stderr is not None
+        async for chunk in self.process.stderr:
+            self.log += chunk.decode()
+
+    async def wait_for_log(self, text: str) -> None:
+        with trio.fail_after(GUARD_S):
+            while text not in self.log:
+                await trio.sleep(0.02)
+
+    async def wait(self) -> int:
+        assert self.process is not None
+        with trio.fail_after(GUARD_S):
+            return await self.process.wait()
+
+
+def pids(project: Project, name: str) -> tuple[int, int]:
+    """(app pid, grandchild pid) written by the fixture's --grandchild option."""
+    pidfile = project.root / f"{name}.pid"
+    return int(Path(f"{pidfile}.self").read_text()), int(pidfile.read_text())
+
+
+async def test_run_logs_states_ready_and_stops_on_sigterm(project: Project) -> None:
+    first, second = project.root / "first.pid", project.root / "second.pid"
+    write_project(
+        project,
+        ("first", ("--grandchild", str(first))),
+        ("second", ("--grandchild", str(second))),
+        ("broken", ("--crash-at-start",)),
+    )
+    project.config(project.config_path.read_text() + 'restart = "temporary"\n')
+    supervisor = Supervisor(project)
+    async with trio.open_nursery() as nursery:
+        await supervisor.start(nursery)
+        await supervisor.wait_for_log("ready: 2 running, 1 failed, 0 not run")
+        assert "app first: Loaded → Running (8 tools" in supervisor.log
+        assert "app broken: Loaded → Failed: the process exited with code 2" in supervisor.log
+        processes = [*pids(project, "first"), *pids(project, "second")]
+        assert all(alive(pid) for pid in processes)
+        assert supervisor.process is not None
+        supervisor.process.send_signal(signal.SIGTERM)
+        assert await supervisor.wait() == 0
+    for pid in processes:
+        assert not alive(pid)
+    log = supervisor.log
+    assert "received SIGTERM: stopping" in log
+    # Reverse start order: second stops before first.
+    assert log.index("app second: Running → Stopped") < log.index("app first: Running → Stopped")
+    assert log.rstrip().endswith("every app is stopped; exiting")
+
+
+async def test_sigint_stops_too(project: Project) -> None:
+    write_project(project, ("only", ()))
+    supervisor = Supervisor(project)
+    async with trio.open_nursery() as nursery:
+        await supervisor.start(nursery)
+        await supervisor.wait_for_log("ready: 1 running")
+        assert supervisor.process is not None
+        supervisor.process.send_signal(signal.SIGINT)
+        assert await supervisor.wait() == 0
+    assert "received SIGINT: stopping" in supervisor.log
+
+
+async def test_sigkill_of_the_supervisor_leaves_no_app_process(project: Project) -> None:
+    pidfile = project.root / "app.pid"
+    write_project(project, ("app", ("--grandchild", str(pidfile))))
+    supervisor = Supervisor(project)
+    async with trio.open_nursery() as nursery:
+        await supervisor.start(nursery)
+        await supervisor.wait_for_log("ready: 1 running")
+        app, grandchild = pids(project, "app")
+        assert supervisor.process is not None
+        supervisor.process.send_signal(signal.SIGKILL)
+        await supervisor.wait()
+        await wait_gone(app)
+        await wait_gone(grandchild)
+
+
+def test_config_errors_exit_1(project: Project) -> None:
+    project.config("[server]\nport = 0\n")
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "mcpapps"), "run"],
+        cwd=project.root,
+        env={k: v for k, v in os.environ.items() if not k.startswith("MCPAPPS_")},
+        capture_output=True,
+        text=True,
+        timeout=GUARD_S,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "config.toml: server.port must be" in result.stderr
