@@ -202,7 +202,7 @@ class Upstream:
         if self.modern:
             await self.client.session.send_discover(self.protocol_version)
         else:
-            await self.client.send_ping()
+            await self.client.session.send_ping()
 
 
 def _extensions(ui: bool) -> list[Any]:
@@ -229,6 +229,11 @@ async def connect(
         client_info=types.Implementation(name="mcpapps", version=__version__),
     )
     async with client:
+        if protocol == "stateless":
+            # A pinned revision is adopted without asking the app; ask it anyway, so the
+            # capabilities (which lists exist) are the app's and not a blank stand-in.
+            discovered = await client.session.send_discover(client.protocol_version)
+            client.session.adopt(types.DiscoverResult.model_validate(discovered))
         yield Upstream(client)
 
 
