@@ -192,11 +192,16 @@ class AppActor:
         detail = ""
         if state is AppState.RUNNING:
             c = self._catalog.counts()
-            detail = (
-                f" ({c['tools']} tools, {c['resources']} resources,"
-                f" {c['resource_templates']} templates, {c['prompts']} prompts;"
-                f" protocol {self._protocol_version})"
+            counted = ", ".join(
+                _count(c[key], noun)
+                for key, noun in (
+                    ("tools", "tool"),
+                    ("resources", "resource"),
+                    ("resource_templates", "template"),
+                    ("prompts", "prompt"),
+                )
             )
+            detail = f" ({counted}; protocol {self._protocol_version})"
         elif state is AppState.FAILED and error:
             detail = f": {error}"
         elif state is AppState.LOADED and self._pid:
@@ -277,19 +282,9 @@ class AppActor:
         self._enter(AppState.LOADED)
         running: list[float] = []  # when it reached Running, if it did
         startup = trio.current_time() + manifest.startup_timeout_seconds
+        life = trio.CancelScope(deadline=startup)
         try:
-            with trio.CancelScope(deadline=startup) as life:
-                async with trio.open_nursery() as nursery:
-                    try:
-                        await self._serve(nursery, death, life, running)
-                    except* Exception as group:
-                        error = first_leaf(group)
-                        if isinstance(error, SpawnError):
-                            death.declare(str(error))
-                        else:
-                            stage = "the connection failed" if running else "start-up failed"
-                            death.declare(f"{stage}: {error_text(error)}{self._stderr_hint()}")
-                    nursery.cancel_scope.cancel()
+            await self._live(life, death, running)
             if life.cancelled_caught and not running:
                 death.declare(
                     f"did not start within {manifest.startup_timeout_seconds} s"
@@ -308,6 +303,24 @@ class AppActor:
         else:
             self._last_error = reason
         return Exit(reason=reason, abnormal=death.abnormal, ran_for=ran_for)
+
+    async def _live(self, life: trio.CancelScope, death: _Death, running: list[float]) -> None:
+        try:
+            with life:
+                async with trio.open_nursery() as nursery:
+                    try:
+                        await self._serve(nursery, death, life, running)
+                    except* Exception as group:
+                        error = first_leaf(group)
+                        if isinstance(error, SpawnError):
+                            death.declare(str(error))
+                        else:
+                            stage = "the connection failed" if running else "start-up failed"
+                            death.declare(f"{stage}: {error_text(error)}{self._stderr_hint()}")
+                    nursery.cancel_scope.cancel()
+        except* Exception as group:  # a bug of ours must end this incarnation, not the actor
+            logger.exception("app %s: unexpected error", self.id, exc_info=group)
+            death.declare(f"internal error: {error_text(first_leaf(group))}")
 
     async def _serve(
         self, nursery: trio.Nursery, death: _Death, life: trio.CancelScope, running: list[float]
@@ -329,11 +342,25 @@ class AppActor:
             running.append(trio.current_time())
             self._enter(AppState.RUNNING)
             self._events.tell(CatalogChanged(self.id, self._catalog))
-            nursery.start_soon(self._keep_alive, upstream, death)
-            nursery.start_soon(self._refresh_catalog, upstream, death)
-            nursery.start_soon(upstream.watch_list_changes, self._catalog_stale_now)
+            nursery.start_soon(self._guarded, death, self._keep_alive, upstream, death)
+            nursery.start_soon(self._guarded, death, self._refresh_catalog, upstream, death)
+            nursery.start_soon(
+                self._guarded, death, upstream.watch_list_changes, self._catalog_stale_now
+            )
             await death.event.wait()
             self._fail_in_flight(death.reason or "the connection ended")
+
+    async def _guarded(self, death: _Death, fn: Any, *args: Any) -> None:
+        """Run a task of the incarnation; whatever it raises ends this incarnation only (and is
+        restarted as the policy says), never the actor, the registry or another app."""
+        try:
+            await fn(*args)
+        except Exception as error:
+            if is_connection_error(first_leaf(error)):
+                await self._connection_lost(death, first_leaf(error))
+            else:
+                logger.exception("app %s: unexpected error in %s", self.id, fn.__name__)
+                death.declare(f"internal error: {error_text(first_leaf(error))}")
 
     def _stderr_hint(self) -> str:
         if not self._stderr:
@@ -382,8 +409,8 @@ class AppActor:
                 await exited_by_itself(code)
 
         try:
-            nursery.start_soon(stderr)
-            nursery.start_soon(watch)
+            nursery.start_soon(self._guarded, death, stderr)
+            nursery.start_soon(self._guarded, death, watch)
             yield stdio_streams(child, self.id)  # the SDK client enters it
         except Exception:
             # The session broke. A dying child closes its stdout a moment before it can be
@@ -543,6 +570,10 @@ class AppActor:
         for reply in self._in_flight.values():
             reply.fail(AppUnavailable(self.id, f"app '{self.id}' died during the call: {reason}"))
         self._in_flight.clear()
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def first_leaf(error: BaseException) -> BaseException:

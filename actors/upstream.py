@@ -18,6 +18,7 @@ import mcp_types as types
 import trio
 from mcp.client import advertise
 from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import SubscriptionLost
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
@@ -84,6 +85,7 @@ def is_connection_error(error: BaseException) -> bool:
     return isinstance(
         error,
         ConnectionLost
+        | SubscriptionLost
         | httpx2.TransportError
         | trio.BrokenResourceError
         | trio.ClosedResourceError
@@ -97,6 +99,8 @@ def error_text(error: BaseException) -> str:
         if error.error.code == types.CONNECTION_CLOSED:
             return "the connection closed"
         return f"{error.error.message} (JSON-RPC error {error.error.code})"
+    if isinstance(error, SubscriptionLost):
+        return "the app's change-notification stream ended abruptly"
     if isinstance(error, httpx2.ConnectError):
         return f"cannot connect: {error}"
     if isinstance(error, httpx2.TransportError):

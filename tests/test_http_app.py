@@ -1,0 +1,129 @@
+"""The http transport: the bundled grocery app served over Streamable HTTP on loopback, run as an
+http app; start failures, and the upstream restarting under the app actor."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+
+import pytest
+import trio
+
+from supervisor.lifecycle import AppState
+from tests.helpers import Project
+from tests.running import GROCERY, GUARD_S, bridge, config_data, running, status, wait_for
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class GroceryOverHttp:
+    """`server.py --http` as its own process, which the test can kill and start again."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.process: trio.Process | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    async def start(self) -> None:
+        self.process = await trio.lowlevel.open_process(
+            [sys.executable, str(GROCERY / "server.py"), "--http", "--port", str(self.port)],
+            cwd=GROCERY,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        with trio.fail_after(GUARD_S):
+            while True:
+                try:
+                    stream = await trio.open_tcp_stream("127.0.0.1", self.port)
+                except OSError:
+                    await trio.sleep(0.05)
+                    continue
+                await stream.aclose()
+                return
+
+    async def kill(self) -> None:
+        assert self.process is not None
+        self.process.kill()
+        await self.process.wait()
+
+
+def http_manifest(url: str) -> dict[str, object]:
+    return {
+        "id": "remote",
+        "transport": "Streamable-HTTP",
+        "url": url,
+        "toolNamePrefix": "remote.",
+        "headers": {"X-Test": "yes"},
+        "startupTimeoutSeconds": 10,
+    }
+
+
+@pytest.mark.parametrize(("protocol", "era"), [("auto", "2026-07-28"), ("handshake", "2025-11-25")])
+async def test_http_app_runs_and_survives_an_upstream_restart(
+    project: Project, protocol: str, era: str
+) -> None:
+    server = GroceryOverHttp(free_port())
+    await server.start()
+    try:
+        project.manifest("apps/remote", http_manifest(server.url))
+        data = config_data({"intensity": 1000, "backoff_max_s": 0.5}, protocol=protocol)
+        async with running(project, data) as registry:
+            s = await wait_for(registry, "remote", AppState.RUNNING)
+            assert s.transport == "http"
+            assert s.protocol_version == era
+            assert s.url == server.url
+            assert s.pid is None
+            assert s.counts["tools"] >= 9
+            assert s.counts["resource_templates"] == 2
+            assert s.counts["prompts"] == 3
+            b = bridge(registry)
+            stores = await b.call("remote.get_stores", {})
+            assert not stores.startswith("Error:")
+
+            await server.kill()
+            # The next call finds the connection gone: an error naming the app, then a restart.
+            failed = await b.call("remote.get_stores", {})
+            assert failed.startswith("Error: ")
+            assert "remote" in failed
+            await wait_for(registry, "remote", lambda s: s.state is not AppState.RUNNING)
+            await server.start()
+            back = await wait_for(
+                registry, "remote", lambda s: s.state is AppState.RUNNING and s.restarts >= 1
+            )
+            assert back.last_error is not None
+            assert await b.call("remote.get_stores", {}) == stores
+    finally:
+        if server.process is not None and server.process.returncode is None:
+            await server.kill()
+
+
+async def test_http_start_failure_is_failed_with_the_reason(project: Project) -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"  # nothing listens there
+    project.manifest("apps/remote", http_manifest(url))
+    async with running(project, config_data({"restart": "temporary"})) as registry:
+        s = await wait_for(registry, "remote", AppState.FAILED)
+        assert s.last_error is not None
+        assert s.last_error.startswith("start-up failed: cannot connect")
+
+
+async def test_http_error_status_at_start_is_failed(project: Project) -> None:
+    server = GroceryOverHttp(free_port())
+    await server.start()
+    try:
+        # The right server, the wrong path: 404 for every request.
+        project.manifest("apps/remote", http_manifest(server.url + "/nope"))
+        async with running(project, config_data({"restart": "temporary"})) as registry:
+            s = await wait_for(registry, "remote", AppState.FAILED)
+            assert s.last_error is not None
+            assert s.last_error.startswith("start-up failed:")
+            assert (await status(registry, "remote")).restarts == 0
+    finally:
+        await server.kill()
