@@ -37,6 +37,8 @@ lint: $(BIN)/.installed
 
 bench: $(BIN)/.installed
 	$(BIN)/python bench/discovery.py
+	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/calls.py
 
 clean:
 	rm -rf $(VENV) .tools .pytest_cache .ruff_cache .hypothesis

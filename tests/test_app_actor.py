@@ -3,6 +3,7 @@ real SDK: lifecycle, failures of every kind, restarts, calls, catalogs."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from pathlib import Path
@@ -456,3 +457,54 @@ async def test_app_only_and_bad_schema_tools_are_hidden(project: Project) -> Non
         assert ui.ui_resource_uri == "ui://fixture/view.html"
         # A UI tool's structuredContent goes to the browser, not to the model.
         assert await bridge(registry).call("fx.ui_tool", {}) == "ui shown"
+
+
+async def test_at_most_max_concurrent_calls_reach_the_app(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx"))
+    async with running(project, config_data({"max_concurrent_calls": 2})) as registry:
+        await wait_for(registry, "fx", AppState.RUNNING)
+        b = bridge(registry)
+        async with trio.open_nursery() as nursery:
+            for _ in range(5):
+                nursery.start_soon(b.call, "fx.sleep", {"seconds": 600})
+            s = await wait_for(
+                registry,
+                "fx",
+                lambda s: s.in_flight == 5 and s.stderr.count("fixture: sleep started") == 2,
+            )
+            await trio.sleep(0.3)  # room for a third to start, if the limit did not hold
+            s = await status(registry, "fx")
+            assert s.stderr.count("fixture: sleep started") == 2
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_call_past_its_deadline_is_cancelled_upstream(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx", requestTimeoutSeconds=1))
+    async with running(project) as registry:
+        await wait_for(registry, "fx", AppState.RUNNING)
+        text = await bridge(registry).call("fx.sleep", {"seconds": 600})
+        assert text.startswith("Error: tool 'sleep' of app 'fx' timed out after 1 s")
+        # The app itself saw notifications/cancelled and stopped the work.
+        await wait_for(registry, "fx", lambda s: "fixture: sleep cancelled" in s.stderr)
+
+
+@pytest.mark.parametrize("protocol", ["auto", "handshake"])
+async def test_the_ui_extension_is_advertised(project: Project, protocol: str) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx", "--report-client"))
+    async with running(project, config_data(protocol=protocol)) as registry:
+        await wait_for(registry, "fx", AppState.RUNNING)
+        caps = json.loads(await bridge(registry).call("fx.client_capabilities", {}))
+        assert caps["extensions"]["io.modelcontextprotocol/ui"] == {
+            "mimeTypes": ["text/html;profile=mcp-app"]
+        }
+
+
+async def test_a_stopped_app_offers_nothing(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx"))
+    async with running(project) as registry:
+        await wait_for(registry, "fx", AppState.RUNNING)
+        s = await ask(registry.mailbox, lambda r: ToApp("fx", Stop(r)), GUARD_S)
+        assert s.counts == {"tools": 0, "resources": 0, "resource_templates": 0, "prompts": 0}
+        assert (await bridge(registry).tools()).tools == ()
+        text = await bridge(registry).call("fx.echo", {"text": "x"})
+        assert text == ("Error: unknown tool 'fx.echo': app 'fx' that would offer it is Stopped")

@@ -185,6 +185,10 @@ class Fixture:
         self.add("exit_clean", schema(), self._exit_clean, description="Answers, then exits 0.")
         self.add("fail", schema(), self._fail, description="A tool error.")
 
+        # --report-client: what the client declared, to check what a host advertises.
+        if opts.report_client:
+            self.add("client_capabilities", schema(), self._client_capabilities)
+
         # --changing-tools: the tool list changes at run time, with list_changed notifications.
         if opts.changing_tools:
             self.add("add_tool", schema(name="string"), self._add_tool)
@@ -313,8 +317,24 @@ class Fixture:
         return text(str(int(args["a"]) + int(args["b"])))
 
     async def _sleep(self, ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
-        await trio.sleep(float(args["seconds"]))
+        # Logged, so tests can see from outside how many run at once and which were cancelled.
+        log("sleep started")
+        try:
+            await trio.sleep(float(args["seconds"]))
+        except trio.Cancelled:
+            log("sleep cancelled")
+            raise
         return text("slept")
+
+    async def _client_capabilities(self, ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
+        # Handshake era: declared once in `initialize`; 2026-07-28: carried by every request.
+        params = getattr(ctx.session, "client_params", None)
+        if params is not None:
+            caps = params.capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
+            return text(json.dumps(caps))
+        meta = ctx.meta.model_dump(mode="json", by_alias=True) if ctx.meta else {}
+        found = [v for k, v in meta.items() if k.endswith("clientCapabilities")]
+        return text(json.dumps(found[0] if found else meta))
 
     async def _pid(self, ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
         return text(str(os.getpid()))
@@ -406,6 +426,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--crash-at-start", action="store_true", help="print to stderr and exit 2 before serving")
     add("--crash-after", type=int, default=0, metavar="N", help="the N-th tools/call exits 3")
     add("--hang-at-start", action="store_true", help="read stdin, never answer (exit on EOF)")
+    add("--report-client", action="store_true", help="tool client_capabilities")
     add("--slow-start", type=float, default=0.0, metavar="SECONDS", help="sleep before serving")
     add("--stderr-lines", type=int, default=0, metavar="N", help="write N stderr lines at start")
     add("--grandchild", metavar="PIDFILE", help="spawn `sleep 1000`; write its pid to PIDFILE")
