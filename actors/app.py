@@ -40,7 +40,7 @@ from actors.messages import (
 )
 from actors.process import ChildProcess, SpawnError, describe_returncode
 from actors.reaper import Reaper
-from actors.runtime import Mailbox, Reply
+from actors.runtime import Forward, Mailbox, Reply
 from actors.stdio import pump_stderr, stdio_streams
 from actors.supervision import Exit, Retry, supervise
 from actors.upstream import (
@@ -121,7 +121,7 @@ class AppActor:
         self._upstream: Upstream | None = None
         self._calls: trio.Nursery | None = None
         self._death: _Death | None = None
-        self._in_flight: dict[object, Reply[Any]] = {}
+        self._in_flight: dict[object, Reply[Any] | Forward[Any]] = {}
         self._last_heard = 0.0
         self._catalog_stale = trio.Event()
 
@@ -232,11 +232,12 @@ class AppActor:
                 self._gave_up = gave_up
                 if gave_up:
                     p = self.definition.supervision
-                    self._enter(
-                        AppState.FAILED,
-                        error=f"{exit.reason}; gave up after {p.intensity} restarts within"
-                        f" {p.period_s:g} s (restart it by hand once the cause is fixed)",
+                    self._last_error = (
+                        f"{exit.reason}; gave up after {p.intensity} restarts within"
+                        f" {p.period_s:g} s (restart it by hand once the cause is fixed)"
                     )
+                    logger.error("app %s: %s", self.id, self._last_error)
+                    self._events.tell(StateChanged(self.status()))
                 elif not exit.abnormal:
                     self._enter(AppState.STOPPED)
         finally:

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from actors.runtime import Reply
+from actors.runtime import Forward, Reply
 from actors.upstream import Catalog, Wire
 from supervisor.lifecycle import AppState
 
@@ -73,7 +73,7 @@ class AppStatus:
 class CallTool:
     name: str  # the app's own tool name, not the public one
     arguments: dict[str, Any]
-    reply: Reply[Wire]
+    reply: Reply[Wire] | Forward[Wire]
     meta: dict[str, Any] | None = None
 
 

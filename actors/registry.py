@@ -35,9 +35,9 @@ from actors.messages import (
     UnknownTool,
 )
 from actors.reaper import Reaper
-from actors.runtime import AskTimeout, Mailbox, Reply, ask
-from actors.tooltable import AppTools, PublicTool, ToolTable, build_tool_table
-from actors.upstream import Catalog, Wire
+from actors.runtime import AskTimeout, Forward, Mailbox, Reply, ask
+from actors.tooltable import AppTools, ToolTable, build_tool_table
+from actors.upstream import Catalog
 from supervisor.discovery import DiscoveredApp
 from supervisor.lifecycle import AppState
 
@@ -200,9 +200,8 @@ class Registry:
         if tool is None:
             message.reply.fail(UnknownTool(None, self._unknown_tool_text(message.public_name)))
             return
-        inner: Reply[Wire] = Reply()
-        self._actors[tool.app_id].mailbox.tell(CallTool(tool.name, message.arguments, inner))
-        self._spawn(_relay, tool, inner, message.reply)
+        answer = Forward(message.reply, lambda result: (tool, result))
+        self._actors[tool.app_id].mailbox.tell(CallTool(tool.name, message.arguments, answer))
 
     def _unknown_tool_text(self, name: str) -> str:
         text = f"unknown tool '{name}'"
@@ -229,14 +228,3 @@ class Registry:
             except AskTimeout:
                 logger.error("app %s did not stop within %g s", actor.id, limit)
         reply.send(None)
-
-
-async def _relay(
-    tool: PublicTool, inner: Reply[Wire], outer: Reply[tuple[PublicTool, Wire]]
-) -> None:
-    try:
-        result = await inner.wait()
-    except Exception as error:
-        outer.fail(error)
-    else:
-        outer.send((tool, result))

@@ -60,6 +60,21 @@ class Reply(Generic[T]):
         return value
 
 
+class Forward(Generic[T]):
+    """Answers a request on someone else's `Reply`, transformed on the way: a router hands the
+    actor that does the work a `Forward` instead of starting a task that waits to relay."""
+
+    def __init__(self, target: Reply[Any], transform: Callable[[T], Any]) -> None:
+        self._target = target
+        self._transform = transform
+
+    def send(self, value: T) -> None:
+        self._target.send(self._transform(value))
+
+    def fail(self, error: BaseException) -> None:
+        self._target.fail(error)
+
+
 class Mailbox(Generic[M]):
     """The inbox of one actor. Only the owner receives from it; anyone may send."""
 

@@ -165,7 +165,11 @@ async def test_kill_9_under_load(project: Project) -> None:
             stop.set()
         assert (
             victim_results
-            == ["Error: app 'victim' died during the call: the process was killed by SIGKILL"] * 10
+            == [
+                "Error: app 'victim' died during the call: the process was killed by SIGKILL;"
+                " last stderr line: fixture: sleep started"
+            ]
+            * 10
         )
         assert after.restarts == 1
         assert "Failed" in after.entered_at
