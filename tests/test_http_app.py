@@ -127,3 +127,24 @@ async def test_http_error_status_at_start_is_failed(project: Project) -> None:
             assert (await status(registry, "remote")).restarts == 0
     finally:
         await server.kill()
+
+
+async def test_http_upstream_that_never_answers_times_out_at_start(project: Project) -> None:
+    """A server that accepts connections and then says nothing: the start-up deadline ends it."""
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listeners[0].socket.getsockname()[1]
+    held: list[trio.SocketStream] = []
+
+    async def accept_and_ignore(stream: trio.SocketStream) -> None:
+        held.append(stream)
+        await trio.sleep_forever()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(trio.serve_listeners, accept_and_ignore, listeners)
+        manifest = {**http_manifest(f"http://127.0.0.1:{port}/mcp"), "startupTimeoutSeconds": 1}
+        project.manifest("apps/remote", manifest)
+        async with running(project, config_data({"restart": "temporary"})) as registry:
+            s = await wait_for(registry, "remote", AppState.FAILED)
+            assert s.last_error == "did not start within 1 s (startupTimeoutSeconds)"
+        assert held
+        nursery.cancel_scope.cancel()
