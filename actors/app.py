@@ -421,10 +421,14 @@ class AppActor:
             raise
         finally:
             stopping = True
-            if (code := child.poll()) is not None:
-                await exited_by_itself(code)
-            await child.stop(self.definition.supervision.stop_grace_s)
-            await child.close_pipes()
+            # Shielded: this runs under cancellation too (stop, start-up deadline), and every
+            # step must happen or a process, a pipe or a reaper entry would be left behind.
+            with trio.CancelScope(shield=True):
+                if (code := child.poll()) is not None:
+                    await exited_by_itself(code)
+                await child.stop(self.definition.supervision.stop_grace_s)
+                await child.close_pipes()
+            self._pid = None  # reaped: the status must not show a pid that may be reused
             if self._reaper is not None:
                 self._reaper.forget(child.pid)
 

@@ -219,10 +219,13 @@ async def test_start_up_timeout(project: Project) -> None:
     project.manifest("apps/fx", fixture_manifest("fx", "--hang-at-start", startupTimeoutSeconds=1))
     data = config_data({"restart": "temporary"})
     async with running(project, data) as registry:
+        loading = await wait_for(registry, "fx", lambda s: s.pid is not None)
         s = await wait_for(registry, "fx", AppState.FAILED)
         assert s.last_error is not None
         assert s.last_error.startswith("did not start within 1 s (startupTimeoutSeconds)")
-        await wait_gone(s.pid)
+        assert s.pid is None  # the process is gone, and the status says so
+        assert loading.pid is not None
+        assert not alive(loading.pid)
 
 
 async def test_slow_start_does_not_delay_others(project: Project) -> None:
