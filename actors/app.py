@@ -42,7 +42,7 @@ from actors.process import ChildProcess, SpawnError, describe_returncode
 from actors.reaper import Reaper
 from actors.runtime import Forward, Mailbox, Reply
 from actors.stdio import pump_stderr, stdio_streams
-from actors.supervision import Exit, Retry, supervise
+from actors.supervision import Exit, Retry, supervise, wants_restart
 from actors.upstream import (
     Catalog,
     Upstream,
@@ -73,6 +73,7 @@ class _Death:
         self.event = trio.Event()
         self.reason: str | None = None
         self.abnormal = True
+        self.handled = False
 
     def declare(self, reason: str, *, abnormal: bool = True) -> None:
         if not self.event.is_set():
@@ -115,6 +116,13 @@ class AppActor:
         self._gave_up = False
 
         self._nursery: trio.Nursery | None = None
+        # Start, Stop and Restart run one at a time, in the order they came, so that a Stop
+        # sent just after a Restart is never undone by it.
+        self._commands_in, self._commands = trio.open_memory_channel[Any](math.inf)
+        self._draining = False  # stopping: calls in flight may finish, new ones are refused
+        self._stop_reason = "was stopped"  # how a call ended by a stop or restart is told
+        self._stderr_total = 0  # lines ever read, so a hint quotes only the current process
+        self._stderr_mark = 0
         self._loop_scope: trio.CancelScope | None = None
         self._loop_done = trio.Event()
         self._loop_done.set()
@@ -131,6 +139,7 @@ class AppActor:
         """Serve the mailbox until cancelled; the owner starts the app with a `Start` message."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            nursery.start_soon(self._lifecycle)
             task_status.started()
             async for message in self.mailbox:
                 self._handle(message)
@@ -143,13 +152,8 @@ class AppActor:
                 reply.send(self.status())
             case GetCatalog(reply):
                 reply.send(self._catalog)
-            case Start(reply):
-                self._start()
-                reply.send(self.status())
-            case Stop(reply):
-                self._spawn(self._stop_then_reply, reply)
-            case Restart(reply):
-                self._spawn(self._restart_then_reply, reply)
+            case Start() | Stop() | Restart():
+                self._commands_in.send_nowait(message)
             case _:
                 logger.error("app %s: unknown message %r", self.id, message)
 
@@ -212,17 +216,29 @@ class AppActor:
 
     # ---- lifecycle control -------------------------------------------------------------------
 
+    async def _lifecycle(self) -> None:
+        async for command in self._commands:
+            match command:
+                case Start(reply):
+                    self._start()
+                case Stop(reply):
+                    await self._stop("was stopped")
+                case Restart(reply):
+                    await self._stop("was restarted", restarting=True)
+                    self._start()
+            reply.send(self.status())
+
     def _start(self) -> None:
         if not self._loop_done.is_set():
             return  # already supervised: starting twice is a no-op
         self._gave_up = False
         self._loop_done = trio.Event()
-        self._spawn(self._supervised)
+        self._loop_scope = trio.CancelScope()
+        self._spawn(self._supervised, self._loop_scope)
 
-    async def _supervised(self) -> None:
+    async def _supervised(self, scope: trio.CancelScope) -> None:
         try:
-            with trio.CancelScope() as scope:
-                self._loop_scope = scope
+            with scope:
                 exit, gave_up = await supervise(
                     self._incarnation,
                     self.definition.supervision,
@@ -252,23 +268,23 @@ class AppActor:
         )
         self._events.tell(StateChanged(self.status()))
 
-    async def _halt(self) -> None:
-        if self._loop_scope is not None:
-            self._loop_scope.cancel()
-        await self._loop_done.wait()
-
-    async def _stop_then_reply(self, reply: Reply[AppStatus]) -> None:
-        running = not self._loop_done.is_set()
-        await self._halt()
-        if running or self._state is AppState.FAILED:
-            self._next_retry_at = None
+    async def _stop(self, reason: str, *, restarting: bool = False) -> None:
+        """Let calls in flight finish for up to `stop_grace_s`, then end the incarnation (its
+        process goes down the stop ladder) and the supervision loop."""
+        supervised = not self._loop_done.is_set()
+        if supervised:
+            self._draining = True
+            self._stop_reason = reason
+            with trio.move_on_after(self.definition.supervision.stop_grace_s):
+                while self._in_flight:
+                    await trio.sleep(0.05)
+            if self._loop_scope is not None:
+                self._loop_scope.cancel()
+            await self._loop_done.wait()
+            self._draining = False
+        if not restarting and (supervised or self._state is AppState.FAILED):
+            self._gave_up = False
             self._enter(AppState.STOPPED)
-        reply.send(self.status())
-
-    async def _restart_then_reply(self, reply: Reply[AppStatus]) -> None:
-        await self._halt()
-        self._start()
-        reply.send(self.status())
 
     # ---- one incarnation ---------------------------------------------------------------------
 
@@ -280,10 +296,10 @@ class AppActor:
         self._pid = None
         self._protocol_version = None
         self._catalog = Catalog()
+        self._stderr_mark = self._stderr_total
         self._enter(AppState.LOADED)
         running: list[float] = []  # when it reached Running, if it did
-        startup = trio.current_time() + manifest.startup_timeout_seconds
-        life = trio.CancelScope(deadline=startup)
+        life = trio.CancelScope(deadline=trio.current_time() + manifest.startup_timeout_seconds)
         try:
             await self._live(life, death, running)
             if life.cancelled_caught and not running:
@@ -291,24 +307,46 @@ class AppActor:
                     f"did not start within {manifest.startup_timeout_seconds} s"
                     " (startupTimeoutSeconds)" + self._stderr_hint()
                 )
+            death.declare("the connection ended")  # only if nothing said why
+            ran_for = trio.current_time() - running[0] if running else 0.0
+            exit = Exit(reason=death.reason or "", abnormal=death.abnormal, ran_for=ran_for)
+            self._after_death(death, exit)
+            return exit
         finally:
+            # Stopped or restarted by request (cancelled): the callers still waiting hear why.
             self._upstream = self._calls = None
-            self._fail_in_flight(death.reason or "the app was stopped")
-            self._catalog = Catalog()
-            self._events.tell(CatalogChanged(self.id, self._catalog))
-        running_since = running[0] if running else None
-        ran_for = 0.0 if running_since is None else trio.current_time() - running_since
+            self._fail_in_flight(self._stopped_text())
+            if self._catalog.counts() != Catalog().counts():
+                self._catalog = Catalog()
+                self._events.tell(CatalogChanged(self.id, self._catalog))
+
+    def _after_death(self, death: _Death, exit: Exit | None = None) -> None:
+        """The moment the incarnation is known dead: no new calls, the calls in flight fail
+        with the cause, and the state says so — before the (possibly slow) teardown."""
+        if death.handled:
+            return
+        death.handled = True
+        self._upstream = self._calls = None
         reason = death.reason or "the connection ended"
-        if death.abnormal:
+        self._fail_in_flight(f"app '{self.id}' died during the call: {reason}")
+        self._catalog = Catalog()
+        self._events.tell(CatalogChanged(self.id, self._catalog))
+        exit = exit or Exit(reason=reason, abnormal=death.abnormal)
+        if exit.abnormal or wants_restart(self.definition.supervision.restart, exit):
             self._enter(AppState.FAILED, error=reason)
         else:
-            self._last_error = reason
-        return Exit(reason=reason, abnormal=death.abnormal, ran_for=ran_for)
+            self._last_error = reason  # a clean exit that ends in Stopped
+
+    async def _end_on_death(self, death: _Death, nursery: trio.Nursery) -> None:
+        await death.event.wait()
+        self._after_death(death)
+        nursery.cancel_scope.cancel()
 
     async def _live(self, life: trio.CancelScope, death: _Death, running: list[float]) -> None:
         try:
             with life:
                 async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._end_on_death, death, nursery)
                     try:
                         await self._serve(nursery, death, life, running)
                     except* Exception as group:
@@ -318,7 +356,6 @@ class AppActor:
                         else:
                             stage = "the connection failed" if running else "start-up failed"
                             death.declare(f"{stage}: {error_text(error)}{self._stderr_hint()}")
-                    nursery.cancel_scope.cancel()
         except* Exception as group:  # a bug of ours must end this incarnation, not the actor
             logger.exception("app %s: unexpected error", self.id, exc_info=group)
             death.declare(f"internal error: {error_text(first_leaf(group))}")
@@ -348,8 +385,9 @@ class AppActor:
             nursery.start_soon(
                 self._guarded, death, upstream.watch_list_changes, self._catalog_stale_now
             )
-            await death.event.wait()
-            self._fail_in_flight(death.reason or "the connection ended")
+            # Until death is declared, when `_end_on_death` cancels all of this; leaving these
+            # blocks (the session's and the process's teardown) runs under that cancellation.
+            await trio.sleep_forever()
 
     async def _guarded(self, death: _Death, fn: Any, *args: Any) -> None:
         """Run a task of the incarnation; whatever it raises ends this incarnation only (and is
@@ -364,8 +402,8 @@ class AppActor:
                 death.declare(f"internal error: {error_text(first_leaf(error))}")
 
     def _stderr_hint(self) -> str:
-        if not self._stderr:
-            return ""
+        if not self._stderr or self._stderr_total == self._stderr_mark:
+            return ""  # nothing from this process: an older line would mislead
         return f"; last stderr line: {self._stderr[-1][:300]}"
 
     @contextlib.asynccontextmanager
@@ -434,6 +472,7 @@ class AppActor:
 
     def _on_stderr(self, line: str) -> None:
         self._stderr.append(line)
+        self._stderr_total += 1
         logger.info("app %s stderr: %s", self.id, line)
 
     async def _on_message(self, message: Any) -> None:
@@ -505,6 +544,9 @@ class AppActor:
     # ---- calls -------------------------------------------------------------------------------
 
     def _call(self, message: CallTool) -> None:
+        if self._draining:
+            message.reply.fail(AppUnavailable(self.id, f"app '{self.id}' is stopping"))
+            return
         if self._state is not AppState.RUNNING or self._calls is None or self._upstream is None:
             message.reply.fail(AppUnavailable(self.id, self._unavailable_text()))
             return
@@ -525,39 +567,51 @@ class AppActor:
     ) -> None:
         timeout = self.definition.manifest.request_timeout_seconds
         reply = message.reply
+        sent = False
+        answer: Any = None  # what the caller gets: a result, or an error
         try:
             with trio.move_on_after(timeout) as deadline:
                 async with self._limiter:
+                    sent = True
                     result = await upstream.call_tool(
                         message.name, message.arguments, meta=message.meta
                     )
             if deadline.cancelled_caught:
-                reply.fail(
-                    CallTimeout(
-                        self.id,
-                        f"tool '{message.name}' of app '{self.id}' timed out after {timeout} s"
-                        " (requestTimeoutSeconds); the request was cancelled upstream",
-                    )
-                )
-                return
-            self._last_heard = trio.current_time()
-            reply.send(result)
+                answer = CallTimeout(self.id, self._timeout_text(message.name, timeout, sent))
+            else:
+                self._last_heard = trio.current_time()
+                answer = result
         except Exception as error:
             if is_connection_error(error) and death is not None:
                 reason = await self._connection_lost(death, error)
-                reply.fail(
-                    AppUnavailable(self.id, f"app '{self.id}' died during the call: {reason}")
-                )
+                answer = AppUnavailable(self.id, f"app '{self.id}' died during the call: {reason}")
             else:
                 self._last_heard = trio.current_time()
-                reply.fail(
-                    CallFailed(
-                        self.id,
-                        f"tool '{message.name}' of app '{self.id}' failed: {error_text(error)}",
-                    )
+                answer = CallFailed(
+                    self.id, f"tool '{message.name}' of app '{self.id}' failed: {error_text(error)}"
                 )
         finally:
-            self._in_flight.pop(token, None)
+            # Not listed any more: the death of the incarnation has already answered it.
+            if self._in_flight.pop(token, None) is not None:
+                if answer is None:  # cancelled (a stop or a restart) before any answer
+                    answer = AppUnavailable(self.id, self._stopped_text())
+                if isinstance(answer, BaseException):
+                    reply.fail(answer)
+                else:
+                    reply.send(answer)
+
+    def _timeout_text(self, name: str, timeout: float, sent: bool) -> str:
+        if sent:
+            return (
+                f"tool '{name}' of app '{self.id}' timed out after {timeout:g} s"
+                " (requestTimeoutSeconds); the request was cancelled upstream"
+            )
+        return (
+            f"tool '{name}' of app '{self.id}' timed out after {timeout:g} s"
+            " (requestTimeoutSeconds) waiting for one of its"
+            f" {self.definition.supervision.max_concurrent_calls} call slots"
+            " (max_concurrent_calls)"
+        )
 
     async def _connection_lost(self, death: _Death, error: BaseException) -> str:
         """Declare the incarnation dead because a request found the connection broken. A dying
@@ -569,11 +623,14 @@ class AppActor:
         death.declare(f"the connection failed: {error_text(error)}")
         return death.reason or ""
 
-    def _fail_in_flight(self, reason: str) -> None:
-        """Every call still waiting fails now, naming the app and the cause (never replayed:
-        a tool call may not be idempotent)."""
+    def _stopped_text(self) -> str:
+        return f"app '{self.id}' {self._stop_reason} during the call"
+
+    def _fail_in_flight(self, text: str) -> None:
+        """Every call still waiting fails now with `text`, which names the app and the cause
+        (never replayed: a tool call may not be idempotent)."""
         for reply in self._in_flight.values():
-            reply.fail(AppUnavailable(self.id, f"app '{self.id}' died during the call: {reason}"))
+            reply.fail(AppUnavailable(self.id, text))
         self._in_flight.clear()
 
 

@@ -12,8 +12,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from actors.messages import AppError, CallPublicTool, GetToolTable, UnknownTool
-from actors.runtime import Mailbox, ask
+from actors.messages import AppError, CallPublicTool, GetToolTable
+from actors.runtime import AskTimeout, Mailbox, Overloaded, ask
 from actors.tooltable import PublicTool, ToolTable
 from actors.upstream import Wire
 
@@ -112,10 +112,10 @@ class ToolBridge:
             return f"Error: invalid arguments for tool '{public_name}': {error}"
         try:
             tool, result = await self.call_raw(public_name, parsed)
-        except UnknownTool as error:
-            return f"Error: {error.message}"
         except AppError as error:
             return f"Error: {error.message}"
+        except (AskTimeout, Overloaded) as error:
+            return f"Error: tool '{public_name}' could not be called: {error}"
         return format_result(
             result,
             app_id=tool.app_id,

@@ -98,7 +98,9 @@ class Registry:
                 self._statuses[actor.id] = actor.status()
             else:
                 status = static_status(app)
-                self._statuses.setdefault(status.id, status)
+                # A duplicate id is listed too (SPEC §3), under its path.
+                key = status.id if status.id not in self._statuses else str(app.source)
+                self._statuses[key] = attrs.evolve(status, id=key) if key != status.id else status
         self._catalogs: dict[str, Catalog] = {}
         self._table = ToolTable()
         self._warned: set[str] = set()
@@ -153,7 +155,8 @@ class Registry:
     def _on_state(self, status: AppStatus) -> None:
         before = self._statuses.get(status.id)
         self._statuses[status.id] = status
-        if status.state in (AppState.RUNNING, AppState.FAILED) and status.id in self._unsettled:
+        settled = (AppState.RUNNING, AppState.FAILED, AppState.STOPPED)
+        if status.state in settled and status.id in self._unsettled:
             self._unsettled.discard(status.id)
             if not self._unsettled:
                 for reply in self._waiting:

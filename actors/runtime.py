@@ -24,6 +24,10 @@ M = TypeVar("M")
 MAILBOX_SIZE = 1024
 
 
+class Overloaded(Exception):
+    """The actor could not take the request (its mailbox is full, or it has stopped)."""
+
+
 class AskTimeout(Exception):
     """The actor did not answer before the deadline."""
 
@@ -82,12 +86,16 @@ class Mailbox(Generic[M]):
         self._send, self._receive = trio.open_memory_channel[M](size)
 
     def tell(self, message: M) -> None:
-        """Send without waiting; a full or closed mailbox drops the message (the actor is gone
-        or hopelessly behind, and a fact about it is not worth blocking the sender)."""
-        with contextlib.suppress(
-            trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError
-        ):
+        """Send without waiting. A full or closed mailbox drops a fact (the actor is gone or
+        hopelessly behind, and a fact is not worth blocking the sender) and fails a request."""
+        try:
             self._send.send_nowait(message)
+        except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError) as error:
+            # A request must still be answered, or its caller would wait forever.
+            reply = getattr(message, "reply", None)
+            if reply is not None:
+                busy = isinstance(error, trio.WouldBlock)
+                reply.fail(Overloaded("too busy: its mailbox is full" if busy else "stopped"))
 
     async def send(self, message: M) -> None:
         await self._send.send(message)

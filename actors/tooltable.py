@@ -134,12 +134,9 @@ def build_tool_table(apps: Iterable[AppTools]) -> ToolTable:
                     f" tool_name_prefix in [apps.entries.{app.app_id}] to tell them apart"
                 )
                 continue
-            alias = model_alias(public)
-            if alias in by_alias:  # two public names that differ only in characters models refuse
-                alias = f"{alias[: 64 - _HASH_LENGTH - 1]}_{_short_hash(public)}"
             tool = PublicTool(
                 public_name=public,
-                alias=alias,
+                alias="",  # chosen below, once every public name is known
                 app_id=app.app_id,
                 name=name,
                 description=str(raw.get("description") or ""),
@@ -148,7 +145,15 @@ def build_tool_table(apps: Iterable[AppTools]) -> ToolTable:
             )
             tools.append(tool)
             by_public[public] = tool
-            by_alias[alias] = tool
+    # An alias must never be another tool's public name (or another alias): a model calling
+    # `a_b` for the tool `a.b` must not reach a different tool that is really named `a_b`.
+    for index, tool in enumerate(tools):
+        alias = model_alias(tool.public_name)
+        taken = by_public.get(alias)
+        if alias in by_alias or (taken is not None and taken is not tool):
+            alias = f"{alias[: 64 - _HASH_LENGTH - 1]}_{_short_hash(tool.public_name)}"
+        tools[index] = attrs.evolve(tool, alias=alias)
+        by_public[tool.public_name] = by_alias[alias] = tools[index]
     return ToolTable(
         tools=tuple(tools),
         warnings={app: tuple(w) for app, w in warnings.items() if w},

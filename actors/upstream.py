@@ -29,9 +29,6 @@ from supervisor.manifest import Protocol
 logger = logging.getLogger("mcpapps.app")
 _RAW: TypeAdapter[Wire] = TypeAdapter(dict[str, Any])
 
-logger = logging.getLogger("mcpapps.app")
-_RAW: TypeAdapter[Wire] = TypeAdapter(dict[str, Any])
-
 UI_EXTENSION = "io.modelcontextprotocol/ui"
 UI_MIME_TYPE = "text/html;profile=mcp-app"
 MAX_PAGES = 10_000  # a server that hands out cursors forever must not hold start-up forever
@@ -98,6 +95,11 @@ def error_text(error: BaseException) -> str:
     if isinstance(error, MCPError):
         if error.error.code == types.CONNECTION_CLOSED:
             return "the connection closed"
+        if error.error.code == types.METHOD_NOT_FOUND and error.error.message == "Not Found":
+            # The SDK's stand-in for an HTTP 404 without a JSON-RPC body.
+            return "the server answered HTTP 404 Not Found: check the app's url"
+        if error.error.message == "Server returned an error response":
+            return "the server answered with an HTTP error status"
         return f"{error.error.message} (JSON-RPC error {error.error.code})"
     if isinstance(error, SubscriptionLost):
         return "the app's change-notification stream ended abruptly"

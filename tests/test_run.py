@@ -24,13 +24,14 @@ def write_project(project: Project, *apps: tuple[str, tuple[str, ...]]) -> None:
 class Supervisor:
     """`mcpapps run` in a subprocess; its stderr (the log) is read as it comes."""
 
-    def __init__(self, project: Project) -> None:
+    def __init__(self, project: Project, config: str = "config.toml") -> None:
         self.project = project
+        self.config = config
         self.log = ""
         self.process: trio.Process | None = None
 
     async def start(self, nursery: trio.Nursery) -> None:
-        command = [str(Path(sys.executable).parent / "mcpapps"), "run", "--config", "config.toml"]
+        command = [str(Path(sys.executable).parent / "mcpapps"), "run", "--config", self.config]
         self.process = await trio.lowlevel.open_process(
             command,
             cwd=self.project.root,
@@ -55,6 +56,20 @@ class Supervisor:
         assert self.process is not None
         with trio.fail_after(GUARD_S):
             return await self.process.wait()
+
+
+def reapers(cwd: Path) -> list[int]:
+    """Live reaper processes started from `cwd` (the supervisor's folder)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+            here = (entry / "cwd").resolve() == cwd.resolve()
+        except OSError:
+            continue
+        if here and b"actors.reaper" in command and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
 
 
 def pids(project: Project, name: str) -> tuple[int, int]:
@@ -85,6 +100,7 @@ async def test_run_logs_states_ready_and_stops_on_sigterm(project: Project) -> N
         assert await supervisor.wait() == 0
     for pid in processes:
         assert not alive(pid)
+    assert reapers(project.root) == []
     log = supervisor.log
     assert "received SIGTERM: stopping" in log
     # Reverse start order: second stops before first.
@@ -132,3 +148,19 @@ def test_config_errors_exit_1(project: Project) -> None:
     )
     assert result.returncode == 1
     assert "config.toml: server.port must be" in result.stderr
+
+
+async def test_the_readme_run_command_on_the_bundled_apps() -> None:
+    """`make run` is `mcpapps run --config config.toml` in the project folder, with the
+    virtual environment first on PATH (which `environment()` does too)."""
+    root = Path(__file__).parent.parent
+    supervisor = Supervisor(Project.__new__(Project), str(root / "config.toml"))
+    supervisor.project.root = root
+    async with trio.open_nursery() as nursery:
+        await supervisor.start(nursery)
+        await supervisor.wait_for_log("ready: 1 running, 0 failed, 0 not run")
+        assert "app grocery-inventory: Loaded → Running (11 tools" in supervisor.log
+        assert supervisor.process is not None
+        supervisor.process.send_signal(signal.SIGTERM)
+        assert await supervisor.wait() == 0
+    assert "app grocery-inventory: Running → Stopped" in supervisor.log

@@ -173,3 +173,20 @@ def test_format_result_error() -> None:
     assert format_result({"isError": True}, app_id="a", tool="t", has_ui=False) == (
         "Error: tool 't' of app 'a' failed: no details given"
     )
+
+
+def test_an_alias_never_reaches_another_tools_public_name() -> None:
+    """App one offers `a.b` (alias `a_b`); app two offers a tool really named `a_b`. A model
+    calling the alias of `a.b` must reach `a.b`, and `a_b` must reach app two."""
+    table = build_tool_table(
+        [AppTools("one", "", (tool("a.b"),)), AppTools("two", "", (tool("a_b"),))]
+    )
+    dotted = table.find("a.b")
+    plain = table.find("a_b")
+    assert dotted is not None
+    assert plain is not None
+    assert (dotted.app_id, plain.app_id) == ("one", "two")
+    assert plain.alias == "a_b"
+    assert dotted.alias != "a_b"
+    assert MODEL_NAME.fullmatch(dotted.alias)
+    assert table.find(dotted.alias) is dotted

@@ -19,6 +19,7 @@ import argparse
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -426,6 +427,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--crash-at-start", action="store_true", help="print to stderr and exit 2 before serving")
     add("--crash-after", type=int, default=0, metavar="N", help="the N-th tools/call exits 3")
     add("--hang-at-start", action="store_true", help="read stdin, never answer (exit on EOF)")
+    add("--stubborn", action="store_true", help="ignore SIGTERM, stay after stdin closes")
     add("--report-client", action="store_true", help="tool client_capabilities")
     add("--slow-start", type=float, default=0.0, metavar="SECONDS", help="sleep before serving")
     add("--stderr-lines", type=int, default=0, metavar="N", help="write N stderr lines at start")
@@ -466,6 +468,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         write_atomically(options.grandchild + ".self", f"{os.getpid()}\n")
         write_atomically(options.grandchild, f"{child.pid}\n")
 
+    # --stubborn: an app that ignores SIGTERM and stays after its stdin closes, so only the
+    # last step of the stop ladder (SIGKILL) ends it.
+    if options.stubborn:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        log("stubborn: ignoring SIGTERM")
+
     # --crash-at-start: an app that dies before it ever answers (exit code 2, with a reason).
     if options.crash_at_start:
         die(2, "crashing at start")
@@ -488,6 +496,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     fixture = Fixture(options, Wire(garbage=options.garbage))
     fixture.build()
     trio.run(fixture.serve)
+    if options.stubborn:
+        log("stubborn: stdin closed, staying anyway")
+        time.sleep(3600)
 
 
 if __name__ == "__main__":
