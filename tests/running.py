@@ -126,3 +126,20 @@ async def wait_gone(pid: int, timeout: float = GUARD_S) -> None:
     with trio.fail_after(timeout):
         while alive(pid):
             await trio.sleep(0.02)
+
+
+@contextlib.asynccontextmanager
+async def calling(
+    b: ToolBridge, public_name: str, arguments: dict[str, Any], times: int = 1
+) -> AsyncIterator[list[str]]:
+    """Make `times` calls in the background; on leaving, wait for all of them. The list fills
+    with what each call returned, in the order they ended."""
+    results: list[str] = []
+
+    async def one() -> None:
+        results.append(await b.call(public_name, arguments))
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(times):
+            nursery.start_soon(one)
+        yield results

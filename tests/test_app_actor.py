@@ -20,6 +20,7 @@ from tests.running import (
     GUARD_S,
     alive,
     bridge,
+    calling,
     config_data,
     fixture_manifest,
     running,
@@ -183,13 +184,7 @@ async def test_hung_app_is_detected_by_pings_and_restarted(project: Project) -> 
     async with running(project) as registry:
         before = await wait_for(registry, "fx", AppState.RUNNING)
         b = bridge(registry)
-        async with trio.open_nursery() as nursery:
-            results: list[str] = []
-
-            async def freeze() -> None:
-                results.append(await b.call("fx.freeze", {}))
-
-            nursery.start_soon(freeze)
+        async with calling(b, "fx.freeze", {}) as results:
             after = await wait_for(
                 registry, "fx", lambda s: s.state is AppState.RUNNING and s.pid != before.pid
             )
@@ -523,15 +518,7 @@ async def test_calls_in_flight_are_answered_when_the_app_is_stopped(project: Pro
     data = config_data({"stop_grace_s": 0.2})
     async with running(project, data) as registry:
         await wait_for(registry, "fx", AppState.RUNNING)
-        b = bridge(registry)
-        results: list[str] = []
-
-        async def slow() -> None:
-            results.append(await b.call("fx.sleep", {"seconds": 600}))
-
-        async with trio.open_nursery() as nursery:
-            for _ in range(3):
-                nursery.start_soon(slow)
+        async with calling(bridge(registry), "fx.sleep", {"seconds": 600}, 3) as results:
             await wait_for(registry, "fx", lambda s: s.in_flight == 3)
             await ask(registry.mailbox, lambda r: ToApp("fx", Stop(r)), GUARD_S)
         assert results == ["Error: app 'fx' was stopped during the call"] * 3
@@ -541,14 +528,7 @@ async def test_calls_in_flight_may_finish_within_the_stop_grace(project: Project
     project.manifest("apps/fx", fixture_manifest("fx"))
     async with running(project, config_data({"stop_grace_s": 30})) as registry:
         await wait_for(registry, "fx", AppState.RUNNING)
-        b = bridge(registry)
-        results: list[str] = []
-
-        async def short() -> None:
-            results.append(await b.call("fx.sleep", {"seconds": 0.5}))
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(short)
+        async with calling(bridge(registry), "fx.sleep", {"seconds": 0.5}) as results:
             await wait_for(registry, "fx", lambda s: s.in_flight == 1)
             stopped = await ask(registry.mailbox, lambda r: ToApp("fx", Stop(r)), GUARD_S)
         assert results == ["slept"]
@@ -559,14 +539,7 @@ async def test_calls_in_flight_are_answered_on_restart(project: Project) -> None
     project.manifest("apps/fx", fixture_manifest("fx"))
     async with running(project, config_data({"stop_grace_s": 0.2})) as registry:
         await wait_for(registry, "fx", AppState.RUNNING)
-        b = bridge(registry)
-        results: list[str] = []
-        async with trio.open_nursery() as nursery:
-
-            async def slow() -> None:
-                results.append(await b.call("fx.sleep", {"seconds": 600}))
-
-            nursery.start_soon(slow)
+        async with calling(bridge(registry), "fx.sleep", {"seconds": 600}) as results:
             await wait_for(registry, "fx", lambda s: s.in_flight == 1)
             await ask(registry.mailbox, lambda r: ToApp("fx", Restart(r)), GUARD_S)
         assert results == ["Error: app 'fx' was restarted during the call"]
