@@ -31,6 +31,7 @@ from actors.messages import (
     CallTimeout,
     CallTool,
     CatalogChanged,
+    Drain,
     GetCatalog,
     GetStatus,
     Restart,
@@ -59,6 +60,7 @@ logger = logging.getLogger("mcpapps.app")
 
 STDERR_LINES = 200
 STDERR_DRAIN_S = 0.5  # after an exit, how long the last stderr lines may take to arrive
+STDOUT_CLOSED = "the process closed its stdout (it can answer nothing more)"
 _LIST_CHANGED = (
     types.ToolListChangedNotification,
     types.ResourceListChangedNotification,
@@ -126,6 +128,7 @@ class AppActor:
         self._loop_scope: trio.CancelScope | None = None
         self._loop_done = trio.Event()
         self._loop_done.set()
+        self._loaded = trio.Event()
         self._upstream: Upstream | None = None
         self._calls: trio.Nursery | None = None
         self._death: _Death | None = None
@@ -152,7 +155,7 @@ class AppActor:
                 reply.send(self.status())
             case GetCatalog(reply):
                 reply.send(self._catalog)
-            case Start() | Stop() | Restart():
+            case Start() | Stop() | Restart() | Drain():
                 self._commands_in.send_nowait(message)
             case _:
                 logger.error("app %s: unknown message %r", self.id, message)
@@ -220,21 +223,27 @@ class AppActor:
         async for command in self._commands:
             match command:
                 case Start(reply):
-                    self._start()
-                case Stop(reply):
-                    await self._stop("was stopped")
+                    await self._start()
+                case Drain(reply):
+                    await self._drain("was stopped")
+                case Stop(reply, grace):
+                    await self._stop("was stopped", grace=grace)
                 case Restart(reply):
                     await self._stop("was restarted", restarting=True)
-                    self._start()
+                    await self._start()
             reply.send(self.status())
 
-    def _start(self) -> None:
+    async def _start(self) -> None:
+        """Start supervising (a no-op when already supervised); returns once the app is
+        Loaded, so the answer to Start or Restart shows the new process."""
         if not self._loop_done.is_set():
-            return  # already supervised: starting twice is a no-op
+            return
         self._gave_up = False
+        self._loaded = trio.Event()
         self._loop_done = trio.Event()
         self._loop_scope = trio.CancelScope()
         self._spawn(self._supervised, self._loop_scope)
+        await self._loaded.wait()
 
     async def _supervised(self, scope: trio.CancelScope) -> None:
         try:
@@ -254,13 +263,16 @@ class AppActor:
                     )
                     logger.error("app %s: %s", self.id, self._last_error)
                     self._events.tell(StateChanged(self.status()))
-                elif not exit.abnormal:
+                elif not exit.abnormal and self._state is not AppState.STOPPED:
                     self._enter(AppState.STOPPED)
         finally:
             self._loop_scope = None
             self._loop_done.set()
 
     def _on_retry(self, exit: Exit, retry: Retry) -> None:
+        if self._draining and self._loop_scope is not None:
+            self._loop_scope.cancel()  # being stopped: no new process just to stop it again
+            return
         self._restarts += 1
         self._next_retry_at = time.time() + retry.delay
         logger.info(
@@ -268,20 +280,29 @@ class AppActor:
         )
         self._events.tell(StateChanged(self.status()))
 
-    async def _stop(self, reason: str, *, restarting: bool = False) -> None:
-        """Let calls in flight finish for up to `stop_grace_s`, then end the incarnation (its
-        process goes down the stop ladder) and the supervision loop."""
+    async def _drain(self, reason: str) -> None:
+        """Refuse new calls; let those in flight finish for up to `stop_grace_s` (or until the
+        app dies, which answers them anyway)."""
+        self._draining = True
+        self._stop_reason = reason
+        with trio.move_on_after(self.definition.supervision.stop_grace_s):
+            while self._in_flight and self._state is AppState.RUNNING:
+                await trio.sleep(0.05)
+
+    async def _stop(self, reason: str, *, grace: bool = True, restarting: bool = False) -> None:
+        """End the incarnation (its process goes down the stop ladder) and the supervision
+        loop; with `grace`, calls in flight may finish first."""
         supervised = not self._loop_done.is_set()
         if supervised:
+            if grace:
+                await self._drain(reason)
             self._draining = True
             self._stop_reason = reason
-            with trio.move_on_after(self.definition.supervision.stop_grace_s):
-                while self._in_flight:
-                    await trio.sleep(0.05)
             if self._loop_scope is not None:
                 self._loop_scope.cancel()
             await self._loop_done.wait()
-            self._draining = False
+        self._draining = False
+        self._stop_reason = "was stopped"
         if not restarting and (supervised or self._state is AppState.FAILED):
             self._gave_up = False
             self._enter(AppState.STOPPED)
@@ -290,7 +311,6 @@ class AppActor:
 
     async def _incarnation(self) -> Exit:
         """Connect, enumerate, serve until the connection dies; say how it ended."""
-        manifest = self.definition.manifest
         death = _Death()
         self._death = death
         self._pid = None
@@ -298,15 +318,10 @@ class AppActor:
         self._catalog = Catalog()
         self._stderr_mark = self._stderr_total
         self._enter(AppState.LOADED)
+        self._loaded.set()
         running: list[float] = []  # when it reached Running, if it did
-        life = trio.CancelScope(deadline=trio.current_time() + manifest.startup_timeout_seconds)
         try:
-            await self._live(life, death, running)
-            if life.cancelled_caught and not running:
-                death.declare(
-                    f"did not start within {manifest.startup_timeout_seconds} s"
-                    " (startupTimeoutSeconds)" + self._stderr_hint()
-                )
+            await self._live(death, running)
             death.declare("the connection ended")  # only if nothing said why
             ran_for = trio.current_time() - running[0] if running else 0.0
             exit = Exit(reason=death.reason or "", abnormal=death.abnormal, ran_for=ran_for)
@@ -334,37 +349,49 @@ class AppActor:
         exit = exit or Exit(reason=reason, abnormal=death.abnormal)
         if exit.abnormal or wants_restart(self.definition.supervision.restart, exit):
             self._enter(AppState.FAILED, error=reason)
-        else:
-            self._last_error = reason  # a clean exit that ends in Stopped
+        else:  # a clean exit that is not restarted: the app has stopped by itself
+            self._enter(AppState.STOPPED, error=reason)
 
     async def _end_on_death(self, death: _Death, nursery: trio.Nursery) -> None:
         await death.event.wait()
         self._after_death(death)
         nursery.cancel_scope.cancel()
 
-    async def _live(self, life: trio.CancelScope, death: _Death, running: list[float]) -> None:
+    async def _start_up_deadline(self, death: _Death, running: list[float]) -> None:
+        seconds = self.definition.manifest.startup_timeout_seconds
+        await trio.sleep(seconds)
+        if not running:
+            death.declare(
+                f"did not start within {seconds} s (startupTimeoutSeconds){self._stderr_hint()}"
+            )
+
+    def _failure(self, death: _Death, error: BaseException, running: list[float]) -> None:
+        """Declare the death an error of the session or the transport stands for, and act on
+        it at once (the teardown that follows may take a while)."""
+        error = first_leaf(error)
+        if isinstance(error, SpawnError):
+            death.declare(str(error))
+        else:
+            stage = "the connection failed" if running else "start-up failed"
+            death.declare(f"{stage}: {error_text(error)}{self._stderr_hint()}")
+        self._after_death(death)
+
+    async def _live(self, death: _Death, running: list[float]) -> None:
         try:
-            with life:
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(self._end_on_death, death, nursery)
-                    try:
-                        await self._serve(nursery, death, life, running)
-                    except* Exception as group:
-                        error = first_leaf(group)
-                        if isinstance(error, SpawnError):
-                            death.declare(str(error))
-                        else:
-                            stage = "the connection failed" if running else "start-up failed"
-                            death.declare(f"{stage}: {error_text(error)}{self._stderr_hint()}")
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._end_on_death, death, nursery)
+                nursery.start_soon(self._start_up_deadline, death, running)
+                try:
+                    await self._serve(nursery, death, running)
+                except* Exception as group:
+                    self._failure(death, group, running)
         except* Exception as group:  # a bug of ours must end this incarnation, not the actor
             logger.exception("app %s: unexpected error", self.id, exc_info=group)
             death.declare(f"internal error: {error_text(first_leaf(group))}")
 
-    async def _serve(
-        self, nursery: trio.Nursery, death: _Death, life: trio.CancelScope, running: list[float]
-    ) -> None:
+    async def _serve(self, nursery: trio.Nursery, death: _Death, running: list[float]) -> None:
         async with (
-            self._transport(nursery, death) as transport,
+            self._transport(nursery, death, running) as transport,
             connect(
                 transport,
                 protocol=self.definition.protocol,
@@ -372,9 +399,12 @@ class AppActor:
                 on_message=self._on_message,
             ) as upstream,
         ):
-            self._protocol_version = upstream.protocol_version
-            self._catalog = await upstream.catalog()
-            life.deadline = math.inf
+            try:
+                self._protocol_version = upstream.protocol_version
+                self._catalog = await upstream.catalog()
+            except Exception as error:
+                self._failure(death, error, running)
+                raise
             self._upstream, self._calls = upstream, nursery
             self._last_heard = trio.current_time()
             running.append(trio.current_time())
@@ -407,7 +437,9 @@ class AppActor:
         return f"; last stderr line: {self._stderr[-1][:300]}"
 
     @contextlib.asynccontextmanager
-    async def _transport(self, nursery: trio.Nursery, death: _Death) -> AsyncIterator[Any]:
+    async def _transport(
+        self, nursery: trio.Nursery, death: _Death, running: list[float]
+    ) -> AsyncIterator[Any]:
         manifest = self.definition.manifest
         if self.definition.transport == "http":
             headers = {k: expand(v, self._environ) for k, v in manifest.headers.items()}
@@ -425,6 +457,7 @@ class AppActor:
             self._reaper.watch(child.pid)
         logger.info("app %s: started pid %d: %s", self.id, child.pid, manifest.command)
         stderr_done = trio.Event()
+        stdout_closed = trio.Event()
         stopping = False
 
         async def stderr() -> None:
@@ -444,18 +477,33 @@ class AppActor:
 
         async def watch() -> None:
             code = await child.wait()
+            self._pid = None  # reaped: the status must not show a pid that may be reused
             if not stopping:
                 await exited_by_itself(code)
+
+        async def watch_stdout() -> None:
+            # An app that closes its stdout can answer nothing more, even if it lives on. An
+            # exiting process closes it a moment before its status is known: wait for that.
+            await stdout_closed.wait()
+            with trio.move_on_after(STDERR_DRAIN_S * 2):
+                await death.event.wait()
+            death.declare(STDOUT_CLOSED)
 
         try:
             nursery.start_soon(self._guarded, death, stderr)
             nursery.start_soon(self._guarded, death, watch)
-            yield stdio_streams(child, self.id)  # the SDK client enters it
-        except Exception:
+            nursery.start_soon(self._guarded, death, watch_stdout)
+            yield stdio_streams(child, self.id, stdout_closed.set)  # the SDK client enters it
+        except Exception as error:
             # The session broke. A dying child closes its stdout a moment before it can be
             # reaped, and its exit status is the better reason: give it that moment.
             with trio.CancelScope(shield=True), trio.move_on_after(STDERR_DRAIN_S):
                 await child.exited.wait()
+            if (code := child.poll()) is not None:
+                await exited_by_itself(code)
+            elif stdout_closed.is_set():
+                death.declare(STDOUT_CLOSED)
+            self._failure(death, error, running)  # before the stop ladder, which may be slow
             raise
         finally:
             stopping = True
@@ -466,7 +514,7 @@ class AppActor:
                     await exited_by_itself(code)
                 await child.stop(self.definition.supervision.stop_grace_s)
                 await child.close_pipes()
-            self._pid = None  # reaped: the status must not show a pid that may be reused
+            self._pid = None
             if self._reaper is not None:
                 self._reaper.forget(child.pid)
 
@@ -545,7 +593,8 @@ class AppActor:
 
     def _call(self, message: CallTool) -> None:
         if self._draining:
-            message.reply.fail(AppUnavailable(self.id, f"app '{self.id}' is stopping"))
+            doing = "restarting" if self._stop_reason == "was restarted" else "stopping"
+            message.reply.fail(AppUnavailable(self.id, f"app '{self.id}' is {doing}"))
             return
         if self._state is not AppState.RUNNING or self._calls is None or self._upstream is None:
             message.reply.fail(AppUnavailable(self.id, self._unavailable_text()))
@@ -617,8 +666,8 @@ class AppActor:
         """Declare the incarnation dead because a request found the connection broken. A dying
         process breaks the pipe a moment before its exit status is known, and the status says
         more; so wait that moment for it."""
-        if self._pid is not None:
-            with trio.move_on_after(STDERR_DRAIN_S * 2):
+        if self.definition.transport == "stdio":
+            with trio.move_on_after(STDERR_DRAIN_S * 3):
                 await death.event.wait()
         death.declare(f"the connection failed: {error_text(error)}")
         return death.reason or ""

@@ -97,6 +97,15 @@ class Start:
 @attrs.frozen
 class Stop:
     reply: Reply[AppStatus]
+    grace: bool = True  # let calls in flight finish for up to stop_grace_s first
+
+
+@attrs.frozen
+class Drain:
+    """Refuse new calls and wait up to stop_grace_s for those in flight (the first half of a
+    shutdown, sent to every app at once)."""
+
+    reply: Reply[AppStatus]
 
 
 @attrs.frozen

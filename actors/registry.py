@@ -23,6 +23,7 @@ from actors.messages import (
     CallPublicTool,
     CallTool,
     CatalogChanged,
+    Drain,
     GetStatus,
     GetToolTable,
     Snapshot,
@@ -34,8 +35,9 @@ from actors.messages import (
     UnknownApp,
     UnknownTool,
 )
+from actors.process import KILL_REAP_S, STDIN_CLOSE_GRACE_S
 from actors.reaper import Reaper
-from actors.runtime import AskTimeout, Forward, Mailbox, Reply, ask
+from actors.runtime import AskTimeout, Forward, Mailbox, Overloaded, Reply, ask
 from actors.tooltable import AppTools, ToolTable, build_tool_table
 from actors.upstream import Catalog
 from supervisor.discovery import DiscoveredApp
@@ -112,7 +114,7 @@ class Registry:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             for actor in self._actors.values():
-                await nursery.start(actor.run)
+                await nursery.start(self._run_actor, actor)
             # Every app starts at once: a slow one never delays the others.
             for actor in self._actors.values():
                 actor.mailbox.tell(Start(Reply()))
@@ -222,12 +224,40 @@ class Registry:
         return text
 
     async def _stop_all(self, reply: Reply[None]) -> None:
-        """Stop the apps one by one in reverse start order (SPEC §5)."""
+        """Shutdown (SPEC §5): every app refuses new calls at once and its calls in flight get
+        up to `stop_grace_s` together; then the apps stop one by one in reverse start order."""
+        async with trio.open_nursery() as nursery:
+            for actor in self._actors.values():
+                grace = actor.definition.supervision.stop_grace_s
+                nursery.start_soon(_ask_quietly, actor, Drain, grace + STOP_MARGIN_S)
         for actor in reversed(self._actors.values()):
             policy = actor.definition.supervision
-            limit = 2.0 + policy.stop_grace_s + STOP_MARGIN_S
-            try:
-                await ask(actor.mailbox, Stop, limit)
-            except AskTimeout:
-                logger.error("app %s did not stop within %g s", actor.id, limit)
+            limit = STDIN_CLOSE_GRACE_S + policy.stop_grace_s + KILL_REAP_S + STOP_MARGIN_S
+            await _ask_quietly(actor, lambda r: Stop(r, grace=False), limit)
         reply.send(None)
+
+    async def _run_actor(
+        self, actor: AppActor, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """One app actor; a bug in it ends that app (Failed), never the registry or the others."""
+        try:
+            await actor.run(task_status=task_status)
+        except Exception as error:
+            logger.exception("app %s: its actor failed", actor.id)
+            self._actors.pop(actor.id, None)
+            self._unsettled.discard(actor.id)
+            self._on_state(
+                attrs.evolve(
+                    self._statuses[actor.id],
+                    state=AppState.FAILED,
+                    pid=None,
+                    last_error=f"internal error in mcpapps: {error!r}; see the log",
+                )
+            )
+
+
+async def _ask_quietly(actor: AppActor, make: Any, limit: float) -> None:
+    try:
+        await ask(actor.mailbox, make, limit)
+    except (AskTimeout, Overloaded):
+        logger.error("app %s did not stop within %g s", actor.id, limit)

@@ -58,7 +58,7 @@ async def pump_stderr(child: ChildProcess, on_line: Callable[[str], None]) -> No
 
 @contextlib.asynccontextmanager
 async def stdio_streams(
-    child: ChildProcess, app_id: str
+    child: ChildProcess, app_id: str, on_eof: Callable[[], None]
 ) -> AsyncIterator[tuple[anyio.abc.ObjectReceiveStream, anyio.abc.ObjectSendStream]]:
     """The (read, write) stream pair an SDK `Client` takes as a transport."""
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -84,6 +84,7 @@ async def stdio_streams(
                         logger.warning("app %s wrote a line that is not JSON-RPC: %r", app_id, text)
                         continue
                     await read_writer.send(SessionMessage(message))
+                on_eof()
 
     async def to_stdin() -> None:
         with contextlib.suppress(

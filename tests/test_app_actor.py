@@ -11,7 +11,16 @@ from pathlib import Path
 import pytest
 import trio
 
-from actors.messages import AppStatus, AppUnavailable, CallTool, Restart, Start, Stop, ToApp
+from actors.messages import (
+    AppStatus,
+    AppUnavailable,
+    CallTool,
+    Restart,
+    Start,
+    Stop,
+    StopAll,
+    ToApp,
+)
 from actors.registry import WhenReady
 from actors.runtime import Reply, ask
 from supervisor.lifecycle import AppState
@@ -219,7 +228,8 @@ async def test_start_up_timeout(project: Project) -> None:
         s = await wait_for(registry, "fx", AppState.FAILED)
         assert s.last_error is not None
         assert s.last_error.startswith("did not start within 1 s (startupTimeoutSeconds)")
-        assert s.pid is None  # the process is gone, and the status says so
+        # Failed at once; the process then goes down the stop ladder, and the pid goes with it.
+        await wait_for(registry, "fx", lambda s: s.pid is None)
         assert loading.pid is not None
         assert not alive(loading.pid)
 
@@ -301,9 +311,12 @@ async def test_stop_is_idempotent_and_leaves_no_process(project: Project) -> Non
         # Stopped is never restarted by itself.
         await trio.sleep(0.3)
         assert (await status(registry, "fx")).state is AppState.STOPPED
-        # Start again; starting twice is one start.
-        await ask(registry.mailbox, lambda r: ToApp("fx", Start(r)), GUARD_S)
-        await ask(registry.mailbox, lambda r: ToApp("fx", Start(r)), GUARD_S)
+        # Start again; the answer shows the new process. Starting twice is one start.
+        started = await ask(registry.mailbox, lambda r: ToApp("fx", Start(r)), GUARD_S)
+        assert started.state in (AppState.LOADED, AppState.RUNNING)
+        assert started.pid is not None
+        again_started = await ask(registry.mailbox, lambda r: ToApp("fx", Start(r)), GUARD_S)
+        assert again_started.pid == started.pid
         again = await wait_for(registry, "fx", AppState.RUNNING)
         assert again.pid != s.pid
 
@@ -630,3 +643,53 @@ async def test_a_duplicate_id_is_listed(project: Project) -> None:
         assert duplicate.state is AppState.DISCOVERED
         assert duplicate.last_error is not None
         assert "duplicate id 'same'" in duplicate.last_error
+
+
+async def test_failed_is_entered_before_the_stop_ladder(project: Project) -> None:
+    """A start-up that fails is Failed at once, while its stubborn process is still going down
+    the stop ladder (which takes seconds)."""
+    project.manifest(
+        "apps/fx",
+        fixture_manifest("fx", "--stubborn", "--slow-start", "600", startupTimeoutSeconds=1),
+    )
+    async with running(project, config_data({"restart": "temporary"})) as registry:
+        s = await wait_for(registry, "fx", AppState.FAILED)
+        assert s.pid is not None
+        assert alive(s.pid)
+        await wait_for(registry, "fx", lambda s: s.pid is None)
+
+
+async def test_an_app_that_closes_its_stdout_is_dead(project: Project) -> None:
+    project.manifest(
+        "apps/fx",
+        {
+            "id": "fx",
+            "command": "sh",
+            "arguments": ["-c", "exec 1>&-; sleep 600"],
+            "startupTimeoutSeconds": 600,
+        },
+    )
+    async with running(project, config_data({"restart": "temporary"})) as registry:
+        s = await wait_for(registry, "fx", AppState.FAILED)
+        assert s.last_error == "the process closed its stdout (it can answer nothing more)"
+
+
+async def test_shutdown_lets_calls_of_every_app_finish(project: Project) -> None:
+    for app in ("a", "b", "c"):
+        project.manifest(f"apps/{app}", fixture_manifest(app))
+    async with running(project, config_data({"stop_grace_s": 30})) as registry:
+        for app in ("a", "b", "c"):
+            await wait_for(registry, app, AppState.RUNNING)
+        b = bridge(registry)
+        async with (
+            calling(b, "a.sleep", {"seconds": 1}) as first,
+            calling(b, "b.sleep", {"seconds": 1}) as second,
+            calling(b, "c.sleep", {"seconds": 1}) as third,
+        ):
+            for app in ("a", "b", "c"):
+                await wait_for(registry, app, lambda s: s.in_flight == 1)
+            await ask(registry.mailbox, StopAll, GUARD_S)
+            late = await b.call("a.echo", {"text": "too late"})
+        assert first + second + third == ["slept"] * 3
+        assert late.startswith("Error: unknown tool 'a.echo': app 'a' that would offer it is")
+        assert all(s.state is AppState.STOPPED for s in (await snapshot(registry)).values())
