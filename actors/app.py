@@ -51,6 +51,7 @@ from actors.upstream import (
     error_text,
     http_transport,
     is_connection_error,
+    is_timeout,
 )
 from supervisor.envrefs import expand
 from supervisor.lifecycle import AppState
@@ -561,15 +562,17 @@ class AppActor:
             await trio.sleep_until(self._last_heard + policy.ping_interval_s)
             if trio.current_time() < self._last_heard + policy.ping_interval_s:
                 continue  # a call answered meanwhile: the app is alive
-            with trio.move_on_after(policy.ping_timeout_s) as probe:
+            missed = False
+            with trio.move_on_after(policy.ping_timeout_s + 1.0) as probe:
                 try:
-                    await upstream.probe()
+                    await upstream.probe(policy.ping_timeout_s)
                 except Exception as error:
                     if is_connection_error(error):
                         await self._connection_lost(death, error)
                         return
-                    # Any answer, even an error, proves the app is alive.
-            if probe.cancelled_caught:
+                    # Any answer, even an error, proves the app is alive; a timeout does not.
+                    missed = is_timeout(error)
+            if missed or probe.cancelled_caught:
                 misses += 1
                 logger.warning(
                     "app %s: no answer to a ping within %g s (%d of %d)",
@@ -615,22 +618,30 @@ class AppActor:
         self, message: CallTool, upstream: Upstream, death: _Death | None, token: object
     ) -> None:
         timeout = self.definition.manifest.request_timeout_seconds
+        deadline = trio.current_time() + timeout
         reply = message.reply
-        sent = False
         answer: Any = None  # what the caller gets: a result, or an error
         try:
-            with trio.move_on_after(timeout) as deadline:
-                async with self._limiter:
-                    sent = True
-                    result = await upstream.call_tool(
-                        message.name, message.arguments, meta=message.meta
-                    )
-            if deadline.cancelled_caught:
-                answer = CallTimeout(self.id, self._timeout_text(message.name, timeout, sent))
-            else:
-                self._last_heard = trio.current_time()
-                answer = result
+            with trio.move_on_at(deadline) as waiting:
+                await self._limiter.acquire_on_behalf_of(token)
+            if waiting.cancelled_caught:
+                answer = CallTimeout(self.id, self._timeout_text(message.name, timeout, False))
+                return
+            try:
+                result = await upstream.call_tool(
+                    message.name,
+                    message.arguments,
+                    meta=message.meta,
+                    timeout=max(deadline - trio.current_time(), 0.001),
+                )
+            finally:
+                self._limiter.release_on_behalf_of(token)
+            self._last_heard = trio.current_time()
+            answer = result
         except Exception as error:
+            if is_timeout(error):
+                answer = CallTimeout(self.id, self._timeout_text(message.name, timeout, True))
+                return
             if is_connection_error(error) and death is not None:
                 reason = await self._connection_lost(death, error)
                 answer = AppUnavailable(self.id, f"app '{self.id}' died during the call: {reason}")

@@ -90,6 +90,10 @@ def is_connection_error(error: BaseException) -> bool:
     )
 
 
+def is_timeout(error: BaseException) -> bool:
+    return isinstance(error, MCPError) and error.error.code == types.REQUEST_TIMEOUT
+
+
 def error_text(error: BaseException) -> str:
     """One readable sentence for an SDK or transport error."""
     if isinstance(error, MCPError):
@@ -160,9 +164,15 @@ class Upstream:
             seen.add(cursor)
         raise RuntimeError(f"listing {field} took more than {MAX_PAGES} pages")
 
-    async def request(self, request: Any) -> Wire:
-        """Send a request; the result in wire form (checked by the SDK against the protocol)."""
-        return await self.client.session.send_request(request, _RAW)
+    async def request(self, request: Any, timeout: float | None = None) -> Wire:
+        """Send a request; the result in wire form (checked by the SDK against the protocol).
+        With `timeout`, the SDK gives up after that long and tells the app (`notifications/
+        cancelled`); its own timeout is used rather than a cancel scope because the SDK sends
+        that notice shielded for up to 5 s when a scope abandons the request, which a frozen
+        HTTP app would make the caller wait for."""
+        return await self.client.session.send_request(
+            request, _RAW, request_read_timeout_seconds=timeout
+        )
 
     async def _unvalidated(self, request: Any) -> Wire:
         """Send a listing request and take the page as the app sent it. The SDK checks a whole
@@ -182,9 +192,11 @@ class Upstream:
             raise RuntimeError(f"the app answered {data['method']} with a non-object result")
         return raw
 
-    async def call_tool(self, name: str, arguments: Wire, meta: Wire | None = None) -> Wire:
+    async def call_tool(
+        self, name: str, arguments: Wire, meta: Wire | None = None, timeout: float | None = None
+    ) -> Wire:
         params = types.CallToolRequestParams(name=name, arguments=arguments, _meta=meta)
-        return await self.request(types.CallToolRequest(params=params))
+        return await self.request(types.CallToolRequest(params=params), timeout)
 
     async def watch_list_changes(self, on_change: Callable[[], None]) -> None:
         """On 2026-07-28, change notifications come only on a `subscriptions/listen` stream;
@@ -203,12 +215,12 @@ class Upstream:
         except MCPError as error:
             logger.debug("no change notifications from this app: %s", error_text(error))
 
-    async def probe(self) -> None:
+    async def probe(self, timeout: float) -> None:
         """A liveness probe: `ping`, or `server/discover` on 2026-07-28, which has no ping."""
         if self.modern:
             await self.client.session.send_discover(self.protocol_version)
         else:
-            await self.client.session.send_ping()
+            await self.request(types.PingRequest(params=types.RequestParams()), timeout)
 
 
 def _extensions(ui: bool) -> list[Any]:
