@@ -12,7 +12,7 @@ import trio
 
 from supervisor.lifecycle import AppState
 from tests.helpers import Project
-from tests.running import GROCERY, GUARD_S, bridge, config_data, running, wait_for
+from tests.running import GROCERY, GUARD_S, bridge, config_data, environment, running, wait_for
 
 
 def free_port() -> int:
@@ -158,3 +158,55 @@ async def test_http_upstream_that_never_answers_times_out_at_start(project: Proj
             assert s.last_error == "did not start within 1 s (startupTimeoutSeconds)"
         assert held
         nursery.cancel_scope.cancel()
+
+
+class RawHttp:
+    """A loopback listener that records each request's head and answers with a fixed status."""
+
+    def __init__(self, status: str) -> None:
+        self.status = status
+        self.heads: list[str] = []
+        self.port = 0
+
+    async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        self.port = listeners[0].socket.getsockname()[1]
+        task_status.started()
+        await trio.serve_listeners(self._answer, listeners)
+
+    async def _answer(self, stream: trio.SocketStream) -> None:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = await stream.receive_some(65536)
+            if not chunk:
+                return
+            data += chunk
+        self.heads.append(data.split(b"\r\n\r\n")[0].decode("latin-1").lower())
+        body = b'{"error": "no"}'
+        await stream.send_all(
+            f"HTTP/1.1 {self.status}\r\ncontent-type: text/plain\r\n"
+            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n".encode()
+            + body
+        )
+        await stream.aclose()
+
+
+async def test_http_headers_are_sent_with_env_references_expanded(project: Project) -> None:
+    server = RawHttp("500 Internal Server Error")
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve)
+        manifest = {
+            **http_manifest(f"http://127.0.0.1:{server.port}/mcp"),
+            "headers": {"X-Test": "yes", "Authorization": "Bearer ${env:MCPAPPS_TEST_TOKEN}"},
+        }
+        project.manifest("apps/remote", manifest)
+        env = {**environment(), "MCPAPPS_TEST_TOKEN": "s3cret"}
+        async with running(project, config_data({"restart": "temporary"}), env) as registry:
+            s = await wait_for(registry, "remote", AppState.FAILED)
+        nursery.cancel_scope.cancel()
+    # A 5xx at start is a start failure, said as such.
+    assert s.last_error == ("start-up failed: the server answered with an HTTP error status")
+    assert server.heads
+    for head in server.heads:
+        assert "\r\nx-test: yes" in head
+        assert "\r\nauthorization: bearer s3cret" in head
