@@ -14,7 +14,6 @@ import collections
 import contextlib
 import logging
 import math
-import os
 import random
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -703,8 +702,3 @@ def first_leaf(error: BaseException) -> BaseException:
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
     return error
-
-
-def supervisor_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The environment children inherit: the supervisor's own (so PATH finds npx and uvx)."""
-    return dict(environ if environ is not None else os.environ)

@@ -65,10 +65,6 @@ class Catalog:
         }
 
 
-class ConnectionLost(Exception):
-    """The connection to the app is gone (the process died, the HTTP session ended)."""
-
-
 def is_connection_error(error: BaseException) -> bool:
     """Whether an error means the connection itself is broken (restart it), as opposed to an
     error the app answered with (report it, keep the connection)."""
@@ -81,8 +77,7 @@ def is_connection_error(error: BaseException) -> bool:
         )
     return isinstance(
         error,
-        ConnectionLost
-        | SubscriptionLost
+        SubscriptionLost
         | httpx2.TransportError
         | trio.BrokenResourceError
         | trio.ClosedResourceError

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -164,3 +165,20 @@ async def test_the_readme_run_command_on_the_bundled_apps() -> None:
         supervisor.process.send_signal(signal.SIGTERM)
         assert await supervisor.wait() == 0
     assert "app grocery-inventory: Running → Stopped" in supervisor.log
+
+
+async def test_json_logs(project: Project) -> None:
+    write_project(project, ("only", ()))
+    project.config(project.config_path.read_text() + '\n[log]\nformat = "json"\n')
+    supervisor = Supervisor(project)
+    async with trio.open_nursery() as nursery:
+        await supervisor.start(nursery)
+        await supervisor.wait_for_log('"message": "ready: 1 running, 0 failed, 0 not run"')
+        assert supervisor.process is not None
+        supervisor.process.send_signal(signal.SIGTERM)
+        assert await supervisor.wait() == 0
+    entries = [json.loads(line) for line in supervisor.log.splitlines()]
+    assert {"time", "level", "logger", "message"} <= set(entries[0])
+    messages = [e["message"] for e in entries]
+    assert "app only: Validated → Loaded" in messages
+    assert messages[-1] == "every app is stopped; exiting"
