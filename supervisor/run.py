@@ -18,6 +18,7 @@ from actors.runtime import ask
 from supervisor.config import Config
 from supervisor.discovery import discover
 from supervisor.lifecycle import AppState
+from supervisor.sdnotify import notify, watchdog_interval
 
 logger = logging.getLogger("mcpapps.supervisor")
 
@@ -44,33 +45,42 @@ async def run_supervisor(
             discovery.apps, environ=environ, ui=config.sandbox.enabled, reaper=reaper
         )
         try:
-            await _supervise(registry, signals, task_status)
+            await _supervise(registry, signals, environ, task_status)
         finally:
             reaper.close()
 
 
 async def _supervise(
-    registry: Registry, signals: Any, task_status: trio.TaskStatus[Registry]
+    registry: Registry,
+    signals: Any,
+    environ: Mapping[str, str],
+    task_status: trio.TaskStatus[Registry],
 ) -> None:
     async with trio.open_nursery() as nursery:
         await nursery.start(registry.run)
-        nursery.start_soon(_announce_ready, registry)
+        nursery.start_soon(_announce_ready, registry, environ)
+        if (interval := watchdog_interval(environ)) is not None:
+            nursery.start_soon(_watchdog, interval, environ)
         task_status.started(registry)
         async for signum in signals:
             logger.info("received %s: stopping", signal.Signals(signum).name)
             break
+        notify("STOPPING=1", environ)
         await ask(registry.mailbox, StopAll)
         logger.info("every app is stopped; exiting")
         nursery.cancel_scope.cancel()
 
 
-async def _announce_ready(registry: Registry) -> None:
+async def _watchdog(interval: float, environ: Mapping[str, str]) -> None:
+    while True:
+        notify("WATCHDOG=1", environ)
+        await trio.sleep(interval)
+
+
+async def _announce_ready(registry: Registry, environ: Mapping[str, str]) -> None:
     statuses = await ask(registry.mailbox, WhenReady)
     running = sum(s.state is AppState.RUNNING for s in statuses)
     failed = sum(s.state is AppState.FAILED for s in statuses)
-    logger.info(
-        "ready: %d running, %d failed, %d not run",
-        running,
-        failed,
-        len(statuses) - running - failed,
-    )
+    summary = f"{running} running, {failed} failed, {len(statuses) - running - failed} not run"
+    logger.info("ready: %s", summary)
+    notify(f"READY=1\nSTATUS=apps: {summary}", environ)

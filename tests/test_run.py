@@ -25,9 +25,15 @@ def write_project(project: Project, *apps: tuple[str, tuple[str, ...]]) -> None:
 class Supervisor:
     """`mcpapps run` in a subprocess; its stderr (the log) is read as it comes."""
 
-    def __init__(self, project: Project, config: str = "config.toml") -> None:
+    def __init__(
+        self,
+        project: Project,
+        config: str = "config.toml",
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
         self.project = project
         self.config = config
+        self.extra_env = extra_env or {}
         self.log = ""
         self.process: trio.Process | None = None
 
@@ -36,7 +42,7 @@ class Supervisor:
         self.process = await trio.lowlevel.open_process(
             command,
             cwd=self.project.root,
-            env=environment(),
+            env={**environment(), **self.extra_env},
             stderr=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
         )
@@ -182,3 +188,37 @@ async def test_json_logs(project: Project) -> None:
     messages = [e["message"] for e in entries]
     assert "app only: Validated → Loaded" in messages
     assert messages[-1] == "every app is stopped; exiting"
+
+
+async def test_systemd_notifications(project: Project, tmp_path: Path) -> None:
+    """With $NOTIFY_SOCKET (as under systemd Type=notify): READY=1 once ready, WATCHDOG=1 when
+    asked for, STOPPING=1 on shutdown."""
+    write_project(project, ("only", ()))
+    address = str(tmp_path / "notify.sock")
+    received: list[str] = []
+    with trio.socket.socket(trio.socket.AF_UNIX, trio.socket.SOCK_DGRAM) as sock:
+        await sock.bind(address)
+        supervisor = Supervisor(
+            project, extra_env={"NOTIFY_SOCKET": address, "WATCHDOG_USEC": "400000"}
+        )
+
+        async def listen() -> None:
+            while True:
+                received.append((await sock.recv(4096)).decode())
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(listen)
+            await supervisor.start(nursery)
+            await supervisor.wait_for_log("ready: 1 running")
+            with trio.fail_after(GUARD_S):
+                while not any(m.startswith("READY=1") for m in received):
+                    await trio.sleep(0.02)
+            assert supervisor.process is not None
+            supervisor.process.send_signal(signal.SIGTERM)
+            assert await supervisor.wait() == 0
+            nursery.cancel_scope.cancel()
+    assert "READY=1\nSTATUS=apps: 1 running, 0 failed, 0 not run" in received
+    assert "WATCHDOG=1" in received
+    assert received.index("STOPPING=1") > received.index(
+        "READY=1\nSTATUS=apps: 1 running, 0 failed, 0 not run"
+    )
