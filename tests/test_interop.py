@@ -3,6 +3,7 @@ SDK's servers on 2026-07-28, through the registry and the tool bridge."""
 
 from __future__ import annotations
 
+import pytest
 import trio
 
 from supervisor.lifecycle import AppState
@@ -70,3 +71,15 @@ async def test_handshake_era_pings_and_list_changes(project: Project) -> None:
         await trio.sleep(1.5)
         s = await wait_for(registry, "old", AppState.RUNNING)
         assert s.restarts == 0
+
+
+@pytest.mark.parametrize("protocol", ["auto", "handshake"])
+async def test_prompt_list_changes_refresh_the_catalog(project: Project, protocol: str) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx", "--changing-prompts"))
+    async with running(project, config_data(protocol=protocol)) as registry:
+        before = await wait_for(registry, "fx", AppState.RUNNING)
+        await bridge(registry).call("fx.add_prompt", {"name": "fresh"})
+        after = await wait_for(
+            registry, "fx", lambda s: s.counts["prompts"] == before.counts["prompts"] + 1
+        )
+        assert after.restarts == 0

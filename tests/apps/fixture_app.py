@@ -31,7 +31,12 @@ import mcp_types as types
 import trio
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ToolsListChanged,
+)
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -189,6 +194,10 @@ class Fixture:
         # --report-client: what the client declared, to check what a host advertises.
         if opts.report_client:
             self.add("client_capabilities", schema(), self._client_capabilities)
+
+        # --changing-prompts: the prompt list changes at run time (prompts/list_changed).
+        if opts.changing_prompts:
+            self.add("add_prompt", schema(name="string"), self._add_prompt)
 
         # --changing-tools: the tool list changes at run time, with list_changed notifications.
         if opts.changing_tools:
@@ -381,6 +390,14 @@ class Fixture:
         await self._tools_changed(ctx)
         return text(f"removed {name}")
 
+    async def _add_prompt(self, ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
+        self.prompts.append(types.Prompt(name=str(args["name"]), description="Added at run time."))
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await self.bus.publish(PromptsListChanged())
+        else:
+            await ctx.session.send_prompt_list_changed()
+        return text(f"added prompt {args['name']}")
+
     async def _tools_changed(self, ctx: Ctx) -> None:
         # Handshake era: a plain notifications/tools/list_changed on the connection. 2026-07-28:
         # change notifications travel only on subscriptions/listen streams (fed by the bus).
@@ -406,7 +423,7 @@ class Fixture:
             # 2026-07-28 delivers list changes only on subscriptions/listen streams; serving it
             # also makes the modern-era capabilities say tools.listChanged.
             on_subscriptions_listen=ListenHandler(self.bus)
-            if self.options.changing_tools
+            if self.options.changing_tools or self.options.changing_prompts
             else None,
         )
         if self.options.app_only:
@@ -415,7 +432,10 @@ class Fixture:
 
     async def serve(self) -> None:
         server = self.server()
-        notify = NotificationOptions(tools_changed=self.options.changing_tools)
+        notify = NotificationOptions(
+            tools_changed=self.options.changing_tools,
+            prompts_changed=self.options.changing_prompts,
+        )
         async with stdio_server(stdin=self.wire, stdout=self.wire) as (read, write):  # type: ignore[arg-type]
             await server.run(read, write, server.create_initialization_options(notify))
 
@@ -435,6 +455,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--garbage", action="store_true", help="non-JSON lines on stdout at start, after calls")
     add("--tools", type=int, default=0, metavar="N", help="N extra tools, resources, ...")
     add("--page-size", type=int, default=0, metavar="K", help="list results in pages of K")
+    add("--changing-prompts", action="store_true", help="add_prompt + list_changed")
     add("--changing-tools", action="store_true", help="add_tool/remove_tool + list_changed")
     add("--bad-schema", action="store_true", help="a tool whose inputSchema is not an object")
     add("--app-only", action="store_true", help="MCP Apps tools (app-only, ui-bound) + ui resource")
