@@ -331,7 +331,7 @@ class AppActor:
             # Stopped or restarted by request (cancelled): the callers still waiting hear why.
             self._upstream = self._calls = None
             self._fail_in_flight(self._stopped_text())
-            if self._catalog.counts() != Catalog().counts():
+            if self._catalog != Catalog():
                 self._catalog = Catalog()
                 self._events.tell(CatalogChanged(self.id, self._catalog))
 

@@ -44,10 +44,6 @@ class Reply(Generic[T]):
     def __init__(self) -> None:
         self._send, self._receive = trio.open_memory_channel[Any](1)
 
-    @property
-    def answered(self) -> bool:
-        return self._send.statistics().current_buffer_used > 0
-
     def send(self, value: T) -> None:
         with contextlib.suppress(
             trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError

@@ -42,11 +42,6 @@ _MODES: Mapping[Protocol, str] = {
 Wire = dict[str, Any]
 
 
-def wire(model: Any) -> Wire:
-    """An SDK (pydantic) model in its JSON wire form."""
-    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-
 @attrs.frozen
 class Catalog:
     """What an app offers, in wire form, every page enumerated."""

@@ -601,18 +601,20 @@ async def test_ready_counts_an_app_that_ended_in_stopped(project: Project) -> No
         assert states["fx"] is AppState.RUNNING
 
 
+def shell_manifest(app_id: str, script: str) -> dict[str, object]:
+    """An app that is a shell script; a long start-up timeout, so only its death can end it."""
+    return {
+        "id": app_id,
+        "command": "sh",
+        "arguments": ["-c", script],
+        "startupTimeoutSeconds": 600,
+    }
+
+
 async def test_an_exit_during_start_up_is_seen_at_once(project: Project) -> None:
     """The process is gone but an orphan keeps its stdout open: the exit status decides, not
     the start-up deadline."""
-    project.manifest(
-        "apps/fx",
-        {
-            "id": "fx",
-            "command": "sh",
-            "arguments": ["-c", "sleep 600 & exit 1"],
-            "startupTimeoutSeconds": 600,
-        },
-    )
+    project.manifest("apps/fx", shell_manifest("fx", "sleep 600 & exit 1"))
     async with running(project, config_data({"restart": "temporary"})) as registry:
         s = await wait_for(registry, "fx", AppState.FAILED)
         assert s.last_error == "the process exited with code 1"
@@ -660,15 +662,7 @@ async def test_failed_is_entered_before_the_stop_ladder(project: Project) -> Non
 
 
 async def test_an_app_that_closes_its_stdout_is_dead(project: Project) -> None:
-    project.manifest(
-        "apps/fx",
-        {
-            "id": "fx",
-            "command": "sh",
-            "arguments": ["-c", "exec 1>&-; sleep 600"],
-            "startupTimeoutSeconds": 600,
-        },
-    )
+    project.manifest("apps/fx", shell_manifest("fx", "exec 1>&-; sleep 600"))
     async with running(project, config_data({"restart": "temporary"})) as registry:
         s = await wait_for(registry, "fx", AppState.FAILED)
         assert s.last_error == "the process closed its stdout (it can answer nothing more)"

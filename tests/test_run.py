@@ -59,6 +59,12 @@ class Supervisor:
             while text not in self.log:
                 await trio.sleep(0.02)
 
+    async def stop(self, signum: signal.Signals = signal.SIGTERM) -> int:
+        """Send `signum` and wait for the exit status."""
+        assert self.process is not None
+        self.process.send_signal(signum)
+        return await self.wait()
+
     async def wait(self) -> int:
         assert self.process is not None
         with trio.fail_after(GUARD_S):
@@ -102,9 +108,7 @@ async def test_run_logs_states_ready_and_stops_on_sigterm(project: Project) -> N
         assert "app broken: Loaded → Failed: the process exited with code 2" in supervisor.log
         processes = [*pids(project, "first"), *pids(project, "second")]
         assert all(alive(pid) for pid in processes)
-        assert supervisor.process is not None
-        supervisor.process.send_signal(signal.SIGTERM)
-        assert await supervisor.wait() == 0
+        assert await supervisor.stop(signal.SIGTERM) == 0
     for pid in processes:
         assert not alive(pid)
     assert reapers(project.root) == []
@@ -121,9 +125,7 @@ async def test_sigint_stops_too(project: Project) -> None:
     async with trio.open_nursery() as nursery:
         await supervisor.start(nursery)
         await supervisor.wait_for_log("ready: 1 running")
-        assert supervisor.process is not None
-        supervisor.process.send_signal(signal.SIGINT)
-        assert await supervisor.wait() == 0
+        assert await supervisor.stop(signal.SIGINT) == 0
     assert "received SIGINT: stopping" in supervisor.log
 
 
@@ -167,9 +169,7 @@ async def test_the_readme_run_command_on_the_bundled_apps() -> None:
         await supervisor.start(nursery)
         await supervisor.wait_for_log("ready: 1 running, 0 failed, 0 not run")
         assert "app grocery-inventory: Loaded → Running (11 tools" in supervisor.log
-        assert supervisor.process is not None
-        supervisor.process.send_signal(signal.SIGTERM)
-        assert await supervisor.wait() == 0
+        assert await supervisor.stop(signal.SIGTERM) == 0
     assert "app grocery-inventory: Running → Stopped" in supervisor.log
 
 
@@ -180,9 +180,7 @@ async def test_json_logs(project: Project) -> None:
     async with trio.open_nursery() as nursery:
         await supervisor.start(nursery)
         await supervisor.wait_for_log('"message": "ready: 1 running, 0 failed, 0 not run"')
-        assert supervisor.process is not None
-        supervisor.process.send_signal(signal.SIGTERM)
-        assert await supervisor.wait() == 0
+        assert await supervisor.stop(signal.SIGTERM) == 0
     entries = [json.loads(line) for line in supervisor.log.splitlines()]
     assert {"time", "level", "logger", "message"} <= set(entries[0])
     messages = [e["message"] for e in entries]
@@ -213,9 +211,7 @@ async def test_systemd_notifications(project: Project, tmp_path: Path) -> None:
             with trio.fail_after(GUARD_S):
                 while not any(m.startswith("READY=1") for m in received):
                     await trio.sleep(0.02)
-            assert supervisor.process is not None
-            supervisor.process.send_signal(signal.SIGTERM)
-            assert await supervisor.wait() == 0
+            assert await supervisor.stop() == 0
             nursery.cancel_scope.cancel()
     assert "READY=1\nSTATUS=apps: 1 running, 0 failed, 0 not run" in received
     assert "WATCHDOG=1" in received
