@@ -24,6 +24,7 @@ import mcp_types as types
 import trio
 
 from actors.messages import (
+    AppNotification,
     AppStatus,
     AppUnavailable,
     CallFailed,
@@ -37,6 +38,7 @@ from actors.messages import (
     Start,
     StateChanged,
     Stop,
+    UpstreamRequest,
 )
 from actors.process import ChildProcess, SpawnError, describe_returncode
 from actors.reaper import Reaper
@@ -45,7 +47,9 @@ from actors.stdio import pump_stderr, stdio_streams
 from actors.supervision import Exit, Retry, supervise, wants_restart
 from actors.upstream import (
     Catalog,
+    ServerRequestRefused,
     Upstream,
+    Wire,
     connect,
     error_text,
     http_transport,
@@ -133,6 +137,7 @@ class AppActor:
         self._calls: trio.Nursery | None = None
         self._death: _Death | None = None
         self._in_flight: dict[object, Reply[Any] | Forward[Any]] = {}
+        self._callers: dict[object, Any] = {}  # in-flight requests whose client can be asked
         self._last_heard = 0.0
         self._catalog_stale = trio.Event()
 
@@ -149,7 +154,7 @@ class AppActor:
 
     def _handle(self, message: Any) -> None:
         match message:
-            case CallTool():
+            case CallTool() | UpstreamRequest():
                 self._call(message)
             case GetStatus(reply):
                 reply.send(self.status())
@@ -397,6 +402,7 @@ class AppActor:
                 protocol=self.definition.protocol,
                 ui=self._ui,
                 on_message=self._on_message,
+                on_server_request=self._on_server_request,
             ) as upstream,
         ):
             try:
@@ -525,9 +531,24 @@ class AppActor:
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, _LIST_CHANGED):
+            # Clients hear of it once the catalog is current (CatalogChanged).
             self._catalog_stale.set()
         elif isinstance(message, Exception):
             logger.debug("app %s: transport reported %s", self.id, error_text(message))
+        elif hasattr(message, "model_dump"):
+            wire = message.model_dump(by_alias=True, mode="json", exclude_none=True)
+            self._events.tell(AppNotification(self.id, wire["method"], wire.get("params")))
+
+    async def _on_server_request(self, method: str, params: Wire) -> Wire:
+        """The app asks its client something (sampling, elicitation) during a request. Over
+        stdio and the handshake era nothing on the wire says which of our requests caused it,
+        so the client of the oldest request in flight that can be asked answers it; with a
+        single caller (the usual case) that is exactly the one."""
+        for caller in self._callers.values():
+            return await caller.ask(method, params)
+        raise ServerRequestRefused(
+            f"app '{self.id}' asked for {method} outside any call whose client could answer"
+        )
 
     def _catalog_stale_now(self) -> None:
         self._catalog_stale.set()
@@ -593,7 +614,7 @@ class AppActor:
 
     # ---- calls -------------------------------------------------------------------------------
 
-    def _call(self, message: CallTool) -> None:
+    def _call(self, message: CallTool | UpstreamRequest) -> None:
         if self._draining:
             doing = "restarting" if self._stop_reason == "was restarted" else "stopping"
             message.reply.fail(AppUnavailable(self.id, f"app '{self.id}' is {doing}"))
@@ -603,6 +624,8 @@ class AppActor:
             return
         token = object()
         self._in_flight[token] = message.reply
+        if isinstance(message, UpstreamRequest) and message.caller is not None:
+            self._callers[token] = message.caller
         self._calls.start_soon(self._run_call, message, self._upstream, self._death, token)
 
     def _unavailable_text(self) -> str:
@@ -614,24 +637,30 @@ class AppActor:
         return text + ")"
 
     async def _run_call(
-        self, message: CallTool, upstream: Upstream, death: _Death | None, token: object
+        self,
+        message: CallTool | UpstreamRequest,
+        upstream: Upstream,
+        death: _Death | None,
+        token: object,
     ) -> None:
         timeout = self.definition.manifest.request_timeout_seconds
         deadline = trio.current_time() + timeout
         reply = message.reply
+        method, params, what = _request_of(message)
+        caller = self._callers.get(token)
         answer: Any = None  # what the caller gets: a result, or an error
         try:
             with trio.move_on_at(deadline) as waiting:
                 await self._limiter.acquire_on_behalf_of(token)
             if waiting.cancelled_caught:
-                answer = CallTimeout(self.id, self._timeout_text(message.name, timeout, False))
+                answer = CallTimeout(self.id, self._timeout_text(what, timeout, False))
                 return
             try:
-                result = await upstream.call_tool(
-                    message.name,
-                    message.arguments,
-                    meta=message.meta,
+                result = await upstream.send(
+                    method,
+                    params,
                     timeout=max(deadline - trio.current_time(), 0.001),
+                    on_progress=getattr(caller, "on_progress", None),
                 )
             finally:
                 self._limiter.release_on_behalf_of(token)
@@ -639,7 +668,7 @@ class AppActor:
             answer = result
         except Exception as error:
             if is_timeout(error):
-                answer = CallTimeout(self.id, self._timeout_text(message.name, timeout, True))
+                answer = CallTimeout(self.id, self._timeout_text(what, timeout, True))
                 return
             if is_connection_error(error) and death is not None:
                 reason = await self._connection_lost(death, error)
@@ -647,9 +676,12 @@ class AppActor:
             else:
                 self._last_heard = trio.current_time()
                 answer = CallFailed(
-                    self.id, f"tool '{message.name}' of app '{self.id}' failed: {error_text(error)}"
+                    self.id,
+                    f"{what} of app '{self.id}' failed: {error_text(error)}",
+                    rpc_error=getattr(error, "error", None),
                 )
         finally:
+            self._callers.pop(token, None)
             # Not listed any more: the death of the incarnation has already answered it.
             if self._in_flight.pop(token, None) is not None:
                 if answer is None:  # cancelled (a stop or a restart) before any answer
@@ -659,14 +691,14 @@ class AppActor:
                 else:
                     reply.send(answer)
 
-    def _timeout_text(self, name: str, timeout: float, sent: bool) -> str:
+    def _timeout_text(self, what: str, timeout: float, sent: bool) -> str:
         if sent:
             return (
-                f"tool '{name}' of app '{self.id}' timed out after {timeout:g} s"
+                f"{what} of app '{self.id}' timed out after {timeout:g} s"
                 " (requestTimeoutSeconds); the request was cancelled upstream"
             )
         return (
-            f"tool '{name}' of app '{self.id}' timed out after {timeout:g} s"
+            f"{what} of app '{self.id}' timed out after {timeout:g} s"
             " (requestTimeoutSeconds) waiting for one of its"
             f" {self.definition.supervision.max_concurrent_calls} call slots"
             " (max_concurrent_calls)"
@@ -691,6 +723,20 @@ class AppActor:
         for reply in self._in_flight.values():
             reply.fail(AppUnavailable(self.id, text))
         self._in_flight.clear()
+        self._callers.clear()
+
+
+def _request_of(message: CallTool | UpstreamRequest) -> tuple[str, Wire | None, str]:
+    """The method and params to send upstream, and how errors name the request."""
+    if isinstance(message, CallTool):
+        params: Wire = {"name": message.name, "arguments": message.arguments}
+        if message.meta:
+            params["_meta"] = message.meta
+        return "tools/call", params, f"tool '{message.name}'"
+    params = message.params
+    if message.method == "tools/call" and params is not None:
+        return message.method, params, f"tool '{params.get('name')}'"
+    return message.method, params, f"request {message.method}"
 
 
 def _count(n: int, noun: str) -> str:

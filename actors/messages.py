@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 import attrs
+import trio
 
 from actors.runtime import Forward, Reply
 from actors.upstream import Catalog, Wire
@@ -38,7 +40,12 @@ class CallTimeout(AppError):
 
 
 class CallFailed(AppError):
-    """The app answered with a JSON-RPC error, or the answer could not be used."""
+    """The app answered with a JSON-RPC error (kept in `rpc_error`, so that the front door can
+    pass it on as it is), or the answer could not be used."""
+
+    def __init__(self, app_id: str | None, message: str, rpc_error: Any = None) -> None:
+        super().__init__(app_id, message)
+        self.rpc_error = rpc_error  # mcp_types.ErrorData, or None
 
 
 @attrs.frozen(kw_only=True)
@@ -75,6 +82,26 @@ class CallTool:
     arguments: dict[str, Any]
     reply: Reply[Wire] | Forward[Wire]
     meta: dict[str, Any] | None = None
+
+
+class Caller(Protocol):
+    """The client behind an `UpstreamRequest`, as far as the app may reach it while the request
+    is in flight: it can be asked (sampling, elicitation) and told of progress."""
+
+    on_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None
+
+    async def ask(self, method: str, params: Wire) -> Wire: ...
+
+
+@attrs.frozen
+class UpstreamRequest:
+    """Any MCP request, passed to the app's one upstream session as it is (SPEC §7.3);
+    answered with the app's result as it is."""
+
+    method: str
+    params: Wire | None
+    reply: Reply[Wire] | Forward[Wire]
+    caller: Caller | None = None
 
 
 @attrs.frozen
@@ -127,7 +154,31 @@ class CatalogChanged:
     catalog: Catalog
 
 
+@attrs.frozen
+class AppNotification:
+    """A notification the app sent that its clients may want (logging, resources/updated,
+    progress no request claimed); list changes arrive as `CatalogChanged` instead."""
+
+    app_id: str
+    method: str
+    params: Wire | None
+
+
 # Requests to the registry.
+
+
+@attrs.frozen
+class Watch:
+    """Send every fact about the apps (`StateChanged`, `CatalogChanged`, `AppNotification`,
+    `ToolTableChanged`) to `channel` from now on, until it is closed. A watcher that falls
+    behind loses facts rather than slowing the registry."""
+
+    channel: trio.MemorySendChannel[Any]
+
+
+@attrs.frozen
+class ToolTableChanged:
+    table: Any  # actors.tooltable.ToolTable
 
 
 @attrs.frozen
@@ -143,6 +194,8 @@ class CallPublicTool:
     public_name: str  # a public name or its alias
     arguments: dict[str, Any]
     reply: Reply[tuple[Any, Wire]]  # (the PublicTool called, the raw result)
+    meta: dict[str, Any] | None = None
+    caller: Caller | None = None
 
 
 @attrs.frozen

@@ -18,10 +18,10 @@ import trio
 
 from actors.app import AppActor
 from actors.messages import (
+    AppNotification,
     AppStatus,
     AppUnavailable,
     CallPublicTool,
-    CallTool,
     CatalogChanged,
     Drain,
     GetStatus,
@@ -32,8 +32,11 @@ from actors.messages import (
     Stop,
     StopAll,
     ToApp,
+    ToolTableChanged,
     UnknownApp,
     UnknownTool,
+    UpstreamRequest,
+    Watch,
 )
 from actors.process import KILL_REAP_S, STDIN_CLOSE_GRACE_S
 from actors.reaper import Reaper
@@ -109,6 +112,7 @@ class Registry:
         self._unsettled = set(self._actors)
         self._waiting: list[Reply[tuple[AppStatus, ...]]] = []
         self._nursery: trio.Nursery | None = None
+        self._watchers: list[trio.MemorySendChannel[Any]] = []
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         async with trio.open_nursery() as nursery:
@@ -126,9 +130,15 @@ class Registry:
         match message:
             case StateChanged(status):
                 self._on_state(status)
+                self._publish(message)
             case CatalogChanged(app_id, catalog):
                 self._catalogs[app_id] = catalog
+                self._publish(message)
                 self._rebuild()
+            case AppNotification():
+                self._publish(message)
+            case Watch(channel):
+                self._watchers.append(channel)
             case CallPublicTool():
                 self._call(message)
             case ToApp(app_id, request):
@@ -150,6 +160,15 @@ class Registry:
     def _spawn(self, fn: Any, *args: Any) -> None:
         assert self._nursery is not None
         self._nursery.start_soon(fn, *args)
+
+    def _publish(self, fact: Any) -> None:
+        for channel in list(self._watchers):
+            try:
+                channel.send_nowait(fact)
+            except trio.WouldBlock:
+                logger.warning("registry: a watcher is behind; it missed %s", type(fact).__name__)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                self._watchers.remove(channel)
 
     def snapshot(self) -> tuple[AppStatus, ...]:
         return tuple(self._statuses.values())
@@ -176,7 +195,10 @@ class Registry:
             if (catalog := self._catalogs.get(app_id)) is not None
             and self._statuses[app_id].state is AppState.RUNNING
         ]
-        self._table = build_tool_table(running)
+        table = build_tool_table(running)
+        if table != self._table:
+            self._table = table
+            self._publish(ToolTableChanged(table))
         for warnings in self._table.warnings.values():
             for warning in warnings:
                 if warning not in self._warned:
@@ -206,7 +228,11 @@ class Registry:
             message.reply.fail(UnknownTool(None, self._unknown_tool_text(message.public_name)))
             return
         answer = Forward(message.reply, lambda result: (tool, result))
-        self._actors[tool.app_id].mailbox.tell(CallTool(tool.name, message.arguments, answer))
+        params: dict[str, Any] = {"name": tool.name, "arguments": message.arguments}
+        if message.meta:
+            params["_meta"] = message.meta
+        request = UpstreamRequest("tools/call", params, answer, message.caller)
+        self._actors[tool.app_id].mailbox.tell(request)
 
     def _unknown_tool_text(self, name: str) -> str:
         text = f"unknown tool '{name}'"

@@ -167,26 +167,40 @@ class Upstream:
     async def _unvalidated(self, request: Any) -> Wire:
         """Send a listing request and take the page as the app sent it. The SDK checks a whole
         `tools/list` page against the protocol schema, so one tool whose inputSchema is not an
-        object would make every tool of the app unreadable; SPEC §6 leaves out only that tool.
-        This uses two private members of the pinned SDK (mcp==2.3.0): `_stamp` adds what the
-        negotiated revision requires (protocol version, capabilities, headers) exactly as
-        `send_request` does, and the dispatcher sends it."""
-        session = self.client.session
+        object would make every tool of the app unreadable; SPEC §6 leaves out only that tool."""
         data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-        options: dict[str, Any] = {}
-        session._stamp(data, options)
-        raw = await session._dispatcher.send_raw_request(
-            data["method"], data.get("params"), options
-        )
-        if not isinstance(raw, dict):
-            raise RuntimeError(f"the app answered {data['method']} with a non-object result")
-        return raw
+        return await self.send(data["method"], data.get("params"))
 
-    async def call_tool(
-        self, name: str, arguments: Wire, meta: Wire | None = None, timeout: float | None = None
+    async def send(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None,
+        *,
+        timeout: float | None = None,
+        on_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
     ) -> Wire:
-        params = types.CallToolRequestParams(name=name, arguments=arguments, _meta=meta)
-        return await self.request(types.CallToolRequest(params=params), timeout)
+        """Send a request as it is and return the app's result as it is (the front door passes
+        both through, SPEC §7.3). The params are this app's era-neutral fields: the envelope
+        of the negotiated revision (protocol version, capabilities, headers) is added here
+        exactly as the SDK's own requests get it. With `on_progress`, the SDK puts its own
+        progress token on the request and hands the app's progress notices to it.
+
+        This uses two private members of the pinned SDK (mcp==2.3.0): `_stamp` adds the
+        envelope as `send_request` does, and the dispatcher sends the request unvalidated."""
+        session = self.client.session
+        data: dict[str, Any] = {"method": method}
+        if params is not None:
+            data["params"] = dict(params)
+        options: dict[str, Any] = {}
+        if timeout is not None:
+            options["timeout"] = timeout
+        if on_progress is not None:
+            options["on_progress"] = on_progress
+        session._stamp(data, options)
+        raw = await session._dispatcher.send_raw_request(method, data.get("params"), options)
+        if not isinstance(raw, dict):
+            raise RuntimeError(f"the app answered {method} with a non-object result")
+        return raw
 
     async def watch_list_changes(self, on_change: Callable[[], None]) -> None:
         """On 2026-07-28, change notifications come only on a `subscriptions/listen` stream;
@@ -226,12 +240,19 @@ async def connect(
     protocol: Protocol,
     ui: bool,
     on_message: Callable[[Any], Awaitable[None]],
+    on_server_request: ServerRequestHandler | None = None,
 ) -> AsyncIterator[Upstream]:
-    """Negotiate a session over `transport` (discover-first or handshake, SPEC §6)."""
+    """Negotiate a session over `transport` (discover-first or handshake, SPEC §6). With
+    `on_server_request`, the app may ask for sampling and elicitation (the front door relays
+    them to the client whose call caused them)."""
+    callbacks: dict[str, Any] = {}
+    if on_server_request is not None:
+        callbacks = _server_request_callbacks(on_server_request)
     client = mcp.Client(
         transport,
         mode=_MODES[protocol],
         message_handler=on_message,
+        **callbacks,
         extensions=_extensions(ui),
         cache=None,  # the actor refreshes the catalog on list_changed; stale reads are worse
         client_info=types.Implementation(name="mcpapps", version=__version__),
@@ -243,6 +264,43 @@ async def connect(
             discovered = await client.session.send_discover(client.protocol_version)
             client.session.adopt(types.DiscoverResult.model_validate(discovered))
         yield Upstream(client)
+
+
+ServerRequestHandler = Callable[[str, Wire], Awaitable[Wire]]
+
+
+class ServerRequestRefused(Exception):
+    """No one can answer the app's sampling or elicitation request; the text says why."""
+
+
+def _server_request_callbacks(handler: ServerRequestHandler) -> dict[str, Any]:
+    """SDK callbacks that hand the app's requests to `handler` as wire dicts, and its answers
+    (or its refusal, as a JSON-RPC error) back to the app."""
+
+    async def answer(method: str, params: Any, result_type: Any) -> Any:
+        try:
+            result = await handler(
+                method, params.model_dump(by_alias=True, mode="json", exclude_none=True)
+            )
+            return result_type.validate_python(result)
+        except MCPError as error:
+            return error.error
+        except Exception as error:
+            return types.ErrorData(code=types.INTERNAL_ERROR, message=str(error) or repr(error))
+
+    async def sampling(context: Any, params: types.CreateMessageRequestParams) -> Any:
+        result_type = _SAMPLING_WITH_TOOLS if params.tools else _SAMPLING
+        return await answer("sampling/createMessage", params, result_type)
+
+    async def elicitation(context: Any, params: Any) -> Any:
+        return await answer("elicitation/create", params, _ELICIT)
+
+    return {"sampling_callback": sampling, "elicitation_callback": elicitation}
+
+
+_SAMPLING: TypeAdapter[Any] = TypeAdapter(types.CreateMessageResult)
+_SAMPLING_WITH_TOOLS: TypeAdapter[Any] = TypeAdapter(types.CreateMessageResultWithTools)
+_ELICIT: TypeAdapter[Any] = TypeAdapter(types.ElicitResult)
 
 
 def http_transport(url: str, headers: Mapping[str, str], timeout_s: float) -> Any:
