@@ -204,6 +204,15 @@ class GetToolTable:
 
 
 @attrs.frozen
+class Lookup:
+    """The registry's latest status of one app (no app actor is asked); `UnknownApp` if there
+    is no such app."""
+
+    app_id: str
+    reply: Reply[AppStatus]
+
+
+@attrs.frozen
 class Snapshot:
     reply: Reply[tuple[AppStatus, ...]]
 

@@ -26,6 +26,7 @@ from actors.messages import (
     Drain,
     GetStatus,
     GetToolTable,
+    Lookup,
     Snapshot,
     Start,
     StateChanged,
@@ -147,6 +148,11 @@ class Registry:
                 reply.send(self._table)
             case Snapshot(reply):
                 reply.send(self.snapshot())
+            case Lookup(app_id, reply):
+                if (status := self._statuses.get(app_id)) is not None:
+                    reply.send(status)
+                else:
+                    reply.fail(UnknownApp(app_id, f"unknown app '{app_id}'"))
             case WhenReady(reply):
                 if self._unsettled:
                     self._waiting.append(reply)

@@ -78,9 +78,31 @@ def run(given_path: str | None, *, environ: Mapping[str, str]) -> int:
     import trio
 
     from supervisor.run import run_supervisor
+    from web.tokens import TokenError
 
-    trio.run(run_supervisor, config, environ)
+    try:
+        trio.run(run_supervisor, config, environ)
+    except TokenError as error:
+        print(f"mcpapps: error: {error}", file=sys.stderr)
+        return 1
+    except (OSError, BaseExceptionGroup) as error:
+        leaf = _first_os_error(error)
+        if leaf is None:
+            raise
+        where = f"{config.server.host}:{config.server.port}"
+        print(f"mcpapps: error: cannot serve on {where}: {leaf.strerror or leaf}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _first_os_error(error: BaseException) -> OSError | None:
+    """The socket error that stopped the front door from listening (port taken, bad address)."""
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            if (found := _first_os_error(inner)) is not None:
+                return found
+        return None
+    return error if isinstance(error, OSError) else None
 
 
 def validate(

@@ -1,9 +1,10 @@
 """`mcpapps run`: the root supervisor. It discovers the apps, starts the registry (which starts
-every app actor), says when it is ready, and on SIGTERM or SIGINT stops everything in reverse start
-order and returns."""
+every app actor) and the front door, says when it is ready, and on SIGTERM or SIGINT stops
+everything (the front door stops taking requests while the apps drain) and returns."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import signal
 from collections.abc import Mapping
@@ -19,6 +20,9 @@ from supervisor.config import Config
 from supervisor.discovery import discover
 from supervisor.lifecycle import AppState
 from supervisor.sdnotify import notify, watchdog_interval
+from web.security import AccessPolicy, access_policy
+from web.serve import serve_front_door
+from web.tokens import resolve_token
 
 logger = logging.getLogger("mcpapps.supervisor")
 
@@ -40,24 +44,36 @@ async def run_supervisor(
             elif app.state is not AppState.VALIDATED:
                 for error in app.errors:
                     logger.error("app %s is invalid: %s", app.id or app.source, error)
+        policy = _access_policy(config)
         reaper = Reaper()
         registry = Registry(
             discovery.apps, environ=environ, ui=config.sandbox.enabled, reaper=reaper
         )
         try:
-            await _supervise(registry, signals, environ, task_status)
+            await _supervise(config, policy, registry, signals, environ, task_status)
         finally:
             reaper.close()
 
 
+def _access_policy(config: Config) -> AccessPolicy:
+    require = access_policy(config, None).require_auth
+    return access_policy(config, resolve_token(config, require_auth=require))
+
+
 async def _supervise(
+    config: Config,
+    policy: AccessPolicy,
     registry: Registry,
     signals: Any,
     environ: Mapping[str, str],
     task_status: trio.TaskStatus[Registry],
 ) -> None:
+    shutdown = trio.Event()
     async with trio.open_nursery() as nursery:
         await nursery.start(registry.run)
+        await nursery.start(
+            functools.partial(serve_front_door, config, policy, registry.mailbox, shutdown=shutdown)
+        )
         nursery.start_soon(_announce_ready, registry, environ)
         if (interval := watchdog_interval(environ)) is not None:
             nursery.start_soon(_watchdog, interval, environ)
@@ -66,6 +82,7 @@ async def _supervise(
             logger.info("received %s: stopping", signal.Signals(signum).name)
             break
         notify("STOPPING=1", environ)
+        shutdown.set()  # no new requests; those in flight finish while the apps drain
         await ask(registry.mailbox, StopAll)
         logger.info("every app is stopped; exiting")
         nursery.cancel_scope.cancel()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -14,6 +15,13 @@ from supervisor.config import Config, load_config
 from supervisor.discovery import DiscoveredApp, Discovery, discover
 
 MANIFEST = "openclaw.mcpapp.json"
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 class Project:

@@ -33,3 +33,25 @@ def server_everything_command() -> list[str]:
     script = TOOLS / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist"
     script = _require(script / "index.js", "@modelcontextprotocol/server-everything")
     return [str(node_binary()), str(script), "stdio"]
+
+
+def ts_sdk_dir() -> Path:
+    """The pinned TypeScript SDK `@modelcontextprotocol/sdk` (its package folder; the ESM build
+    is under `dist/esm`). tests/clients/ts_client.mjs imports it from here by absolute path."""
+    sdk = TOOLS / "node_modules" / "@modelcontextprotocol" / "sdk"
+    return _require(sdk, "@modelcontextprotocol/sdk")
+
+
+def inspector_command() -> list[str]:
+    """The command that runs `@modelcontextprotocol/inspector` in CLI mode: append the target
+    (a URL or a command) and its options, e.g. `--format json -q URL --method tools/list`."""
+    launcher = TOOLS / "node_modules" / "@modelcontextprotocol" / "inspector" / "clients"
+    launcher = launcher / "launcher" / "build" / "index.js"
+    launcher = _require(launcher, "@modelcontextprotocol/inspector")
+    return [str(node_binary()), str(launcher), "--cli"]
+
+
+def conformance_script() -> Path:
+    """The entry script of the pinned MCP conformance suite (run it with `node_binary()`)."""
+    script = TOOLS / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist"
+    return _require(script / "index.js", "@modelcontextprotocol/conformance")

@@ -3,7 +3,6 @@ http app; start failures, and the upstream restarting under the app actor."""
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 
@@ -11,14 +10,8 @@ import pytest
 import trio
 
 from supervisor.lifecycle import AppState
-from tests.helpers import Project
+from tests.helpers import Project, free_port
 from tests.running import GROCERY, GUARD_S, bridge, config_data, environment, running, wait_for
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class GroceryOverHttp:

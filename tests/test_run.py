@@ -11,7 +11,7 @@ from pathlib import Path
 
 import trio
 
-from tests.helpers import Project
+from tests.helpers import Project, free_port
 from tests.running import FAST, GUARD_S, alive, environment, fixture_manifest, wait_gone
 
 
@@ -36,13 +36,14 @@ class Supervisor:
         self.extra_env = extra_env or {}
         self.log = ""
         self.process: trio.Process | None = None
+        self.port = int(self.extra_env.get("MCPAPPS_PORT") or free_port())
 
     async def start(self, nursery: trio.Nursery) -> None:
         command = [str(Path(sys.executable).parent / "mcpapps"), "run", "--config", self.config]
         self.process = await trio.lowlevel.open_process(
             command,
             cwd=self.project.root,
-            env={**environment(), **self.extra_env},
+            env={**environment(), "MCPAPPS_PORT": str(self.port), **self.extra_env},
             stderr=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
         )

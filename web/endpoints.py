@@ -1,0 +1,189 @@
+"""The two MCP endpoints, each the SDK's server under its Streamable HTTP session manager:
+
+- `AppEndpoint`, `/apps/mcp/<appId>` (SPEC §7.3): everything a client asks is passed to the
+  app's one upstream session, owned by its app actor, and the app's answer comes back as it is;
+- `AggregateEndpoint`, `/mcp` (SPEC §7.5): the model-visible tools of every Running app under
+  their public names, routed by the registry.
+
+Neither keeps app state: each request becomes a message to the registry, which routes it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.models import InitializationOptions
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, ConfigDict
+
+from actors.messages import CallPublicTool, GetToolTable, ToApp, UnknownTool, UpstreamRequest
+from actors.runtime import Mailbox, ask
+from actors.upstream import Wire
+from supervisor import __version__
+from web.relay import Audience, ClientCaller, app_params, complete_input, mcp_error
+
+logger = logging.getLogger("mcpapps.web")
+
+MAX_BODY_BYTES = 4 * 1024 * 1024  # a request body larger than this is refused with 413
+SESSION_IDLE_S = 30 * 60  # a client session nobody has used for this long is closed
+
+
+class _AnyParams(types.RequestParams):
+    """Params of a method the endpoint passes on without reading (the app checks them)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+# Method → the params model the SDK checks before the request is passed on.
+FORWARDED: dict[str, type[BaseModel]] = {
+    "tools/list": types.PaginatedRequestParams,
+    "tools/call": types.CallToolRequestParams,
+    "resources/list": types.PaginatedRequestParams,
+    "resources/templates/list": types.PaginatedRequestParams,
+    "resources/read": types.ReadResourceRequestParams,
+    "resources/subscribe": types.SubscribeRequestParams,
+    "resources/unsubscribe": types.UnsubscribeRequestParams,
+    "prompts/list": types.PaginatedRequestParams,
+    "prompts/get": types.GetPromptRequestParams,
+    "completion/complete": types.CompleteRequestParams,
+    "logging/setLevel": types.SetLevelRequestParams,
+    "tasks/get": _AnyParams,
+    "tasks/result": _AnyParams,
+    "tasks/list": _AnyParams,
+    "tasks/cancel": _AnyParams,
+}
+
+
+class _Endpoint(Server[Any]):
+    """The SDK server, announcing the change notifications the endpoint relays."""
+
+    def __init__(self, name: str, audience: Audience) -> None:
+        super().__init__(name, version=__version__)
+        self.add_request_handler(
+            "subscriptions/listen", types.SubscriptionsListenRequestParams, audience.listen
+        )
+        self.middleware.append(audience.middleware)
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(True, True, True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
+def _manager(server: Server[Any]) -> StreamableHTTPSessionManager:
+    # SSE responses, not JSON: a request's stream is where the app's sampling, elicitation and
+    # progress reach the client that asked (SPEC §7.3).
+    return StreamableHTTPSessionManager(
+        server,
+        json_response=False,
+        session_idle_timeout=SESSION_IDLE_S,
+        max_request_body_size=MAX_BODY_BYTES,
+    )
+
+
+class AppEndpoint:
+    """`/apps/mcp/<appId>` for one app."""
+
+    def __init__(self, app_id: str, registry: Mailbox[Any]) -> None:
+        self.app_id = app_id
+        self._registry = registry
+        self.audience = Audience()
+        self.server = _Endpoint(f"mcpapps/{app_id}", self.audience)
+        for method, params_type in FORWARDED.items():
+            self.server.add_request_handler(method, params_type, self._forward)
+        self.manager = _manager(self.server)
+
+    async def _forward(self, ctx: ServerRequestContext[Any, Any], _typed: Any) -> Wire:
+        params, token = app_params(ctx.params)
+        if ctx.method == "tools/call":
+            params = _with_session_id(ctx, params)
+        caller = ClientCaller(ctx, token)
+
+        async def send(params: Wire | None) -> Wire:
+            try:
+                return await ask(
+                    self._registry,
+                    lambda reply: ToApp(
+                        self.app_id, UpstreamRequest(ctx.method, params, reply, caller)
+                    ),
+                )
+            except Exception as error:
+                raise mcp_error(error) from None
+
+        result = await send(params)
+        return await complete_input(ctx, caller, params, result, send)
+
+
+def _with_session_id(ctx: ServerRequestContext[Any, Any], params: Wire | None) -> Wire | None:
+    """`?sessionId=` on the endpoint's URL goes to the app as `_meta.sessionId` of every tool
+    call, so an app can tell the chat sessions of its callers apart (SPEC §7.3)."""
+    request = ctx.request
+    query = getattr(request, "query_params", None)
+    session_id = query.get("sessionId") if query is not None else None
+    if not session_id or params is None:
+        return params
+    meta = dict(params.get("_meta") or {})
+    meta["sessionId"] = session_id
+    return {**params, "_meta": meta}
+
+
+class AggregateEndpoint:
+    """`/mcp`: every model-visible tool of every Running app, under its public name."""
+
+    def __init__(self, registry: Mailbox[Any]) -> None:
+        self._registry = registry
+        self.audience = Audience()
+        self.server = _Endpoint("mcpapps", self.audience)
+        self.server.add_request_handler(
+            "tools/list", types.PaginatedRequestParams, self._list_tools
+        )
+        self.server.add_request_handler("tools/call", types.CallToolRequestParams, self._call)
+        self.manager = _manager(self.server)
+
+    async def _list_tools(self, ctx: ServerRequestContext[Any, Any], _params: Any) -> Wire:
+        table = await ask(self._registry, GetToolTable)
+        return {
+            "tools": [
+                {
+                    "name": tool.public_name,
+                    "description": tool.description,
+                    "inputSchema": tool.input_schema,
+                }
+                for tool in table.tools
+            ]
+        }
+
+    async def _call(self, ctx: ServerRequestContext[Any, Any], typed: Any) -> Wire:
+        params, token = app_params(ctx.params)
+        assert params is not None
+        caller = ClientCaller(ctx, token)
+        arguments = params.get("arguments") or {}
+        meta = params.get("_meta")
+        try:
+            _tool, result = await ask(
+                self._registry,
+                lambda reply: CallPublicTool(typed.name, arguments, reply, meta, caller),
+            )
+        except UnknownTool as error:
+            raise MCPError(types.INVALID_PARAMS, error.message) from None
+        except Exception as error:
+            raise mcp_error(error) from None
+        if result.get("resultType") == "input_required":
+            raise MCPError(
+                types.INTERNAL_ERROR,
+                f"tool '{typed.name}' asks for input, which /mcp cannot relay yet",
+            )
+        return result

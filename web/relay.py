@@ -1,0 +1,213 @@
+"""What the two MCP endpoints (`/apps/mcp/<appId>` and `/mcp`) share: turning a client's request
+into the app-neutral params an app actor forwards, reaching the client back (sampling,
+elicitation, progress), the errors a client reads, and the clients that notifications reach.
+
+The endpoints are the SDK's own server (`mcp.server.Server` under its Streamable HTTP session
+manager): it speaks both protocol eras to the client. What crosses to the app actors is only the
+request's meaning; the app actor adds the envelope of the era its app speaks.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import mcp_types as types
+import trio
+from mcp.server.context import ServerRequestContext
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ToolsListChanged,
+)
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel, ConfigDict, TypeAdapter
+
+from actors.messages import AppError, CallFailed, CallTimeout
+from actors.runtime import AskTimeout, Overloaded
+from actors.upstream import ServerRequestRefused, Wire
+
+logger = logging.getLogger("mcpapps.web")
+
+# The 2026-07-28 envelope a client puts in `_meta`; the app's own connection has its own.
+_ENVELOPE = frozenset(
+    {
+        types.PROTOCOL_VERSION_META_KEY,
+        types.CLIENT_INFO_META_KEY,
+        types.CLIENT_CAPABILITIES_META_KEY,
+    }
+)
+APP_ERROR = -32000  # JSON-RPC "server error": the app could not serve the request
+MAX_INPUT_ROUNDS = 10
+NOTIFY_TIMEOUT_S = 5.0
+
+_SERVER_REQUEST: TypeAdapter[Any] = TypeAdapter(types.ServerRequest)
+_NOTIFICATION: TypeAdapter[Any] = TypeAdapter(types.ServerNotification)
+
+
+class _AnyResult(BaseModel):
+    """The client's answer to a relayed request, kept as it came (the app checks it)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def is_modern(ctx: ServerRequestContext[Any, Any]) -> bool:
+    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+def app_params(params: Mapping[str, Any] | None) -> tuple[Wire | None, str | int | None]:
+    """The request's own params for the app, and the client's progress token. The envelope
+    keys are dropped (the app's connection may speak the other era, SDK-NOTES "era mixing"),
+    and so is the progress token: the app actor asks for progress under a token of its own,
+    which no other client can be using."""
+    if params is None:
+        return None, None
+    forwarded = dict(params)
+    meta = forwarded.get("_meta")
+    token = None
+    if isinstance(meta, dict):
+        meta = {k: v for k, v in meta.items() if k not in _ENVELOPE}
+        token = meta.pop("progressToken", None)
+        if meta:
+            forwarded["_meta"] = meta
+        else:
+            forwarded.pop("_meta")
+    return forwarded, token
+
+
+class ClientCaller:
+    """The client of one request as the app may reach it while the request runs (the app
+    actor's `Caller`): server-to-client requests go on that request's own stream."""
+
+    def __init__(self, ctx: ServerRequestContext[Any, Any], progress_token: str | int | None):
+        self._ctx = ctx
+        self._token = progress_token
+        self.on_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = (
+            self._progress if progress_token is not None else None
+        )
+
+    async def ask(self, method: str, params: Wire) -> Wire:
+        ctx = self._ctx
+        if is_modern(ctx) or not ctx.session.can_send_request:
+            raise ServerRequestRefused(
+                f"the client cannot answer {method} here: its connection"
+                f" ({ctx.protocol_version}) has no channel for requests from the server"
+            )
+        request = _SERVER_REQUEST.validate_python({"method": method, "params": params})
+        metadata = ServerMessageMetadata(related_request_id=ctx.request_id)
+        result = await ctx.session.send_request(request, _AnyResult, metadata=metadata)
+        return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    async def _progress(self, progress: float, total: float | None, message: str | None) -> None:
+        assert self._token is not None
+        await self._ctx.session.send_progress_notification(
+            self._token, progress, total, message, related_request_id=self._ctx.request_id
+        )
+
+
+async def complete_input(
+    ctx: ServerRequestContext[Any, Any],
+    caller: ClientCaller,
+    params: Wire | None,
+    result: Wire,
+    retry: Callable[[Wire], Awaitable[Wire]],
+) -> Wire:
+    """A 2026-07-28 app asks for input (sampling, elicitation) by answering `input_required`.
+    A client of that era retries by itself, so the result goes to it as it is; a handshake-era
+    client cannot, so the endpoint asks it each request and retries on its behalf."""
+    rounds = 0
+    while result.get("resultType") == "input_required" and not is_modern(ctx):
+        rounds += 1
+        if rounds > MAX_INPUT_ROUNDS:
+            raise MCPError(APP_ERROR, f"the app asked for input more than {MAX_INPUT_ROUNDS} times")
+        responses: Wire = {}
+        for key, request in (result.get("inputRequests") or {}).items():
+            responses[key] = await caller.ask(request["method"], request.get("params") or {})
+        retried = dict(params or {})
+        retried["inputResponses"] = responses
+        if result.get("requestState") is not None:
+            retried["requestState"] = result["requestState"]
+        result = await retry(retried)
+    return result
+
+
+def mcp_error(error: Exception) -> MCPError:
+    """The JSON-RPC error a client reads for a request the app could not serve. An error the
+    app answered with passes through as it is; the others name the app and the cause."""
+    if isinstance(error, CallFailed) and error.rpc_error is not None:
+        return MCPError.from_error_data(error.rpc_error)
+    if isinstance(error, CallTimeout):
+        return MCPError(types.REQUEST_TIMEOUT, error.message)
+    if isinstance(error, AppError):
+        return MCPError(APP_ERROR, error.message)
+    if isinstance(error, AskTimeout | Overloaded):
+        return MCPError(APP_ERROR, f"mcpapps could not pass the request on: {error}")
+    raise error
+
+
+_EVENTS: Mapping[str, Callable[[Wire], Any]] = {
+    "notifications/tools/list_changed": lambda _: ToolsListChanged(),
+    "notifications/prompts/list_changed": lambda _: PromptsListChanged(),
+    "notifications/resources/list_changed": lambda _: ResourcesListChanged(),
+    "notifications/resources/updated": lambda p: ResourceUpdated(uri=p["uri"]),
+}
+
+
+class Audience:
+    """The clients connected to one endpoint, as notifications reach them: handshake-era
+    clients on their session's standing stream, 2026-07-28 clients on their
+    `subscriptions/listen` streams (the SDK's bus and listen handler)."""
+
+    def __init__(self) -> None:
+        self.bus = InMemorySubscriptionBus()
+        self.listen = ListenHandler(self.bus)
+        self._sessions: dict[int, Any] = {}
+
+    async def middleware(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+        """Remember each handshake-era connection at its first request, and forget it when it
+        closes. `_connection` is private to the pinned SDK (mcp==2.3.0): the per-request
+        `ServerSession` is the only handle on the connection a low-level handler gets."""
+        if not is_modern(ctx):
+            connection = getattr(ctx.session, "_connection", None)
+            key = id(connection)
+            if connection is not None and key not in self._sessions:
+                self._sessions[key] = ctx.session
+                connection.exit_stack.callback(self._sessions.pop, key, None)
+        return await call_next(ctx)
+
+    @property
+    def count(self) -> int:
+        return len(self._sessions)
+
+    async def notify(self, method: str, params: Wire | None) -> None:
+        """Send one notification to every connected client; a slow or gone client is skipped."""
+        event = _EVENTS.get(method)
+        if event is not None:
+            try:
+                await self.bus.publish(event(params or {}))
+            except Exception:
+                logger.exception("could not publish %s to listen streams", method)
+        if not self._sessions:
+            return
+        try:
+            notification = _NOTIFICATION.validate_python({"method": method, "params": params})
+        except Exception:
+            logger.warning("not relaying a malformed %s notification", method)
+            return
+        async with trio.open_nursery() as nursery:
+            for session in list(self._sessions.values()):
+                nursery.start_soon(_send_quietly, session, notification)
+
+
+async def _send_quietly(session: Any, notification: Any) -> None:
+    with trio.move_on_after(NOTIFY_TIMEOUT_S):
+        try:
+            await session.send_notification(notification)
+        except Exception as error:
+            logger.debug("a client missed a notification: %r", error)

@@ -1,0 +1,78 @@
+"""The front door's plain HTTP routes (Quart-Trio): `/apps/health` (SPEC §7.2) and `/login`.
+Auth, Host and Origin are checked before a request gets here (`web.asgi`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from quart import Response, jsonify, redirect, request
+from quart_trio import QuartTrio
+from werkzeug.exceptions import HTTPException
+
+from actors.messages import AppStatus, Snapshot
+from actors.runtime import Mailbox, ask
+from supervisor.lifecycle import AppState
+from web.security import SESSION_COOKIE, AccessPolicy, token_matches
+
+ASK_TIMEOUT_S = 10.0
+
+
+def json_error(status: int, code: str, message: str, **extra: Any) -> Response:
+    response = jsonify({"error": {"code": code, "message": message, **extra}})
+    response.status_code = status
+    return response
+
+
+def create_app(registry: Mailbox[Any], policy: AccessPolicy, sandbox_origin: str | None) -> Any:
+    app = QuartTrio("mcpapps")
+
+    @app.get("/apps/health")
+    async def health() -> Any:
+        statuses = await ask(registry, Snapshot, ASK_TIMEOUT_S)
+        base = request.host_url.rstrip("/")
+        return health_body(statuses, base, sandbox_origin, request.args.get("app"))
+
+    @app.get("/login")
+    async def login() -> Any:
+        """Trade the token for a session cookie, so that a browser can use the control UI."""
+        token = request.args.get("token")
+        if policy.require_auth and not token_matches(policy, token):
+            return json_error(401, "unauthorized", "the token is missing or wrong")
+        response = redirect("/", 303)
+        if token:
+            response.set_cookie(SESSION_COOKIE, token, httponly=True, samesite="Strict", path="/")
+        return response
+
+    @app.errorhandler(HTTPException)
+    async def http_error(error: HTTPException) -> Any:
+        code = (error.name or "error").lower().replace(" ", "_")
+        return json_error(error.code or 500, code, error.description or error.name)
+
+    return app
+
+
+def health_body(
+    statuses: tuple[AppStatus, ...], base: str, sandbox_origin: str | None, wanted: str | None
+) -> tuple[dict[str, Any], int]:
+    """The selected app is `?app=` if given, else the first Running app with a UI, else the
+    first Running app (SPEC §7.2)."""
+    running = [s for s in statuses if s.state is AppState.RUNNING]
+    selected = next((s for s in statuses if s.id == wanted), None) if wanted else None
+    if selected is None:
+        selected = next((s for s in running if s.has_ui), None) or next(iter(running), None)
+    body: dict[str, Any] = {
+        "ok": bool(running),
+        "name": selected.id if selected else None,
+        "mcp": f"{base}/apps/mcp/{selected.id}" if selected else None,
+        "sandbox": f"{sandbox_origin}/sandbox" if sandbox_origin else None,
+        "apps": [
+            {
+                "id": s.id,
+                "state": s.state.value,
+                "hasUi": s.has_ui,
+                "mcp": f"{base}/apps/mcp/{s.id}",
+            }
+            for s in statuses
+        ],
+    }
+    return body, 200 if running else 503

@@ -1,0 +1,154 @@
+"""Who may use the front door (SPEC §7.1), as pure functions over a request's headers.
+
+The client's address is never looked at: behind a reverse proxy on the same host every caller is
+loopback, so an address (or `X-Forwarded-For`) proves nothing. What counts is where the server is
+bound, the token, the Host header (DNS rebinding) and the Origin header (other web pages).
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from collections.abc import Iterable, Mapping
+from http.cookies import CookieError, SimpleCookie
+from urllib.parse import urlsplit
+
+import attrs
+
+from supervisor.config import Config
+
+SESSION_COOKIE = "mcpapps_session"
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+CORS_ALLOW_HEADERS = (
+    "Authorization, Content-Type, mcp-protocol-version, Mcp-Session-Id, Mcp-Method, Mcp-Name,"
+    " Last-Event-ID"
+)
+CORS_EXPOSE_HEADERS = "Mcp-Session-Id"
+CORS_ALLOW_METHODS = "GET, POST, DELETE, OPTIONS"
+# The paths that need the token when auth is required; the rest (login, static files) do not.
+PROTECTED_PREFIXES = ("/apps/", "/mcp", "/admin/", "/metrics")
+
+
+@attrs.frozen
+class AccessPolicy:
+    require_auth: bool
+    token: str | None
+    hosts: frozenset[str]  # Host names accepted (lower case, without port)
+    origins: frozenset[tuple[str, str, int]]  # origins allowed besides the server's own
+    sandbox_origin: tuple[str, str, int] | None  # never allowed, whatever the lists say
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def access_policy(config: Config, token: str | None) -> AccessPolicy:
+    server = config.server
+    require = server.always_require_auth or not is_loopback(server.host)
+    sandbox = config.sandbox.origin if config.sandbox.enabled else None
+    return AccessPolicy(
+        require_auth=require,
+        token=token,
+        hosts=LOCAL_HOSTS | {_host_name(h) for h in server.public_hosts},
+        origins=frozenset(origin_key(o) for o in server.allowed_origins),
+        sandbox_origin=origin_key(sandbox) if sandbox else None,
+    )
+
+
+def _host_name(host_header: str) -> str:
+    """`example.com:8080` → `example.com`; `[::1]:80` → `::1`."""
+    try:
+        name = urlsplit(f"//{host_header}").hostname
+    except ValueError:
+        return ""
+    return (name or "").lower()
+
+
+def origin_key(origin: str) -> tuple[str, str, int]:
+    parts = urlsplit(origin)
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    default = 443 if parts.scheme == "https" else 80
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port or default
+
+
+def host_allowed(policy: AccessPolicy, host_header: str | None) -> bool:
+    """DNS rebinding protection: a page on evil.example that resolves to 127.0.0.1 still sends
+    `Host: evil.example`."""
+    return bool(host_header) and _host_name(host_header or "") in policy.hosts
+
+
+def origin_allowed(policy: AccessPolicy, origin: str | None, host_header: str | None) -> bool:
+    """No Origin (a non-browser client) is fine; a browser's Origin must be the server's own
+    (same host and port as the Host header, either scheme) or listed, and never the sandbox."""
+    if origin is None:
+        return True
+    key = origin_key(origin)
+    if key == policy.sandbox_origin:
+        return False
+    if key in policy.origins:
+        return True
+    own = urlsplit(f"//{host_header or ''}")
+    try:
+        own_port = own.port
+    except ValueError:
+        return False
+    default = 443 if key[0] == "https" else 80
+    return key[1] == (own.hostname or "").lower() and key[2] == (own_port or default)
+
+
+def presented_token(headers: Mapping[str, str]) -> str | None:
+    """The bearer token, else the session cookie's value."""
+    authorization = headers.get("authorization", "")
+    scheme, _, value = authorization.partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    try:
+        cookie = SimpleCookie(headers.get("cookie", ""))
+    except CookieError:
+        return None
+    morsel = cookie.get(SESSION_COOKIE)
+    return morsel.value if morsel else None
+
+
+def token_matches(policy: AccessPolicy, presented: str | None) -> bool:
+    if presented is None or policy.token is None:
+        return False
+    return hmac.compare_digest(presented.encode(), policy.token.encode())
+
+
+def needs_token(policy: AccessPolicy, path: str) -> bool:
+    return policy.require_auth and path.startswith(PROTECTED_PREFIXES)
+
+
+def cors_headers(origin: str) -> list[tuple[bytes, bytes]]:
+    return [
+        (b"access-control-allow-origin", origin.encode("latin-1")),
+        (b"access-control-expose-headers", CORS_EXPOSE_HEADERS.encode()),
+        (b"access-control-allow-credentials", b"true"),
+        (b"vary", b"Origin"),
+    ]
+
+
+def preflight_headers(origin: str) -> list[tuple[bytes, bytes]]:
+    return [
+        *cors_headers(origin),
+        (b"access-control-allow-methods", CORS_ALLOW_METHODS.encode()),
+        (b"access-control-allow-headers", CORS_ALLOW_HEADERS.encode()),
+        (b"access-control-max-age", b"600"),
+    ]
+
+
+def header_map(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    """ASGI headers as a dict with lower-case names (a repeated header: the first wins)."""
+    found: dict[str, str] = {}
+    for name, value in raw:
+        found.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
+    return found

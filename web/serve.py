@@ -1,0 +1,114 @@
+"""Runs the front door in the supervisor's nursery: Hypercorn's Trio worker serving `FrontDoor`,
+the SDK session managers of the MCP endpoints, and the task that turns the registry's facts
+into notifications for connected clients."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Any
+
+import hypercorn.trio
+import trio
+from hypercorn.config import Config as HypercornConfig
+
+from actors.messages import (
+    AppNotification,
+    CatalogChanged,
+    Snapshot,
+    ToolTableChanged,
+    Watch,
+)
+from actors.runtime import Mailbox, ask
+from actors.upstream import Catalog
+from supervisor.config import Config, url_host
+from web.asgi import FrontDoor
+from web.endpoints import AggregateEndpoint, AppEndpoint
+from web.routes import create_app
+from web.security import AccessPolicy
+
+logger = logging.getLogger("mcpapps.web")
+
+GRACEFUL_S = 5.0  # how long open requests may take to finish on shutdown
+WATCH_BUFFER = 1024
+_LIST_CHANGED = {
+    "tools": "notifications/tools/list_changed",
+    "resources": "notifications/resources/list_changed",
+    "resource_templates": "notifications/resources/list_changed",
+    "prompts": "notifications/prompts/list_changed",
+}
+
+
+async def serve_front_door(
+    config: Config,
+    policy: AccessPolicy,
+    registry: Mailbox[Any],
+    *,
+    shutdown: trio.Event,
+    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve until `shutdown` is set, then let open requests finish for `GRACEFUL_S`."""
+    statuses = await ask(registry, Snapshot)
+    apps = {s.id: AppEndpoint(s.id, registry) for s in statuses}
+    aggregate = AggregateEndpoint(registry)
+    routes = create_app(registry, policy, config.sandbox.origin if config.sandbox.enabled else None)
+    front_door = FrontDoor(policy, registry, routes, apps, aggregate)
+
+    hyper = HypercornConfig()
+    hyper.bind = [f"{url_host(config.server.host)}:{config.server.port}"]
+    hyper.graceful_timeout = GRACEFUL_S
+    hyper.accesslog = None
+    hyper.errorlog = logging.getLogger("mcpapps.web.hypercorn")
+
+    facts_in, facts = trio.open_memory_channel[Any](WATCH_BUFFER)
+    registry.tell(Watch(facts_in))
+    async with trio.open_nursery() as nursery, contextlib.AsyncExitStack() as stack:
+        for endpoint in [aggregate, *apps.values()]:
+            await stack.enter_async_context(endpoint.manager.run())
+        nursery.start_soon(_relay_facts, facts, apps, aggregate)
+        binds = await nursery.start(
+            lambda task_status: hypercorn.trio.serve(
+                front_door, hyper, shutdown_trigger=shutdown.wait, task_status=task_status
+            )
+        )
+        logger.info("front door listening on %s", ", ".join(binds))
+        task_status.started(binds)
+        await shutdown.wait()
+        # Hypercorn returns once open requests finish (or GRACEFUL_S passes); then the
+        # fact relay has nothing left to serve.
+        with trio.move_on_after(GRACEFUL_S + 1.0):
+            while len(nursery.child_tasks) > 1:
+                await trio.sleep(0.05)
+        nursery.cancel_scope.cancel()
+
+
+async def _relay_facts(
+    facts: trio.MemoryReceiveChannel[Any],
+    apps: dict[str, AppEndpoint],
+    aggregate: AggregateEndpoint,
+) -> None:
+    """Registry facts → notifications: an app's catalog changes (including by a restart) tell
+    its clients which lists to fetch again; its other notifications pass through; a change of
+    the tool table tells the clients of `/mcp`."""
+    seen: dict[str, Catalog] = {}
+    async with trio.open_nursery() as nursery:
+        async for fact in facts:
+            match fact:
+                case CatalogChanged(app_id, catalog) if app_id in apps:
+                    before = seen.get(app_id, Catalog())
+                    seen[app_id] = catalog
+                    if catalog == Catalog():
+                        continue  # the app went down; its return announces the new lists
+                    methods = {
+                        method
+                        for field, method in _LIST_CHANGED.items()
+                        if getattr(before, field) != getattr(catalog, field)
+                    }
+                    for method in sorted(methods):
+                        nursery.start_soon(apps[app_id].audience.notify, method, None)
+                case AppNotification(app_id, method, params) if app_id in apps:
+                    nursery.start_soon(apps[app_id].audience.notify, method, params)
+                case ToolTableChanged():
+                    nursery.start_soon(
+                        aggregate.audience.notify, "notifications/tools/list_changed", None
+                    )
