@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
@@ -19,7 +21,7 @@ from actors.runtime import ask
 from supervisor.config import config_from_data
 from supervisor.discovery import discover
 from supervisor.lifecycle import AppState
-from tests.helpers import Project
+from tests.helpers import Project, free_port
 
 FIXTURE_APP = Path(__file__).parent / "apps" / "fixture_app.py"
 GROCERY = Path(__file__).parent.parent / "mcpapps" / "grocery-inventory"
@@ -143,3 +145,75 @@ async def calling(
         for _ in range(times):
             nursery.start_soon(one)
         yield results
+
+
+class Supervisor:
+    """`mcpapps run` in a subprocess; its stderr (the log) is read as it comes."""
+
+    def __init__(
+        self,
+        project: Project,
+        config: str = "config.toml",
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
+        self.project = project
+        self.config = config
+        self.extra_env = extra_env or {}
+        self.log = ""
+        self.process: trio.Process | None = None
+        self.port = int(self.extra_env.get("MCPAPPS_PORT") or free_port())
+
+    async def start(self, nursery: trio.Nursery) -> None:
+        command = [str(Path(sys.executable).parent / "mcpapps"), "run", "--config", self.config]
+        self.process = await trio.lowlevel.open_process(
+            command,
+            cwd=self.project.root,
+            env={**environment(), "MCPAPPS_PORT": str(self.port), **self.extra_env},
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+        )
+        nursery.start_soon(self._read)
+
+    async def _read(self) -> None:
+        assert self.process is not None
+        assert self.process.stderr is not None
+        async for chunk in self.process.stderr:
+            self.log += chunk.decode()
+
+    async def wait_for_log(self, text: str) -> None:
+        with trio.fail_after(GUARD_S):
+            while text not in self.log:
+                await trio.sleep(0.02)
+
+    async def stop(self, signum: signal.Signals = signal.SIGTERM) -> int:
+        """Send `signum` and wait for the exit status."""
+        assert self.process is not None
+        self.process.send_signal(signum)
+        return await self.wait()
+
+    async def wait(self) -> int:
+        assert self.process is not None
+        with trio.fail_after(GUARD_S):
+            return await self.process.wait()
+
+    def url(self, path: str = "") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+
+@contextlib.asynccontextmanager
+async def supervisor_running(
+    project: Project, extra_env: dict[str, str] | None = None, ready: str = "ready: "
+) -> AsyncIterator[Supervisor]:
+    """`mcpapps run` on the project, serving on a free port; stopped with SIGTERM after."""
+    supervisor = Supervisor(project, extra_env=extra_env)
+    async with trio.open_nursery() as nursery:
+        await supervisor.start(nursery)
+        try:
+            await supervisor.wait_for_log(ready)
+            await supervisor.wait_for_log("front door listening on")
+            yield supervisor
+        finally:
+            assert supervisor.process is not None
+            if supervisor.process.returncode is None:
+                with trio.CancelScope(shield=True):
+                    await supervisor.stop()

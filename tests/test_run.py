@@ -11,8 +11,8 @@ from pathlib import Path
 
 import trio
 
-from tests.helpers import Project, free_port
-from tests.running import FAST, GUARD_S, alive, environment, fixture_manifest, wait_gone
+from tests.helpers import Project
+from tests.running import FAST, GUARD_S, Supervisor, alive, fixture_manifest, wait_gone
 
 
 def write_project(project: Project, *apps: tuple[str, tuple[str, ...]]) -> None:
@@ -20,56 +20,6 @@ def write_project(project: Project, *apps: tuple[str, tuple[str, ...]]) -> None:
         project.manifest(f"apps/{app_id}", fixture_manifest(app_id, *options))
     supervision = "\n".join(f"{k} = {v}" for k, v in FAST.items())
     project.config(f'[apps]\ndiscovery_paths = ["./apps"]\n\n[supervision]\n{supervision}\n')
-
-
-class Supervisor:
-    """`mcpapps run` in a subprocess; its stderr (the log) is read as it comes."""
-
-    def __init__(
-        self,
-        project: Project,
-        config: str = "config.toml",
-        extra_env: dict[str, str] | None = None,
-    ) -> None:
-        self.project = project
-        self.config = config
-        self.extra_env = extra_env or {}
-        self.log = ""
-        self.process: trio.Process | None = None
-        self.port = int(self.extra_env.get("MCPAPPS_PORT") or free_port())
-
-    async def start(self, nursery: trio.Nursery) -> None:
-        command = [str(Path(sys.executable).parent / "mcpapps"), "run", "--config", self.config]
-        self.process = await trio.lowlevel.open_process(
-            command,
-            cwd=self.project.root,
-            env={**environment(), "MCPAPPS_PORT": str(self.port), **self.extra_env},
-            stderr=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-        )
-        nursery.start_soon(self._read)
-
-    async def _read(self) -> None:
-        assert self.process is not None
-        assert self.process.stderr is not None
-        async for chunk in self.process.stderr:
-            self.log += chunk.decode()
-
-    async def wait_for_log(self, text: str) -> None:
-        with trio.fail_after(GUARD_S):
-            while text not in self.log:
-                await trio.sleep(0.02)
-
-    async def stop(self, signum: signal.Signals = signal.SIGTERM) -> int:
-        """Send `signum` and wait for the exit status."""
-        assert self.process is not None
-        self.process.send_signal(signum)
-        return await self.wait()
-
-    async def wait(self) -> int:
-        assert self.process is not None
-        with trio.fail_after(GUARD_S):
-            return await self.process.wait()
 
 
 def reapers(cwd: Path) -> list[int]:
