@@ -116,6 +116,15 @@ class FrontDoor:
                     headers=[(b"www-authenticate", b"Bearer")],
                 )
             return
+        is_mcp = is_http and (path.rstrip("/") == "/mcp" or path.startswith(APP_PREFIX))
+        if is_mcp and scope["method"] == "POST" and not _is_json(headers.get("content-type")):
+            await send_json_error(
+                send,
+                415,
+                "unsupported_media_type",
+                "MCP requests are JSON-RPC: send them with 'Content-Type: application/json'",
+            )
+            return
         if is_http and path.rstrip("/") == "/mcp":
             await self._aggregate.manager.handle_request(scope, receive, send)
         elif is_http and path.startswith(APP_PREFIX):
@@ -152,6 +161,10 @@ class FrontDoor:
             )
             return
         await endpoint.manager.handle_request(scope, receive, send)
+
+
+def _is_json(content_type: str | None) -> bool:
+    return (content_type or "").split(";")[0].strip().lower() == "application/json"
 
 
 async def _preflight(send: Any, origin: str) -> None:

@@ -1,0 +1,400 @@
+"""The front door over real HTTP to a real `mcpapps run` with real apps (SPEC §7.1 to §7.3, §7.5):
+routes, status codes and bodies, the auth matrix, Host and Origin checks, CORS, and bad input."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import stat
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx2
+import mcp
+import pytest
+import trio
+
+from actors.upstream import http_transport
+from tests.helpers import Project
+from tests.running import (
+    FAST,
+    GROCERY,
+    GUARD_S,
+    Supervisor,
+    fixture_manifest,
+    supervisor_running,
+)
+
+TOKEN = "s3cret-token"
+MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
+
+
+def write(project: Project, server: str = "", *apps: tuple[str, tuple[str, ...]]) -> None:
+    """A project with the bundled grocery app, the fixture apps given, and `server` settings."""
+    shutil.copytree(GROCERY, project.root / "apps" / "grocery-inventory")
+    for app_id, options in apps:
+        project.manifest(f"apps/{app_id}", fixture_manifest(app_id, *options))
+    supervision = "\n".join(f"{k} = {v}" for k, v in FAST.items())
+    apps_section = '[apps]\ndiscovery_paths = ["./apps"]\n'
+    project.config(f"[server]\n{server}\n{apps_section}\n[supervision]\n{supervision}\n")
+
+
+@contextlib.asynccontextmanager
+async def http(supervisor: Supervisor) -> AsyncIterator[httpx2.AsyncClient]:
+    async with httpx2.AsyncClient(base_url=supervisor.url(), timeout=GUARD_S) as client:
+        yield client
+
+
+def events(response: httpx2.Response) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of a response, SSE or JSON."""
+    if response.headers.get("content-type", "").startswith("application/json"):
+        return [response.json()]
+    return [
+        json.loads(line[5:])
+        for line in response.text.splitlines()
+        if line.startswith("data:") and line[5:].strip()
+    ]
+
+
+@contextlib.asynccontextmanager
+async def sdk_client(url: str, mode: str, headers: dict[str, str] | None = None) -> Any:
+    """The official Python SDK client, in the given protocol era."""
+    async with mcp.Client(http_transport(url, headers or {}, GUARD_S), mode=mode) as client:
+        yield client
+
+
+async def call_text(client: Any, name: str, arguments: dict[str, Any] | None = None) -> str:
+    result = await client.call_tool(name, arguments or {})
+    assert not result.is_error, result
+    return result.content[0].text
+
+
+# ---- routes -----------------------------------------------------------------------------------
+
+
+async def test_health_lists_every_app_with_urls_from_the_request(project: Project) -> None:
+    write(project, "", ("plain", ()), ("broken", ("--crash-at-start",)))
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        response = await client.get(
+            "/apps/health", headers={"host": f"localhost:{supervisor.port}"}
+        )
+        assert response.status_code == 200
+        body = response.json()
+        base = f"http://localhost:{supervisor.port}"
+        assert body["ok"] is True
+        assert body["name"] == "grocery-inventory"  # the first Running app with a UI
+        assert body["mcp"] == f"{base}/apps/mcp/grocery-inventory"
+        assert body["sandbox"] == f"http://127.0.0.1:{supervisor.port + 1}/sandbox"
+        apps = {a["id"]: a for a in body["apps"]}
+        assert apps["grocery-inventory"] == {
+            "id": "grocery-inventory",
+            "state": "Running",
+            "hasUi": True,
+            "mcp": f"{base}/apps/mcp/grocery-inventory",
+        }
+        assert apps["plain"]["hasUi"] is False
+        assert apps["broken"]["state"] in ("Failed", "Loaded")
+
+        chosen = (await client.get("/apps/health?app=plain")).json()
+        assert chosen["name"] == "plain"
+        assert chosen["mcp"] == f"http://127.0.0.1:{supervisor.port}/apps/mcp/plain"
+
+
+async def test_health_is_503_when_no_app_runs(project: Project) -> None:
+    project.manifest("apps/broken", fixture_manifest("broken", "--crash-at-start"))
+    project.config(
+        '[apps]\ndiscovery_paths = ["./apps"]\n[supervision]\nintensity = 0\n'
+        "backoff_initial_s = 0.05\n"
+    )
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        response = await client.get("/apps/health")
+        assert response.status_code == 503
+        body = response.json()
+        assert body["ok"] is False
+        assert body["name"] is None
+        assert body["apps"][0]["state"] == "Failed"
+
+
+async def test_unknown_routes_and_apps_are_json_errors(project: Project) -> None:
+    write(project, "", ("hung", ("--hang-at-start",)))
+    ready = "grocery-inventory: Loaded → Running"
+    async with supervisor_running(project, ready=ready) as sv, http(sv) as client:
+        response = await client.get("/nowhere")
+        assert response.status_code == 404
+        assert response.json()["error"]["code"] == "not_found"
+
+        response = await client.post("/apps/mcp/nope", json=INITIALIZE, headers=MCP_HEADERS)
+        assert response.status_code == 404
+        assert response.json()["error"] == {
+            "code": "unknown_app",
+            "message": "there is no app 'nope'",
+        }
+
+        response = await client.post("/apps/mcp/hung", json=INITIALIZE, headers=MCP_HEADERS)
+        assert response.status_code == 503
+        error = response.json()["error"]
+        assert error["code"] == "app_unavailable"
+        assert error["state"] == "Loaded"
+        assert "app 'hung' is not running (state Loaded)" in error["message"]
+
+
+async def test_a_failed_app_is_503_with_its_last_error_and_next_restart(project: Project) -> None:
+    write(project, "", ("crashy", ("--crash-at-start",)))
+    project.config(
+        project.config_path.read_text().replace("backoff_max_s = 0.2", "backoff_max_s = 30")
+    )
+    project.config(
+        project.config_path.read_text().replace(
+            "backoff_initial_s = 0.05", "backoff_initial_s = 20"
+        )
+    )
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        with trio.fail_after(GUARD_S):
+            while True:
+                response = await client.post(
+                    "/apps/mcp/crashy", json=INITIALIZE, headers=MCP_HEADERS
+                )
+                if response.json()["error"].get("state") == "Failed":
+                    break
+                await trio.sleep(0.05)
+        assert response.status_code == 503
+        error = response.json()["error"]
+        assert "exited with code 2" in error["lastError"]
+        assert "next restart in" in error["message"]
+        assert int(response.headers["retry-after"]) >= 1
+
+
+# ---- auth, Host, Origin, CORS ----------------------------------------------------------------
+
+
+async def test_loopback_needs_no_token(project: Project) -> None:
+    write(project)
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        assert (await client.get("/apps/health")).status_code == 200
+
+
+async def test_the_auth_matrix_with_always_require_auth(project: Project) -> None:
+    write(project, f'always_require_auth = true\ntoken = "{TOKEN}"')
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        missing = await client.get("/apps/health")
+        assert missing.status_code == 401
+        assert missing.json()["error"]["code"] == "unauthorized"
+        assert missing.headers["www-authenticate"] == "Bearer"
+        wrong = await client.get("/apps/health", headers={"authorization": "Bearer nope"})
+        assert wrong.status_code == 401
+        # Behind a reverse proxy every caller is loopback: the address proves nothing.
+        forwarded = await client.get("/apps/health", headers={"x-forwarded-for": "127.0.0.1"})
+        assert forwarded.status_code == 401
+        good = await client.get("/apps/health", headers={"authorization": f"Bearer {TOKEN}"})
+        assert good.status_code == 200
+        # MCP endpoints and unknown app ids need it too (no probing which apps exist).
+        for path in ("/mcp", "/apps/mcp/grocery-inventory", "/apps/mcp/nope"):
+            response = await client.post(path, json=INITIALIZE, headers=MCP_HEADERS)
+            assert response.status_code == 401, path
+
+        assert (await client.get("/login?token=nope")).status_code == 401
+        login = await client.get(f"/login?token={TOKEN}")
+        assert login.status_code == 303
+        cookie = login.headers["set-cookie"]
+        assert "HttpOnly" in cookie
+        assert "SameSite=Strict" in cookie
+        # The client kept the cookie, as a browser does.
+        assert (await client.get("/apps/health")).status_code == 200
+        async with http(supervisor) as fresh:
+            forged = {"cookie": "mcpapps_session=forged"}
+            assert (await fresh.get("/apps/health", headers=forged)).status_code == 401
+            real = {"cookie": f"mcpapps_session={TOKEN}"}
+            assert (await fresh.get("/apps/health", headers=real)).status_code == 200
+
+
+async def test_a_non_loopback_bind_generates_a_private_token(project: Project) -> None:
+    write(project, 'host = "0.0.0.0"')
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        token_file = project.root / ".mcpapps" / "token"
+        assert str(token_file) in supervisor.log
+        assert stat.S_IMODE(os.stat(token_file).st_mode) == 0o600
+        token = token_file.read_text().strip()
+        assert (await client.get("/apps/health")).status_code == 401
+        headers = {"authorization": f"Bearer {token}"}
+        assert (await client.get("/apps/health", headers=headers)).status_code == 200
+
+
+async def test_host_and_origin_checks(project: Project) -> None:
+    write(project, 'public_hosts = ["mcp.example"]\nallowed_origins = ["https://ui.example"]')
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        port = supervisor.port
+        for host in ("evil.example", f"evil.example:{port}", "127.0.0.2"):
+            response = await client.get("/apps/health", headers={"host": host})
+            assert response.status_code == 421, host
+            assert response.json()["error"]["code"] == "host_not_allowed"
+        for host in (f"localhost:{port}", f"[::1]:{port}", "mcp.example", "mcp.example:443"):
+            assert (await client.get("/apps/health", headers={"host": host})).status_code == 200
+
+        for origin in ("http://evil.example", f"http://127.0.0.1:{port + 1}"):  # + the sandbox
+            response = await client.get("/apps/health", headers={"origin": origin})
+            assert response.status_code == 403, origin
+            assert response.json()["error"]["code"] == "origin_not_allowed"
+        for origin in (f"http://127.0.0.1:{port}", "https://ui.example"):
+            response = await client.get("/apps/health", headers={"origin": origin})
+            assert response.status_code == 200
+            assert response.headers["access-control-allow-origin"] == origin
+            assert response.headers["access-control-expose-headers"] == "Mcp-Session-Id"
+
+
+async def test_cors_preflight(project: Project) -> None:
+    write(project, f'always_require_auth = true\ntoken = "{TOKEN}"')
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        own = f"http://127.0.0.1:{supervisor.port}"
+        request = {
+            "origin": own,
+            "access-control-request-method": "POST",
+            "access-control-request-headers": "authorization, content-type, mcp-session-id",
+        }
+        # A browser sends no credentials with a preflight: it must pass without the token.
+        response = await client.options("/apps/mcp/grocery-inventory", headers=request)
+        assert response.status_code == 204
+        allowed = {
+            h.strip().lower() for h in response.headers["access-control-allow-headers"].split(",")
+        }
+        assert {
+            "authorization",
+            "content-type",
+            "mcp-protocol-version",
+            "mcp-session-id",
+            "mcp-method",
+            "mcp-name",
+            "last-event-id",
+        } <= allowed
+        assert "POST" in response.headers["access-control-allow-methods"]
+        refused = await client.options("/mcp", headers={**request, "origin": "http://evil.example"})
+        assert refused.status_code == 403
+
+
+# ---- the MCP endpoints -----------------------------------------------------------------------
+
+
+async def test_both_protocol_eras_reach_the_app_on_its_one_session(project: Project) -> None:
+    """A handshake-era and a 2026-07-28 client on /apps/mcp, and a call through the registry
+    (/mcp), all reach the same app process on its one upstream session."""
+    write(project)
+    async with supervisor_running(project) as supervisor:
+        app_url = supervisor.url("/apps/mcp/grocery-inventory")
+        async with (
+            sdk_client(app_url, "legacy") as legacy,
+            sdk_client(app_url, "2026-07-28") as modern,
+            sdk_client(supervisor.url("/mcp"), "legacy") as aggregate,
+        ):
+            assert legacy.protocol_version == "2025-11-25"
+            assert modern.protocol_version == "2026-07-28"
+            names = {t.name for t in (await legacy.list_tools()).tools}
+            assert "get_store_dashboard_data" in names  # raw: app-only tools too
+            stats = [
+                json.loads(await call_text(legacy, "get_server_stats")),
+                json.loads(await call_text(modern, "get_server_stats")),
+                json.loads(await call_text(aggregate, "grocery.get_server_stats")),
+            ]
+        assert len({s["pid"] for s in stats}) == 1
+        assert {s["sessions"] for s in stats} == {1}
+
+
+async def test_aggregate_lists_model_visible_tools_by_public_name(project: Project) -> None:
+    write(project)
+    async with (
+        supervisor_running(project) as supervisor,
+        sdk_client(supervisor.url("/mcp"), "legacy") as client,
+    ):
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert "grocery.get_inventory" in tools
+        assert "grocery.get_store_dashboard_data" not in tools  # app-only
+        with pytest.raises(mcp.MCPError) as raised:
+            await client.call_tool("nope.tool", {})
+        assert "unknown tool 'nope.tool'" in str(raised.value)
+
+
+async def test_errors_from_the_app_pass_through(project: Project) -> None:
+    write(project)
+    async with (
+        supervisor_running(project) as supervisor,
+        sdk_client(supervisor.url("/apps/mcp/grocery-inventory"), "legacy") as client,
+    ):
+        with pytest.raises(mcp.MCPError) as raised:
+            await client.read_resource("grocery://nowhere")
+        assert raised.value.error.code != -32000  # the app's own error, not ours
+        result = await client.call_tool("get_inventory", {"storeId": "no-such-store"})
+        assert result.is_error
+
+
+# ---- bad input -------------------------------------------------------------------------------
+
+
+async def test_bad_input_gets_clear_errors_and_breaks_nothing(project: Project) -> None:
+    write(project)
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        path = "/apps/mcp/grocery-inventory"
+        opened = await client.post(path, json=INITIALIZE, headers=MCP_HEADERS)
+        assert opened.status_code == 200
+        session = {**MCP_HEADERS, "mcp-session-id": opened.headers["mcp-session-id"]}
+        await client.post(
+            path, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session
+        )
+
+        malformed = await client.post(path, content=b'{"jsonrpc": "2.0", "id": 2,', headers=session)
+        assert malformed.status_code == 400
+        assert events(malformed)[0]["error"]["code"] == -32700  # parse error
+
+        shapeless = await client.post(path, json={"hello": "world"}, headers=session)
+        assert shapeless.status_code == 400
+        assert events(shapeless)[0]["error"]["code"] in (-32600, -32602)
+
+        unknown = await client.post(
+            path, json={"jsonrpc": "2.0", "id": 3, "method": "no/such"}, headers=session
+        )
+        assert unknown.status_code == 200
+        assert events(unknown)[0]["error"]["code"] == -32601
+
+        huge = await client.post(
+            path,
+            content=b'{"jsonrpc": "2.0", "id": 4, "method": "ping", "params": {"x": "'
+            + b"x" * (5 * 1024 * 1024)
+            + b'"}}',
+            headers=session,
+        )
+        assert huge.status_code == 413
+
+        text = await client.post(
+            path, content=b"ping", headers={**session, "content-type": "text/plain"}
+        )
+        assert text.status_code == 415
+        assert "Content-Type: application/json" in text.json()["error"]["message"]
+
+        no_accept = await client.post(
+            path,
+            json={"jsonrpc": "2.0", "id": 5, "method": "ping"},
+            headers={**session, "accept": "text/html"},
+        )
+        assert no_accept.status_code == 406
+
+        # Nothing above harmed the session, the app or anyone else.
+        call = {
+            "jsonrpc": "2.0",
+            "id": 6,
+            "method": "tools/call",
+            "params": {"name": "get_categories", "arguments": {}},
+        }
+        answer = events(await client.post(path, json=call, headers=session))[-1]
+        assert answer["id"] == 6
+        assert not answer["result"].get("isError")
+        async with sdk_client(supervisor.url(path), "2026-07-28") as other:
+            assert await call_text(other, "get_categories")

@@ -1,0 +1,85 @@
+"""The front door's access rules as pure functions (SPEC §7.1): no socket, no clock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from supervisor.config import config_from_data
+from web.security import (
+    access_policy,
+    host_allowed,
+    is_loopback,
+    needs_token,
+    origin_allowed,
+    presented_token,
+    token_matches,
+)
+
+
+def policy(token: str | None = "t0k", **server: object):
+    config = config_from_data({"server": server}, Path("/srv/mcpapps/config.toml"), {})
+    return access_policy(config, token)
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.8.0.1", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("192.168.1.4", False),
+        ("example.com", False),
+    ],
+)
+def test_loopback(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+def test_auth_is_needed_off_loopback_or_when_asked() -> None:
+    assert not policy().require_auth
+    assert policy(always_require_auth=True).require_auth
+    assert policy(host="0.0.0.0").require_auth
+    assert not needs_token(policy(), "/apps/health")
+    strict = policy(always_require_auth=True)
+    for path in ("/apps/health", "/apps/mcp/x", "/mcp", "/admin/apps", "/metrics"):
+        assert needs_token(strict, path)
+    assert not needs_token(strict, "/login")
+
+
+def test_hosts() -> None:
+    p = policy(public_hosts=["mcp.example.com"])
+    for ok in ("localhost", "localhost:1", "127.0.0.1:18789", "[::1]:80", "MCP.example.com:443"):
+        assert host_allowed(p, ok), ok
+    for bad in (None, "", "evil.com", "127.0.0.2", "localhost.evil.com", "mcp.example.com.evil"):
+        assert not host_allowed(p, bad), bad
+
+
+def test_origins() -> None:
+    p = policy(allowed_origins=["https://ui.example"])
+    host = "127.0.0.1:18789"
+    assert origin_allowed(p, None, host)  # not a browser
+    assert origin_allowed(p, "http://127.0.0.1:18789", host)  # the server's own
+    assert origin_allowed(p, "https://ui.example", host)
+    assert origin_allowed(p, "https://ui.example:443", host)
+    assert not origin_allowed(p, "http://localhost:18789", host)  # another origin
+    assert not origin_allowed(p, "http://127.0.0.1:18790", host)  # the sandbox
+    assert not origin_allowed(p, "null", host)
+    assert not origin_allowed(p, "http://evil.example", host)
+
+
+def test_tokens() -> None:
+    p = policy()
+    assert presented_token({"authorization": "Bearer abc"}) == "abc"
+    assert presented_token({"authorization": "bearer  abc "}) == "abc"
+    assert presented_token({"authorization": "Basic abc"}) is None
+    assert presented_token({"cookie": "a=1; mcpapps_session=xyz"}) == "xyz"
+    assert presented_token({"cookie": "garbage;;=="}) is None
+    assert token_matches(p, "t0k")
+    assert not token_matches(p, "t0K")
+    assert not token_matches(p, None)
+    assert not token_matches(policy(None), "anything")
