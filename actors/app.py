@@ -140,6 +140,11 @@ class AppActor:
         self._callers: dict[object, Any] = {}  # in-flight requests whose client can be asked
         self._last_heard = 0.0
         self._catalog_stale = trio.Event()
+        # What the app's clients asked of its session; kept across restarts and given to each
+        # new session, in the era it speaks (SPEC §7.3).
+        self._log_level: str | None = None
+        self._subscribed: collections.Counter[str] = collections.Counter()
+        self._resubscribe = trio.Event()
 
     # ---- the mailbox -------------------------------------------------------------------------
 
@@ -411,6 +416,7 @@ class AppActor:
             except Exception as error:
                 self._failure(death, error, running)
                 raise
+            upstream.log_level = self._log_level
             self._upstream, self._calls = upstream, nursery
             self._last_heard = trio.current_time()
             running.append(trio.current_time())
@@ -419,8 +425,15 @@ class AppActor:
             nursery.start_soon(self._guarded, death, self._keep_alive, upstream, death)
             nursery.start_soon(self._guarded, death, self._refresh_catalog, upstream, death)
             nursery.start_soon(
-                self._guarded, death, upstream.watch_list_changes, self._catalog_stale_now
+                self._guarded,
+                death,
+                upstream.watch_changes,
+                self._catalog_stale_now,
+                self._on_resource_updated,
+                lambda: tuple(sorted(self._subscribed)),
+                lambda: self._resubscribe,
             )
+            nursery.start_soon(self._guarded, death, self._restore_session, upstream)
             # Until death is declared, when `_end_on_death` cancels all of this; leaving these
             # blocks (the session's and the process's teardown) runs under that cancellation.
             await trio.sleep_forever()
@@ -553,6 +566,66 @@ class AppActor:
     def _catalog_stale_now(self) -> None:
         self._catalog_stale.set()
 
+    def _on_resource_updated(self, uri: str) -> None:
+        self._events.tell(AppNotification(self.id, "notifications/resources/updated", {"uri": uri}))
+
+    async def _restore_session(self, upstream: Upstream) -> None:
+        """A new session (after a restart) gets the log level and the resource subscriptions
+        the clients asked of the old one; on 2026-07-28 the listen stream and the per-request
+        log level carry them instead."""
+        if upstream.modern:
+            return
+        requests: list[tuple[str, Wire]] = [
+            ("resources/subscribe", {"uri": uri}) for uri in sorted(self._subscribed)
+        ]
+        if self._log_level is not None:
+            requests.insert(0, ("logging/setLevel", {"level": self._log_level}))
+        timeout = self.definition.manifest.request_timeout_seconds
+        for method, params in requests:
+            try:
+                await upstream.send(method, params, timeout=timeout)
+            except Exception as error:
+                if is_connection_error(error):
+                    raise
+                logger.warning(
+                    "app %s: could not restore %s: %s", self.id, method, error_text(error)
+                )
+
+    def _session_request(self, message: UpstreamRequest) -> bool:
+        """Requests about the app's session rather than one answer: the log level and resource
+        subscriptions. They are remembered (a restart restores them), subscriptions are counted
+        (the app hears the first subscribe and the last unsubscribe of a resource), and on
+        2026-07-28, which has neither method, they are carried out here. True if answered."""
+        upstream = self._upstream
+        params = message.params or {}
+        if message.method == "logging/setLevel" and isinstance(params.get("level"), str):
+            self._log_level = params["level"]
+            if upstream is not None:
+                upstream.log_level = self._log_level
+            if upstream is not None and upstream.modern:
+                message.reply.send({})
+                return True
+            return False
+        if message.method not in ("resources/subscribe", "resources/unsubscribe"):
+            return False
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            return False  # the app says what is wrong with it
+        before = self._subscribed[uri]
+        if message.method == "resources/subscribe":
+            self._subscribed[uri] += 1
+        elif before:
+            self._subscribed[uri] -= 1
+            if not self._subscribed[uri]:
+                del self._subscribed[uri]
+        if (before == 0) == (uri in self._subscribed):  # first subscribe or last unsubscribe
+            if upstream is None or not upstream.modern:
+                return False
+            self._resubscribe.set()
+            self._resubscribe = trio.Event()
+        message.reply.send({})
+        return True
+
     async def _refresh_catalog(self, upstream: Upstream, death: _Death) -> None:
         """Re-enumerate after a list_changed notification (coalescing a burst of them)."""
         while True:
@@ -621,6 +694,8 @@ class AppActor:
             return
         if self._state is not AppState.RUNNING or self._calls is None or self._upstream is None:
             message.reply.fail(AppUnavailable(self.id, self._unavailable_text()))
+            return
+        if isinstance(message, UpstreamRequest) and self._session_request(message):
             return
         token = object()
         self._in_flight[token] = message.reply

@@ -20,6 +20,7 @@ from mcp.client import advertise
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import SubscriptionLost
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ResourceUpdated
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
@@ -110,6 +111,9 @@ class Upstream:
 
     def __init__(self, client: mcp.Client) -> None:
         self.client = client
+        # On 2026-07-28 an app logs only for requests that ask (`_meta` logLevel); the app
+        # actor sets this from `logging/setLevel`, which that era does not have.
+        self.log_level: str | None = None
 
     @property
     def protocol_version(self) -> str:
@@ -196,28 +200,55 @@ class Upstream:
             options["timeout"] = timeout
         if on_progress is not None:
             options["on_progress"] = on_progress
+        if self.log_level is not None and self.modern:
+            fields = data.setdefault("params", {})
+            meta = {types.LOG_LEVEL_META_KEY: self.log_level, **(fields.get("_meta") or {})}
+            fields["_meta"] = meta
         session._stamp(data, options)
         raw = await session._dispatcher.send_raw_request(method, data.get("params"), options)
         if not isinstance(raw, dict):
             raise RuntimeError(f"the app answered {method} with a non-object result")
         return raw
 
-    async def watch_list_changes(self, on_change: Callable[[], None]) -> None:
-        """On 2026-07-28, change notifications come only on a `subscriptions/listen` stream;
-        in the handshake era they arrive unasked (see the app actor's message handler)."""
+    async def watch_changes(
+        self,
+        on_list_change: Callable[[], None],
+        on_resource_updated: Callable[[str], None],
+        subscriptions: Callable[[], tuple[str, ...]],
+        resubscribe: Callable[[], trio.Event],
+    ) -> None:
+        """On 2026-07-28, change notifications come only on a `subscriptions/listen` stream
+        (in the handshake era they arrive unasked: see the app actor's message handler). The
+        stream names the resources the app's clients subscribed to; when that set changes
+        (`resubscribe()` is set), the stream is opened again with the new set."""
         if not self.modern:
             return
         caps = self.capabilities
-        try:
-            async with self.client.listen(
-                tools_list_changed=bool(caps.tools),
-                resources_list_changed=bool(caps.resources),
-                prompts_list_changed=bool(caps.prompts),
-            ) as subscription:
-                async for _event in subscription:
-                    on_change()
-        except MCPError as error:
-            logger.debug("no change notifications from this app: %s", error_text(error))
+        while True:
+            changed = resubscribe()
+            uris = subscriptions() if caps.resources else ()
+            try:
+                async with (
+                    self.client.listen(
+                        tools_list_changed=bool(caps.tools),
+                        resources_list_changed=bool(caps.resources),
+                        prompts_list_changed=bool(caps.prompts),
+                        resource_subscriptions=uris,
+                    ) as subscription,
+                    trio.open_nursery() as nursery,
+                ):
+                    nursery.start_soon(_cancel_when, changed, nursery.cancel_scope)
+                    async for event in subscription:
+                        if isinstance(event, ResourceUpdated):
+                            on_resource_updated(event.uri)
+                        else:
+                            on_list_change()
+                    nursery.cancel_scope.cancel()
+            except MCPError as error:
+                logger.debug("no change notifications from this app: %s", error_text(error))
+                return
+            if not changed.is_set():
+                return  # the app closed the stream
 
     async def probe(self, timeout: float) -> None:
         """A liveness probe: `ping`, or `server/discover` on 2026-07-28, which has no ping."""
@@ -225,6 +256,11 @@ class Upstream:
             await self.client.session.send_discover(self.protocol_version)
         else:
             await self.request(types.PingRequest(params=types.RequestParams()), timeout)
+
+
+async def _cancel_when(event: trio.Event, scope: trio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()
 
 
 def _extensions(ui: bool) -> list[Any]:
