@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import stat
 from collections.abc import AsyncIterator
 from typing import Any
@@ -398,3 +399,68 @@ async def test_bad_input_gets_clear_errors_and_breaks_nothing(project: Project) 
         assert not answer["result"].get("isError")
         async with sdk_client(supervisor.url(path), "2026-07-28") as other:
             assert await call_text(other, "get_categories")
+
+
+async def test_shutdown_lets_a_call_through_the_front_door_finish(project: Project) -> None:
+    """SIGTERM while a call is in flight through /apps/mcp: the front door stops taking new
+    requests, the call gets its answer while the app drains, and the supervisor exits 0."""
+    write(project, "", ("slow", ()))
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        path = "/apps/mcp/slow"
+        opened = await client.post(path, json=INITIALIZE, headers=MCP_HEADERS)
+        session = {**MCP_HEADERS, "mcp-session-id": opened.headers["mcp-session-id"]}
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "sleep", "arguments": {"seconds": 0.6}},
+        }
+        answers: list[dict[str, Any]] = []
+        async with trio.open_nursery() as nursery:
+
+            async def slow_call() -> None:
+                answers.extend(events(await client.post(path, json=call, headers=session)))
+
+            nursery.start_soon(slow_call)
+            await supervisor.wait_for_log("fixture: sleep started")
+            assert supervisor.process is not None
+            supervisor.process.send_signal(signal.SIGTERM)
+        assert answers[-1]["result"]["content"][0]["text"] == "slept"
+        assert await supervisor.wait() == 0
+    assert "received SIGTERM: stopping" in supervisor.log
+
+
+@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
+async def test_resource_subscriptions_survive_an_app_restart(project: Project) -> None:
+    """A handshake-era browser client subscribes through /apps/mcp to the bundled app, which
+    speaks 2026-07-28 (no resources/subscribe there: the app actor asks for the resource on its
+    `subscriptions/listen` stream). The app's updates reach the client, and still do after the
+    app was killed and restarted, without the client doing anything."""
+    write(project)
+    uri = "inventory://stores/1/summary"
+    updates: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, mcp.types.ResourceUpdatedNotification):
+            updates.append(str(message.params.uri))
+
+    async with supervisor_running(project) as supervisor:
+        url = supervisor.url("/apps/mcp/grocery-inventory")
+        transport = http_transport(url, {}, GUARD_S)
+        async with mcp.Client(transport, mode="legacy", message_handler=on_message) as client:
+            await client.subscribe_resource(uri)
+            for round_ in range(2):
+                before = len(updates)
+                arguments = {"storeId": 1, "productId": 1, "delta": 1}
+                await call_text(client, "adjust_stock", arguments)
+                with trio.fail_after(GUARD_S):
+                    while len(updates) == before:
+                        await trio.sleep(0.02)
+                assert updates[-1] == uri
+                if round_ == 0:
+                    pid = json.loads(await call_text(client, "get_server_stats"))["pid"]
+                    os.kill(pid, signal.SIGKILL)
+                    await supervisor.wait_for_log("grocery-inventory: Failed → Loaded")
+                    with trio.fail_after(GUARD_S):
+                        while supervisor.log.count("grocery-inventory: Loaded → Running") < 2:
+                            await trio.sleep(0.02)
