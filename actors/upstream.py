@@ -51,6 +51,8 @@ class Catalog:
     resources: tuple[Wire, ...] = ()
     resource_templates: tuple[Wire, ...] = ()
     prompts: tuple[Wire, ...] = ()
+    capabilities: Wire = attrs.Factory(dict)  # the app's, as it declared them
+    modern: bool = False  # whether the app speaks 2026-07-28
 
     def counts(self) -> dict[str, int]:
         return {
@@ -136,7 +138,8 @@ class Upstream:
             resources = await self._pages(types.ListResourcesRequest, "resources")
             templates = await self._pages(types.ListResourceTemplatesRequest, "resourceTemplates")
         prompts = await self._pages(types.ListPromptsRequest, "prompts") if caps.prompts else ()
-        return Catalog(tools, resources, templates, prompts)
+        declared = caps.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return Catalog(tools, resources, templates, prompts, declared, self.modern)
 
     async def _pages(self, request: type[Any], field: str) -> tuple[Wire, ...]:
         items: list[Wire] = []

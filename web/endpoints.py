@@ -22,9 +22,16 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict
 
-from actors.messages import CallPublicTool, GetToolTable, ToApp, UnknownTool, UpstreamRequest
+from actors.messages import (
+    CallPublicTool,
+    GetCatalog,
+    GetToolTable,
+    ToApp,
+    UnknownTool,
+    UpstreamRequest,
+)
 from actors.runtime import Mailbox, ask
-from actors.upstream import Wire
+from actors.upstream import Catalog, Wire
 from supervisor import __version__
 from web.relay import Audience, ClientCaller, app_params, complete_input, mcp_error
 
@@ -32,6 +39,7 @@ logger = logging.getLogger("mcpapps.web")
 
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a request body larger than this is refused with 413
 SESSION_IDLE_S = 30 * 60  # a client session nobody has used for this long is closed
+ASK_TIMEOUT_S = 10.0
 
 
 class _AnyParams(types.RequestParams):
@@ -104,7 +112,24 @@ class AppEndpoint:
         self.server = _Endpoint(f"mcpapps/{app_id}", self.audience)
         for method, params_type in FORWARDED.items():
             self.server.add_request_handler(method, params_type, self._forward)
+        self.server.middleware.append(self._mirror_capabilities)
         self.manager = _manager(self.server)
+
+    async def _mirror_capabilities(
+        self, ctx: ServerRequestContext[Any, Any], call_next: Any
+    ) -> Any:
+        """The client is told what the app can do (a client acts on it: the Inspector sets a
+        log level when logging is announced), plus what the endpoint adds to it."""
+        result = await call_next(ctx)
+        if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
+            try:
+                catalog = await ask(
+                    self._registry, lambda r: ToApp(self.app_id, GetCatalog(r)), ASK_TIMEOUT_S
+                )
+            except Exception as error:
+                raise mcp_error(error) from None
+            result = {**result, "capabilities": mirrored_capabilities(catalog)}
+        return result
 
     async def _forward(self, ctx: ServerRequestContext[Any, Any], _typed: Any) -> Wire:
         params, token = app_params(ctx.params)
@@ -125,6 +150,19 @@ class AppEndpoint:
 
         result = await send(params)
         return await complete_input(ctx, caller, params, result, send)
+
+
+def mirrored_capabilities(catalog: Catalog) -> Wire:
+    """The app's capabilities as the endpoint serves them: its lists announce changes (the
+    endpoint sends list_changed after every catalog refresh and restart), and on an app that
+    speaks 2026-07-28 resources can be subscribed to (the app actor listens for them)."""
+    caps = {k: dict(v) if isinstance(v, dict) else v for k, v in catalog.capabilities.items()}
+    for kind in ("tools", "resources", "prompts"):
+        if isinstance(caps.get(kind), dict):
+            caps[kind]["listChanged"] = True
+    if catalog.modern and isinstance(caps.get("resources"), dict):
+        caps["resources"]["subscribe"] = True
+    return caps
 
 
 def _with_session_id(ctx: ServerRequestContext[Any, Any], params: Wire | None) -> Wire | None:

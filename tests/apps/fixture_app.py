@@ -191,9 +191,11 @@ class Fixture:
         self.add("exit_clean", schema(), self._exit_clean, description="Answers, then exits 0.")
         self.add("fail", schema(), self._fail, description="A tool error.")
 
-        # --report-client: what the client declared, to check what a host advertises.
+        # --report-client: what the client declared, to check what a host advertises, and the
+        # `_meta` a tools/call arrived with, to check what a host adds to it.
         if opts.report_client:
             self.add("client_capabilities", schema(), self._client_capabilities)
+            self.add("request_meta", schema(), self._request_meta)
 
         # --changing-prompts: the prompt list changes at run time (prompts/list_changed).
         if opts.changing_prompts:
@@ -346,6 +348,14 @@ class Fixture:
         found = [v for k, v in meta.items() if k.endswith("clientCapabilities")]
         return text(json.dumps(found[0] if found else meta))
 
+    async def _request_meta(self, ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
+        # As the request carried it (in 2026-07-28 with the era's envelope keys beside). The SDK
+        # gives a plain dict or a model, depending on the era.
+        meta: Any = ctx.meta or {}
+        if not isinstance(meta, dict):
+            meta = meta.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return text(json.dumps(meta, default=str))
+
     async def _pid(self, ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
         return text(str(os.getpid()))
 
@@ -448,7 +458,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--crash-after", type=int, default=0, metavar="N", help="the N-th tools/call exits 3")
     add("--hang-at-start", action="store_true", help="read stdin, never answer (exit on EOF)")
     add("--stubborn", action="store_true", help="ignore SIGTERM, stay after stdin closes")
-    add("--report-client", action="store_true", help="tool client_capabilities")
+    add("--report-client", action="store_true", help="tools client_capabilities, request_meta")
     add("--slow-start", type=float, default=0.0, metavar="SECONDS", help="sleep before serving")
     add("--stderr-lines", type=int, default=0, metavar="N", help="write N stderr lines at start")
     add("--grandchild", metavar="PIDFILE", help="spawn `sleep 1000`; write its pid to PIDFILE")

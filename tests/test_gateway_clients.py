@@ -1,0 +1,363 @@
+"""Official MCP clients through the front door of a real `mcpapps run`: the conformance suite,
+the TypeScript SDK client and the Inspector CLI on `/apps/mcp/<appId>` (one app's upstream
+session, SPEC §7.3) and on `/mcp` (every Running app's model-visible tools, SPEC §7.5).
+
+Each test starts the real supervisor in a subprocess (tests/running.py) with real apps behind
+it: the conformance fixture, the bundled grocery app, or the misbehaving fixture app.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import signal
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+import trio
+
+from tests.conformance import ConformanceResult, run_conformance
+from tests.helpers import Project
+from tests.officialclients import inspector_cli, ts_client
+from tests.running import FAST, GROCERY, GUARD_S, Supervisor, fixture_manifest, supervisor_running
+from tests.test_conformance import EXPECTED_DIRECT, SUITE_TIMEOUT_S
+
+CONFORMANCE_APP = Path(__file__).parent / "apps" / "conformance_app.py"
+
+# The grocery app's tools (tests/test_official_clients.py) and the one only its view may call.
+GROCERY_TOOLS = {
+    "get_categories",
+    "get_products",
+    "get_suppliers",
+    "get_stores",
+    "get_inventory",
+    "get_low_stock",
+    "set_inventory",
+    "adjust_stock",
+    "get_server_stats",
+    "show_store_inventory_dashboard",
+    "get_store_dashboard_data",
+}
+APP_ONLY = "get_store_dashboard_data"
+
+
+# --- Projects -------------------------------------------------------------------------------------
+
+
+def write_config(project: Project, entries: Mapping[str, Mapping[str, str]] | None = None) -> None:
+    """config.toml: apps under ./apps, the fast test supervision, `[apps.entries.<id>]` strings."""
+    lines = ["[apps]", 'discovery_paths = ["./apps"]', "", "[supervision]"]
+    lines += [f"{key} = {value}" for key, value in FAST.items()]
+    for app_id, entry in (entries or {}).items():
+        lines += ["", f"[apps.entries.{app_id}]"]
+        lines += [f"{key} = {json.dumps(value)}" for key, value in entry.items()]
+    project.config("\n".join(lines) + "\n")
+
+
+def conformance_project(project: Project, protocol: str | None) -> None:
+    project.manifest(
+        "apps/conformance",
+        {"id": "conformance", "command": sys.executable, "arguments": [str(CONFORMANCE_APP)]},
+    )
+    write_config(project, {"conformance": {"protocol": protocol}} if protocol else None)
+
+
+def grocery_project(project: Project, protocol: str | None = None) -> None:
+    """The bundled app as a user installs it: its folder copied under ./apps, manifest as is."""
+    shutil.copytree(
+        GROCERY,
+        project.root / "apps" / "grocery-inventory",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    write_config(project, {"grocery-inventory": {"protocol": protocol}} if protocol else None)
+
+
+def fixture_project(
+    project: Project, app_id: str, *options: str, protocol: str | None = None
+) -> None:
+    project.manifest(f"apps/{app_id}", fixture_manifest(app_id, *options))
+    write_config(project, {app_id: {"protocol": protocol}} if protocol else None)
+
+
+# --- Reading answers ------------------------------------------------------------------------------
+
+
+def structured(result: Mapping[str, Any]) -> Any:
+    """A grocery tool's answer, from its text content (what every client can read)."""
+    content = result["content"]
+    assert content[0]["type"] == "text", result
+    return json.loads(content[0]["text"])
+
+
+def only_text(result: Mapping[str, Any]) -> str:
+    assert not result.get("isError"), result
+    [block] = result["content"]
+    assert block["type"] == "text", result
+    return block["text"]
+
+
+async def conformance_through(supervisor: Supervisor, app_id: str) -> ConformanceResult:
+    # localhost, not 127.0.0.1: the dns-rebinding scenario sends this host back as `Host`.
+    url = f"http://localhost:{supervisor.port}/apps/mcp/{app_id}"
+    run = functools.partial(run_conformance, url, timeout=SUITE_TIMEOUT_S)
+    return await trio.to_thread.run_sync(run)
+
+
+async def app_state(supervisor: Supervisor, app_id: str) -> str:
+    async with httpx2.AsyncClient() as http:
+        response = await http.get(supervisor.url("/apps/health"))
+    [app] = [a for a in response.json()["apps"] if a["id"] == app_id]
+    return app["state"]
+
+
+async def wait_running(supervisor: Supervisor, app_id: str) -> None:
+    with trio.fail_after(GUARD_S):
+        while await app_state(supervisor, app_id) != "Running":
+            await trio.sleep(0.05)
+
+
+async def wait_for_count(supervisor: Supervisor, text: str, count: int) -> None:
+    """Wait until `text` appears `count` times in the supervisor's log."""
+    with trio.fail_after(GUARD_S):
+        while supervisor.log.count(text) < count:
+            await trio.sleep(0.02)
+
+
+# --- The conformance suite ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("protocol", "negotiated"),
+    [("handshake", "2025-11-25"), (None, "2026-07-28")],
+    ids=["handshake", "auto"],
+)
+async def test_conformance_through_the_gateway(
+    project: Project, protocol: str | None, negotiated: str
+) -> None:
+    """Every scenario that passes against the conformance fixture directly (all 32) passes
+    through `/apps/mcp/<appId>` too, whichever era the app is reached in: with the handshake, and
+    with the default protocol ("auto", 2026-07-28 with this app, which has no logging/setLevel
+    nor resources/subscribe: the gateway makes up for them)."""
+    conformance_project(project, protocol)
+    async with supervisor_running(project) as supervisor:
+        result = await conformance_through(supervisor, "conformance")
+    assert f"protocol {negotiated})" in supervisor.log
+    print(
+        f"conformance ({protocol or 'auto'} upstream): direct {len(EXPECTED_DIRECT)},"
+        f" gateway {len(EXPECTED_DIRECT & result.passed)}\n{result.summary()}"
+    )
+    missing = EXPECTED_DIRECT - result.passed
+    assert not missing, f"{result.summary()}\n\nsupervisor log:\n{supervisor.log[-6000:]}"
+
+
+# --- The TypeScript SDK client --------------------------------------------------------------------
+
+
+async def test_ts_client_through_the_app_endpoint_and_mcp(project: Project) -> None:
+    """The TypeScript SDK client on `/apps/mcp/grocery-inventory` sees the app's own tool list
+    (its app-only tool and `_meta` untouched) and calls tools; on `/mcp` it sees public names
+    without the app-only tool, and calls by public name."""
+    grocery_project(project)
+    async with supervisor_running(project) as supervisor:
+        async with ts_client(supervisor.url("/apps/mcp/grocery-inventory")) as client:
+            listed = (await client.result("list_tools"))["tools"]
+            assert {t["name"] for t in listed} == GROCERY_TOOLS
+            by_name = {t["name"]: t for t in listed}
+            assert by_name[APP_ONLY]["_meta"]["ui"] == {
+                "resourceUri": "ui://grocery/store-dashboard.html",
+                "visibility": ["app"],
+            }
+            assert by_name["show_store_inventory_dashboard"]["_meta"]["ui"]["visibility"] == [
+                "model",
+                "app",
+            ]
+
+            inventory = await client.result(
+                "call_tool", name="get_inventory", arguments={"storeId": 1}
+            )
+            assert not inventory.get("isError")
+            rows = structured(inventory)["items"]
+            assert rows
+            assert all(row["storeId"] == 1 for row in rows)
+            assert inventory["structuredContent"] == structured(inventory)
+            # The app-only tool is callable here: this is the view's endpoint.
+            dashboard = await client.result("call_tool", name=APP_ONLY, arguments={"storeId": 1})
+            assert not dashboard.get("isError")
+
+        async with ts_client(supervisor.url("/mcp")) as client:
+            listed = (await client.result("list_tools"))["tools"]
+            public = {t["name"] for t in listed}
+            assert public == {f"grocery.{name}" for name in GROCERY_TOOLS - {APP_ONLY}}
+            stores = await client.result(
+                "call_tool", name="grocery.get_stores", arguments={"id": 2}
+            )
+            assert not stores.get("isError")
+            assert "Riverside Grocers" in stores["content"][0]["text"]
+
+
+# --- The Inspector CLI ----------------------------------------------------------------------------
+
+
+async def test_inspector_through_the_app_endpoint_and_mcp(project: Project) -> None:
+    """The Inspector CLI lists and calls tools on `/apps/mcp/grocery-inventory` (raw names, in
+    its default handshake era and in 2026-07-28) and on `/mcp` (public names, no app-only tool)."""
+    grocery_project(project)
+    async with supervisor_running(project) as supervisor:
+        app_url = supervisor.url("/apps/mcp/grocery-inventory")
+        listed = await inspector_cli(app_url, "tools/list")
+        assert {t["name"] for t in listed["result"]["tools"]} == GROCERY_TOOLS
+        called = await inspector_cli(
+            app_url, "tools/call", tool_name="get_stores", tool_args={"id": 2}
+        )
+        assert called["result"]["isError"] is False
+        assert structured(called["result"])["stores"][0]["name"] == "Riverside Grocers"
+        modern = await inspector_cli(
+            app_url, "tools/call", tool_name="get_categories", protocol_era="modern"
+        )
+        assert "categories" in structured(modern["result"])
+
+        mcp_url = supervisor.url("/mcp")
+        listed = await inspector_cli(mcp_url, "tools/list")
+        assert {t["name"] for t in listed["result"]["tools"]} == {
+            f"grocery.{name}" for name in GROCERY_TOOLS - {APP_ONLY}
+        }
+        called = await inspector_cli(
+            mcp_url, "tools/call", tool_name="grocery.get_categories", tool_args={"id": 1}
+        )
+        assert called["result"]["isError"] is False
+        assert [c["id"] for c in structured(called["result"])["categories"]] == [1]
+
+
+async def test_inspector_on_a_handshake_era_app_without_logging(project: Project) -> None:
+    """The Inspector CLI (default, handshake era) lists tools on `/apps/mcp/grocery-inventory`
+    when the grocery app, which declares no `logging` capability, is reached over the
+    handshake, as it does on the grocery app's own HTTP endpoint."""
+    grocery_project(project, protocol="handshake")
+    async with supervisor_running(project) as supervisor:
+        app_url = supervisor.url("/apps/mcp/grocery-inventory")
+        listed = await inspector_cli(app_url, "tools/list")
+        assert {t["name"] for t in listed["result"]["tools"]} == GROCERY_TOOLS
+
+
+# --- An app that dies under a connected client ----------------------------------------------------
+
+
+async def test_a_killed_app_fails_the_call_in_flight_and_the_same_client_goes_on(
+    project: Project,
+) -> None:
+    """kill -9 of the app under a connected TS client: its call in flight fails at once with an
+    error naming the app (not a hang until a timeout); once the supervisor has restarted the app,
+    the same client, on the same MCP session, calls again successfully."""
+    fixture_project(project, "fx")
+    async with (
+        supervisor_running(project) as supervisor,
+        ts_client(supervisor.url("/apps/mcp/fx")) as client,
+    ):
+        session = client.ready["sessionId"]
+        pid = int(only_text(await client.result("call_tool", name="pid", arguments={})))
+        in_flight: dict[str, Any] = {}
+
+        async def slow_call() -> None:
+            in_flight.update(
+                await client.request(
+                    "call_tool", name="sleep", arguments={"seconds": 600}, timeout=GUARD_S
+                )
+            )
+
+        with trio.fail_after(GUARD_S):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(slow_call)
+                await supervisor.wait_for_log("app fx stderr: fixture: sleep started")
+                os.kill(pid, signal.SIGKILL)
+        assert in_flight["ok"] is False, in_flight
+        print(f"the call in flight failed with: {in_flight['error']}")
+        assert "'fx'" in in_flight["error"], in_flight
+
+        # Restarted (the log says so first; the registry's status, which the front door
+        # checks, follows), on a new process; the client never reconnected.
+        await wait_for_count(supervisor, "app fx: Loaded → Running", 2)
+        await wait_running(supervisor, "fx")
+        answer = await client.request("call_tool", name="pid", arguments={})
+        assert answer["ok"] is True, answer
+        assert int(only_text(answer["result"])) != pid
+        echoed = await client.result("call_tool", name="echo", arguments={"text": "back"})
+        assert only_text(echoed) == "back"
+        assert (await client.result("session"))["sessionId"] == session
+
+
+# --- /mcp announces changes of its tool set -------------------------------------------------------
+
+
+async def test_mcp_sends_tools_list_changed_when_the_tool_set_changes(project: Project) -> None:
+    """A TS client on `/mcp` with its GET stream open hears notifications/tools/list_changed
+    when an app adds a tool at run time, and the next tools/list has it under its public name;
+    likewise when the tool goes away again, and when the app crashes (and is restarted)."""
+    fixture_project(project, "fx", "--changing-tools")
+    async with (
+        supervisor_running(project) as supervisor,
+        ts_client(supervisor.url("/mcp")) as client,
+    ):
+        assert await client.get_stream() == 200
+        before = {t["name"] for t in (await client.result("list_tools"))["tools"]}
+        assert "fx.echo" in before
+        assert "fx.extra" not in before
+
+        seen = len(client.notifications)
+        added = await client.result("call_tool", name="fx.add_tool", arguments={"name": "extra"})
+        assert only_text(added) == "added extra"
+        await client.wait_for_notification(
+            "notifications/tools/list_changed", after=seen, timeout=GUARD_S
+        )
+        after = {t["name"] for t in (await client.result("list_tools"))["tools"]}
+        assert after == before | {"fx.extra"}
+        assert only_text(await client.result("call_tool", name="fx.extra", arguments={})) == "extra"
+
+        seen = len(client.notifications)
+        await client.result("call_tool", name="fx.remove_tool", arguments={"name": "extra"})
+        await client.wait_for_notification(
+            "notifications/tools/list_changed", after=seen, timeout=GUARD_S
+        )
+        assert {t["name"] for t in (await client.result("list_tools"))["tools"]} == before
+
+        seen = len(client.notifications)
+        crashed = await client.request("call_tool", name="fx.crash", arguments={})
+        assert crashed["ok"] is False, crashed
+        assert "app 'fx' died during the call" in crashed["error"], crashed
+        await client.wait_for_notification(
+            "notifications/tools/list_changed", after=seen, timeout=GUARD_S
+        )
+        await wait_for_count(supervisor, "app fx: Loaded → Running", 2)
+        await wait_running(supervisor, "fx")
+        with trio.fail_after(GUARD_S):  # the table follows the app's new catalog
+            while {t["name"] for t in (await client.result("list_tools"))["tools"]} != before:
+                await trio.sleep(0.05)
+
+
+# --- ?sessionId= on the app endpoint --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("protocol", ["auto", "handshake"])
+async def test_session_id_in_the_url_reaches_the_app_as_meta(
+    project: Project, protocol: str
+) -> None:
+    """`/apps/mcp/<appId>?sessionId=abc`: a tools/call reaches the app with
+    `_meta.sessionId == "abc"`, whichever era the app speaks; without the query parameter
+    there is none."""
+    fixture_project(project, "fx", "--report-client", protocol=protocol)
+    async with supervisor_running(project) as supervisor:
+        async with ts_client(supervisor.url("/apps/mcp/fx?sessionId=abc")) as client:
+            meta = json.loads(
+                only_text(await client.result("call_tool", name="request_meta", arguments={}))
+            )
+            assert meta["sessionId"] == "abc", meta
+        async with ts_client(supervisor.url("/apps/mcp/fx")) as client:
+            meta = json.loads(
+                only_text(await client.result("call_tool", name="request_meta", arguments={}))
+            )
+            assert "sessionId" not in meta, meta
