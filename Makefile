@@ -39,6 +39,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/discovery.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/calls.py
+	$(BIN)/python bench/proxy.py
 
 clean:
 	rm -rf $(VENV) .tools .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,550 @@
+"""Gateway benchmark: what the front door adds to a tool call, against the app's own HTTP endpoint.
+
+Three ways to call the same tool of the bundled app `mcpapps/grocery-inventory` (copied into a
+temp project), each with the MCP SDK's Streamable HTTP client, one client session per concurrent
+caller, every session opened and warmed up before anything is timed:
+
+- `/apps/mcp`: `/apps/mcp/grocery-inventory` of a real `mcpapps run` (a subprocess on a free
+  port), which passes each request to the app's one upstream session (the app on stdio);
+- `/mcp`: the aggregated endpoint of the same supervisor, the tool under its public name
+  (`grocery.get_categories`), routed by the registry to the same app;
+- `direct`: the same app's own Streamable HTTP endpoint (`server.py --http`, a process of its
+  own), which is what a client would call without mcpapps.
+
+For 1, 8 and 32 concurrent clients, the three paths take turns in short batches (the order
+rotates every round) so machine noise hits them alike; each batch is `--seconds` long, every
+caller calling in a loop. Per path and level: latency p50/p99, calls/s, and the CPU per call
+in each process: "client" (this process, the SDK clients), "gateway" (the supervisor) and "app"
+(the app's process: the supervisor's stdio child, or the direct HTTP server), from
+/proc/<pid>/stat. Then gateway / direct for latency (above 1: slower) and throughput (below 1:
+fewer calls/s).
+
+Printed too: the protocol revision each path's client negotiated, the one the app's upstream
+session speaks (the tool `get_server_stats` tells), and how each endpoint answers a POST
+(plain JSON or an SSE stream), seen on the wire by an httpx2 response hook.
+
+Usage: python bench/proxy.py [--seconds S] [--rounds R] [--quick] [--mode auto|legacy]
+       [--arguments JSON] [--profile FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import dataclasses
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+# The helpers live in `tests`, which is not installed: run from the root.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import httpx2
+import mcp
+import mcp_types as types
+import trio
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from tests.helpers import free_port
+from tests.running import GROCERY, environment
+
+APP = "grocery-inventory"
+TOOL = "get_categories"
+STATS_TOOL = "get_server_stats"  # the app's pid and the protocol revision it was called in
+PREFIX = "grocery."  # the app's toolNamePrefix: its public names on /mcp
+CONCURRENCY = (1, 8, 32)  # 32 is also the default max_concurrent_calls of an app
+WARM_UP = 20  # untimed calls per client session before the rounds
+GUARD_S = 60  # a hang guard for starting and stopping processes, not a speed claim
+STOP_GRACE_S = 15  # SIGTERM, then this long, then SIGKILL
+LOG_TAIL = 200
+
+# Run the supervisor under cProfile (--profile), timing CPU rather than wall time: `mcpapps run`
+# returns on SIGTERM, so the profile is written on the way out.
+PROFILED_RUN = """\
+import cProfile, sys, time
+from supervisor.cli import main
+profile = cProfile.Profile(time.process_time)  # CPU time: waits for a core are not the code's
+code = profile.runcall(main, ["run", "--config", "config.toml"])
+profile.dump_stats(sys.argv[1])
+sys.exit(code)
+"""
+
+
+def cpu_s(pid: int | None) -> float:
+    """User + system CPU a live process has used so far (fields 14 and 15 of /proc/<pid>/stat)."""
+    if pid is None:
+        return 0.0
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` is a live process (a zombie counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"
+
+
+class Child:
+    """A process this benchmark starts: its stderr read as it comes (the last lines kept, all
+    counted), and stopped with SIGTERM, then SIGKILL if it lingers."""
+
+    def __init__(self, name: str, command: list[str], cwd: Path, env: dict[str, str]) -> None:
+        self.name = name
+        self.command = command
+        self.cwd = cwd
+        self.env = env
+        self.process: trio.Process | None = None
+        self.tail: collections.deque[str] = collections.deque(maxlen=LOG_TAIL)
+        self.lines = 0
+        self._partial = ""
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process is not None else None
+
+    async def start(self, nursery: trio.Nursery) -> None:
+        self.process = await trio.lowlevel.open_process(
+            self.command,
+            cwd=self.cwd,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        nursery.start_soon(self._read)
+
+    async def _read(self) -> None:
+        assert self.process is not None
+        assert self.process.stderr is not None
+        with contextlib.suppress(trio.ClosedResourceError, trio.BrokenResourceError):
+            async for chunk in self.process.stderr:
+                *complete, self._partial = (self._partial + chunk.decode(errors="replace")).split(
+                    "\n"
+                )
+                self.tail.extend(complete)
+                self.lines += len(complete)
+
+    def log(self) -> str:
+        return "\n".join([*self.tail, self._partial])
+
+    async def wait_for_log(self, pattern: str) -> re.Match[str]:
+        with trio.fail_after(GUARD_S):
+            while True:
+                if (found := re.search(pattern, self.log())) is not None:
+                    return found
+                self.check_running()
+                await trio.sleep(0.02)
+
+    async def wait_for_port(self, port: int) -> None:
+        with trio.fail_after(GUARD_S):
+            while True:
+                self.check_running()
+                try:
+                    stream = await trio.open_tcp_stream("127.0.0.1", port)
+                except OSError:
+                    await trio.sleep(0.05)
+                    continue
+                await stream.aclose()
+                return
+
+    def check_running(self) -> None:
+        assert self.process is not None
+        if self.process.returncode is not None:
+            raise RuntimeError(
+                f"{self.name} exited with status {self.process.returncode}:\n{self.log()}"
+            )
+
+    async def stop(self) -> None:
+        """SIGTERM, then SIGKILL after `STOP_GRACE_S`. Safe to call on a process already gone."""
+        process = self.process
+        if process is None or process.returncode is not None:
+            return
+        with trio.CancelScope(shield=True):
+            with contextlib.suppress(ProcessLookupError):
+                process.send_signal(signal.SIGTERM)
+            with trio.move_on_after(STOP_GRACE_S):
+                await process.wait()
+                return
+            print(f"note: {self.name} ignored SIGTERM for {STOP_GRACE_S} s; killing it")
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
+
+
+@dataclasses.dataclass
+class Route:
+    """One way to call the tool, its client sessions, and what was measured on it."""
+
+    name: str
+    url: str
+    prefix: str  # of the tool names on this path
+    gateway_pid: int | None = None  # the supervisor, on the two gateway paths
+    app_pid: int | None = None
+    clients: list[mcp.Client] = dataclasses.field(default_factory=list)
+    response_types: collections.Counter[str] = dataclasses.field(
+        default_factory=collections.Counter
+    )
+
+    @property
+    def tool(self) -> str:
+        return self.prefix + TOOL
+
+
+@dataclasses.dataclass
+class Measured:
+    """What the batches of one path at one level added up to."""
+
+    samples: list[float] = dataclasses.field(default_factory=list)
+    seconds: float = 0.0
+    cpu: dict[str, float] = dataclasses.field(
+        default_factory=lambda: {"client": 0.0, "gateway": 0.0, "app": 0.0}
+    )
+    log_lines: int = 0
+
+    @property
+    def rate(self) -> float:
+        return len(self.samples) / self.seconds
+
+    def p(self, q: int) -> float:
+        return statistics.quantiles(self.samples, n=100, method="inclusive")[q - 1]
+
+    def cpu_us(self, process: str) -> float:
+        return self.cpu[process] / len(self.samples) * 1e6
+
+    def cpu_us_total(self) -> float:
+        return sum(self.cpu.values()) / len(self.samples) * 1e6
+
+
+@contextlib.asynccontextmanager
+async def client_session(
+    url: str, mode: str, seen: collections.Counter[str]
+) -> AsyncIterator[mcp.Client]:
+    """An SDK client on its own httpx2 client (as `mcp.Client(url)` makes one), whose response
+    hook counts the content types the endpoint answers POSTs with."""
+
+    async def on_response(response: httpx2.Response) -> None:
+        if response.request.method == "POST":
+            kind = response.headers.get("content-type", "-").split(";")[0]
+            seen[f"{kind} ({response.status_code})"] += 1
+
+    # The SDK's own defaults (`create_mcp_http_client`): 30 s, and 300 s to read.
+    http = httpx2.AsyncClient(
+        timeout=httpx2.Timeout(30.0, read=300.0), event_hooks={"response": [on_response]}
+    )
+    async with http:
+        transport = streamable_http_client(url, http_client=http)
+        async with mcp.Client(transport, mode=mode) as client:  # type: ignore[arg-type]
+            yield client
+
+
+def result_json(result: types.CallToolResult) -> Any:
+    assert not result.is_error, result
+    assert isinstance(result.content[0], types.TextContent), result
+    return json.loads(result.content[0].text)
+
+
+async def batch(
+    path: Route, clients: int, seconds: float, arguments: dict[str, Any], measured: Measured
+) -> None:
+    """`clients` sessions calling in a loop for about `seconds`; latencies and CPU recorded."""
+    deadline = time.perf_counter() + seconds
+    samples: list[float] = []
+
+    async def caller(client: mcp.Client) -> None:
+        while time.perf_counter() < deadline:
+            start = time.perf_counter()
+            result = await client.call_tool(path.tool, arguments)
+            samples.append(time.perf_counter() - start)
+            assert not result.is_error, result
+
+    cpu_before = (time.process_time(), cpu_s(path.gateway_pid), cpu_s(path.app_pid))
+    start = time.perf_counter()
+    async with trio.open_nursery() as nursery:
+        for client in path.clients[:clients]:
+            nursery.start_soon(caller, client)
+    measured.seconds += time.perf_counter() - start
+    measured.samples += samples
+    here, gateway, app = cpu_before
+    measured.cpu["client"] += time.process_time() - here
+    measured.cpu["gateway"] += cpu_s(path.gateway_pid) - gateway
+    measured.cpu["app"] += cpu_s(path.app_pid) - app
+
+
+async def bench(args: argparse.Namespace) -> None:
+    arguments = json.loads(args.arguments)
+    clients_needed = max(CONCURRENCY)
+    with tempfile.TemporaryDirectory(prefix="mcpapps-bench-") as tmp:
+        root = Path(tmp)
+        shutil.copytree(GROCERY, root / "apps" / APP, ignore=shutil.ignore_patterns("__pycache__"))
+        (root / "config.toml").write_text(
+            '[server]\nhost = "127.0.0.1"\n\n[apps]\ndiscovery_paths = ["./apps"]\n'
+        )
+        port, direct_port = free_port(), free_port()
+        env = {**environment(), "MCPAPPS_PORT": str(port)}
+        command = [str(Path(sys.executable).parent / "mcpapps"), "run", "--config", "config.toml"]
+        if args.profile:
+            (root / "profiled_run.py").write_text(PROFILED_RUN)
+            command = [sys.executable, "profiled_run.py", str(Path(args.profile).resolve())]
+            env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+        supervisor = Child("mcpapps run", command, root, env)
+        direct = Child(
+            "the direct app",
+            [sys.executable, "server.py", "--http", "--port", str(direct_port)],
+            root / "apps" / APP,
+            environment(),
+        )
+        stdio_app_pid: int | None = None
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(exit_on_signal)
+            try:
+                await supervisor.start(nursery)
+                await direct.start(nursery)
+                await supervisor.wait_for_log(r"ready: ")
+                await supervisor.wait_for_log(r"front door listening on")
+                running = await supervisor.wait_for_log(
+                    rf"app {APP}: \S+ → Running \((.*); protocol (\S+)\)"
+                )
+                await direct.wait_for_port(direct_port)
+                gateway = f"http://127.0.0.1:{port}"
+                paths = {
+                    "/apps/mcp": Route(
+                        "/apps/mcp", f"{gateway}/apps/mcp/{APP}", "", supervisor.pid
+                    ),
+                    "/mcp": Route("/mcp", f"{gateway}/mcp", PREFIX, supervisor.pid),
+                    "direct": Route("direct", f"http://127.0.0.1:{direct_port}/mcp", ""),
+                }
+                async with contextlib.AsyncExitStack() as stack:
+                    for path in paths.values():
+                        for _ in range(clients_needed):
+                            path.clients.append(
+                                await stack.enter_async_context(
+                                    client_session(path.url, args.mode, path.response_types)
+                                )
+                            )
+                    stdio_app_pid = await measure(args, arguments, paths, supervisor, running)
+            finally:
+                await supervisor.stop()
+                await direct.stop()
+                # The supervisor stops its app; should it have been killed, the app goes too.
+                if stdio_app_pid is not None and alive(stdio_app_pid):
+                    print(f"note: the supervisor left its app (pid {stdio_app_pid}); killing it")
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(stdio_app_pid, signal.SIGKILL)
+                nursery.cancel_scope.cancel()
+        if args.profile:
+            print(f"supervisor profile written to {args.profile} (python -m pstats {args.profile})")
+
+
+async def exit_on_signal() -> None:
+    """SIGTERM or SIGHUP end the benchmark as Ctrl-C does: through the `finally` that stops
+    every process it started."""
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+        async for signum in signals:
+            raise KeyboardInterrupt(f"{signal.Signals(signum).name} received")
+
+
+async def measure(
+    args: argparse.Namespace,
+    arguments: dict[str, Any],
+    paths: dict[str, Route],
+    supervisor: Child,
+    running: re.Match[str],
+) -> int | None:
+    """Check the paths agree, print what each negotiated, then the rounds and the table.
+    Returns the pid of the supervisor's stdio app (for cleanup)."""
+    # Every session lists the tools first, as `call_tool` would on its first call (it checks
+    # results against the listed output schema).
+    for name, path in paths.items():
+        for client in path.clients:
+            try:
+                await client.list_tools()
+            except MCPError as error:
+                if client is path.clients[0]:
+                    print(
+                        f"note: {name} fails tools/list on {client.protocol_version}"
+                        f" ({error.error.message}); its calls go on as if it had listed"
+                        " the tool without an output schema, as its listing would"
+                    )
+                # What a successful listing leaves for a tool without an output schema
+                # (a private member of the pinned SDK, mcp==2.3.0).
+                for tool in (TOOL, STATS_TOOL):
+                    client.session._tool_output_schemas[path.prefix + tool] = None
+    first = {name: path.clients[0] for name, path in paths.items()}
+    # The same answer on every path: the benchmark measures real calls, not errors.
+    answers = {
+        name: result_json(await c.call_tool(paths[name].tool, arguments))
+        for name, c in first.items()
+    }
+    assert answers["/apps/mcp"] == answers["/mcp"] == answers["direct"], answers
+    stats = {
+        name: result_json(await c.call_tool(paths[name].prefix + STATS_TOOL, {}))
+        for name, c in first.items()
+    }
+    assert stats["/apps/mcp"]["pid"] == stats["/mcp"]["pid"], stats
+    for name, path in paths.items():
+        path.app_pid = stats[name]["pid"]
+
+    print(
+        f"tool: {TOOL} with arguments {json.dumps(arguments)}"
+        f" ({len(json.dumps(answers['direct']))} bytes of JSON);"
+        f" client mode {args.mode!r}, one SDK client session per concurrent caller"
+    )
+    print("protocol revision negotiated:")
+    for name, path in paths.items():
+        eras = ", ".join(sorted({c.protocol_version for c in path.clients}))
+        print(f"  {name:9s} client ↔ {'gateway' if path.gateway_pid else 'app':7s} {eras}")
+    print(
+        f"  {'':9s} gateway ↔ app     {stats['/apps/mcp']['protocolVersion']} (stdio; the"
+        f" supervisor logged: {running.group(2)})"
+    )
+
+    # Warm up every session, untimed.
+    async with trio.open_nursery() as nursery:
+        for path in paths.values():
+            for client in path.clients:
+                nursery.start_soon(warm_up, client, path.tool, arguments)
+    for path in paths.values():
+        path.response_types.clear()
+
+    measured: dict[tuple[str, int], Measured] = {}
+    names = list(paths)
+    for level in CONCURRENCY:
+        for name in names:
+            measured[name, level] = Measured()
+        for round_ in range(args.rounds):
+            # Rotate the order, so that no path always follows the same one.
+            shift = round_ % len(names)
+            for name in names[shift:] + names[:shift]:
+                lines = supervisor.lines
+                await batch(paths[name], level, args.seconds, arguments, measured[name, level])
+                measured[name, level].log_lines += supervisor.lines - lines
+
+    report(args, paths, measured)
+    return stats["/apps/mcp"]["pid"]
+
+
+async def warm_up(client: mcp.Client, tool: str, arguments: dict[str, Any]) -> None:
+    for _ in range(WARM_UP):
+        result = await client.call_tool(tool, arguments)
+        assert not result.is_error, result
+
+
+def report(
+    args: argparse.Namespace, paths: dict[str, Route], measured: dict[tuple[str, int], Measured]
+) -> None:
+    print("responses to the timed POSTs (content type, status):")
+    for name, path in paths.items():
+        kinds = ", ".join(f"{kind} x{n:,}" for kind, n in path.response_types.most_common())
+        print(f"  {name:9s} {kinds}")
+    gateway_sse = any(
+        kind.startswith("text/event-stream")
+        for name in ("/apps/mcp", "/mcp")
+        for kind in paths[name].response_types
+    )
+    direct_json = any(
+        kind.startswith("application/json") for kind in paths["direct"].response_types
+    )
+    if gateway_sse and direct_json:
+        print(
+            "  note: not like for like on the wire: the gateway answers each POST with an SSE"
+            " stream (json_response=False, so that the app's sampling, elicitation and"
+            " progress can reach the caller), the app's own endpoint with plain JSON"
+            " (json_response=True)."
+        )
+    elif not gateway_sse:
+        print(
+            "  note: both answer plain JSON here: on 2026-07-28 the SDK's endpoint with"
+            " json_response=False (the gateway's) still answers JSON when nothing is sent"
+            " before the result, which it finds out by running the handler in a task of its own."
+        )
+
+    cores = len(os.sched_getaffinity(0))
+    print(
+        f"\n{args.rounds} rounds of {args.seconds:g} s per path and level, the paths taking turns;"
+        f" {cores} cores. CPU per call in µs: client = this process (the SDK clients), gateway ="
+        " the supervisor, app = the app's process; log = supervisor log lines per call"
+    )
+    print(
+        f"  {'path':9s} {'clients':>7s} {'p50 ms':>8s} {'p99 ms':>8s} {'calls/s':>9s}"
+        f"   {'client':>6s} {'gateway':>7s} {'app':>6s} {'total':>6s}   log"
+    )
+    for level in CONCURRENCY:
+        for name, path in paths.items():
+            m = measured[name, level]
+            gateway = f"{m.cpu_us('gateway'):7.0f}" if path.gateway_pid else f"{'-':>7s}"
+            lines = f"{m.log_lines / len(m.samples):.2f}" if path.gateway_pid else "-"
+            print(
+                f"  {name:9s} {level:7d} {m.p(50) * 1e3:8.2f} {m.p(99) * 1e3:8.2f}"
+                f" {m.rate:9,.0f}   {m.cpu_us('client'):6.0f} {gateway} {m.cpu_us('app'):6.0f}"
+                f" {m.cpu_us_total():6.0f}   {lines}"
+            )
+
+    print(
+        "\ngateway / direct (latency: above 1 is slower; calls/s: below 1 is fewer; CPU: all"
+        " three processes per call)"
+    )
+    print(f"  {'path':9s} {'clients':>7s} {'p50':>7s} {'p99':>7s} {'calls/s':>8s} {'CPU':>7s}")
+    for level in CONCURRENCY:
+        d = measured["direct", level]
+        for name in ("/apps/mcp", "/mcp"):
+            m = measured[name, level]
+            print(
+                f"  {name:9s} {level:7d} {m.p(50) / d.p(50):6.2f}x {m.p(99) / d.p(99):6.2f}x"
+                f" {m.rate / d.rate:7.2f}x {m.cpu_us_total() / d.cpu_us_total():6.2f}x"
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=1.0, help="length of one batch")
+    parser.add_argument("--rounds", type=int, default=6, help="batches per path and level")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 2 rounds, 0.25 s")
+    parser.add_argument(
+        "--mode",
+        choices=["auto", "legacy"],
+        default="auto",
+        help="the clients' negotiation: auto (2026-07-28 when offered) or legacy (initialize)",
+    )
+    parser.add_argument(
+        "--arguments", default="{}", metavar="JSON", help=f"the arguments of {TOOL} ({{}})"
+    )
+    parser.add_argument("--profile", metavar="FILE", help="run the supervisor under cProfile")
+    args = parser.parse_args()
+    if args.quick:
+        args.seconds, args.rounds = 0.25, 2
+    try:
+        trio.run(bench, args)
+    except BaseException as raised:
+        # Ninety-six client sessions nest an error many groups deep: show the error itself.
+        error = raised
+        while isinstance(error, BaseExceptionGroup) and error.exceptions:
+            error = error.exceptions[0]
+        if isinstance(error, KeyboardInterrupt):
+            sys.exit(f"interrupted ({error or 'SIGINT'}); every process it started is stopped")
+        traceback.print_exception(error)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
