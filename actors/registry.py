@@ -140,6 +140,7 @@ class Registry:
                 self._publish(message)
             case Watch(channel):
                 self._watchers.append(channel)
+                self._replay(channel)
             case CallPublicTool():
                 self._call(message)
             case ToApp(app_id, request):
@@ -175,6 +176,18 @@ class Registry:
                 logger.warning("registry: a watcher is behind; it missed %s", type(fact).__name__)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 self._watchers.remove(channel)
+
+    def _replay(self, channel: trio.MemorySendChannel[Any]) -> None:
+        """A new watcher first hears how things stand, so it misses nothing said before."""
+        facts: list[Any] = [StateChanged(status) for status in self._statuses.values()]
+        facts += [CatalogChanged(app_id, c) for app_id, c in self._catalogs.items()]
+        facts.append(ToolTableChanged(self._table))
+        for fact in facts:
+            try:
+                channel.send_nowait(fact)
+            except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
+                logger.warning("registry: a new watcher could not take the current state")
+                return
 
     def snapshot(self) -> tuple[AppStatus, ...]:
         return tuple(self._statuses.values())

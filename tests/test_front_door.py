@@ -464,3 +464,25 @@ async def test_resource_subscriptions_survive_an_app_restart(project: Project) -
                     with trio.fail_after(GUARD_S):
                         while supervisor.log.count("grocery-inventory: Loaded → Running") < 2:
                             await trio.sleep(0.02)
+
+
+@pytest.mark.parametrize("app_protocol", ["auto", "handshake"])
+async def test_every_client_era_against_every_app_era(project: Project, app_protocol: str) -> None:
+    """Clients of both eras list and call (with arguments) on both endpoints, whichever era
+    the app behind them speaks: the endpoint shapes each result for its client's era."""
+    write(project)
+    project.config(
+        project.config_path.read_text()
+        + f'\n[apps.entries.grocery-inventory]\nprotocol = "{app_protocol}"\n'
+    )
+    async with supervisor_running(project) as supervisor:
+        for mode in ("legacy", "2026-07-28"):
+            for path, prefix in (("/apps/mcp/grocery-inventory", ""), ("/mcp", "grocery.")):
+                async with sdk_client(supervisor.url(path), mode) as client:
+                    names = {t.name for t in (await client.list_tools()).tools}
+                    assert f"{prefix}get_inventory" in names, (mode, path)
+                    found = json.loads(
+                        await call_text(client, f"{prefix}get_inventory", {"storeId": 2})
+                    )
+                    assert found, (mode, path)
+                    assert {row["storeId"] for row in found["items"]} == {2}, (mode, path)

@@ -15,6 +15,7 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server import Server
+from mcp.server.caching import CACHEABLE_METHODS, CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
@@ -33,7 +34,7 @@ from actors.messages import (
 from actors.runtime import Mailbox, ask
 from actors.upstream import Catalog, Wire
 from supervisor import __version__
-from web.relay import Audience, ClientCaller, app_params, complete_input, mcp_error
+from web.relay import Audience, ClientCaller, app_params, complete_input, is_modern, mcp_error
 
 logger = logging.getLogger("mcpapps.web")
 
@@ -69,10 +70,20 @@ FORWARDED: dict[str, type[BaseModel]] = {
 
 
 class _Endpoint(Server[Any]):
-    """The SDK server, announcing the change notifications the endpoint relays."""
+    """The SDK server, announcing the change notifications the endpoint relays. Listings say
+    they are stale at once (ttl 0, private; a 2026-07-28 client needs a hint, and an app's
+    lists change whenever it restarts), unless the app itself gave one."""
 
     def __init__(self, name: str, audience: Audience) -> None:
-        super().__init__(name, version=__version__)
+        self.input_schemas: dict[str, Wire] = {}
+        super().__init__(
+            name,
+            version=__version__,
+            cache_hints={method: CacheHint() for method in CACHEABLE_METHODS},
+            # The SDK checks a 2026-07-28 call's Mcp-Param headers against the tool's schema;
+            # without this it would list the tools again for every call.
+            get_tool_input_schema=self.input_schemas.get,
+        )
         self.add_request_handler(
             "subscriptions/listen", types.SubscriptionsListenRequestParams, audience.listen
         )
@@ -149,7 +160,15 @@ class AppEndpoint:
                 raise mcp_error(error) from None
 
         result = await send(params)
-        return await complete_input(ctx, caller, params, result, send)
+        return for_client(ctx, await complete_input(ctx, caller, params, result, send))
+
+
+def for_client(ctx: ServerRequestContext[Any, Any], result: Wire) -> Wire:
+    """A 2026-07-28 client needs every result to say it is complete; an app of the handshake
+    era (or the endpoint's own listing) does not say so."""
+    if is_modern(ctx) and "resultType" not in result:
+        return {**result, "resultType": "complete"}
+    return result
 
 
 def mirrored_capabilities(catalog: Catalog) -> Wire:
@@ -193,16 +212,19 @@ class AggregateEndpoint:
 
     async def _list_tools(self, ctx: ServerRequestContext[Any, Any], _params: Any) -> Wire:
         table = await ask(self._registry, GetToolTable)
-        return {
-            "tools": [
-                {
-                    "name": tool.public_name,
-                    "description": tool.description,
-                    "inputSchema": tool.input_schema,
-                }
-                for tool in table.tools
-            ]
-        }
+        return for_client(
+            ctx,
+            {
+                "tools": [
+                    {
+                        "name": tool.public_name,
+                        "description": tool.description,
+                        "inputSchema": tool.input_schema,
+                    }
+                    for tool in table.tools
+                ]
+            },
+        )
 
     async def _call(self, ctx: ServerRequestContext[Any, Any], typed: Any) -> Wire:
         params, token = app_params(ctx.params)
@@ -224,4 +246,4 @@ class AggregateEndpoint:
                 types.INTERNAL_ERROR,
                 f"tool '{typed.name}' asks for input, which /mcp cannot relay yet",
             )
-        return result
+        return for_client(ctx, result)

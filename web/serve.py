@@ -97,6 +97,8 @@ async def _relay_facts(
                 case CatalogChanged(app_id, catalog) if app_id in apps:
                     before = seen.get(app_id, Catalog())
                     seen[app_id] = catalog
+                    apps[app_id].server.input_schemas.clear()
+                    apps[app_id].server.input_schemas.update(_input_schemas(catalog))
                     if catalog == Catalog():
                         continue  # the app went down; its return announces the new lists
                     methods = {
@@ -108,7 +110,18 @@ async def _relay_facts(
                         nursery.start_soon(apps[app_id].audience.notify, method, None)
                 case AppNotification(app_id, method, params) if app_id in apps:
                     nursery.start_soon(apps[app_id].audience.notify, method, params)
-                case ToolTableChanged():
+                case ToolTableChanged(table):
+                    schemas = {tool.public_name: tool.input_schema for tool in table.tools}
+                    aggregate.server.input_schemas.clear()
+                    aggregate.server.input_schemas.update(schemas)
                     nursery.start_soon(
                         aggregate.audience.notify, "notifications/tools/list_changed", None
                     )
+
+
+def _input_schemas(catalog: Catalog) -> dict[str, Any]:
+    return {
+        tool["name"]: tool["inputSchema"]
+        for tool in catalog.tools
+        if isinstance(tool.get("name"), str) and isinstance(tool.get("inputSchema"), dict)
+    }
