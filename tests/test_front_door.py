@@ -18,7 +18,7 @@ import pytest
 import trio
 
 from actors.upstream import http_transport
-from tests.helpers import Project
+from tests.helpers import Project, free_port
 from tests.running import (
     FAST,
     GROCERY,
@@ -27,6 +27,7 @@ from tests.running import (
     fixture_manifest,
     supervisor_running,
 )
+from tests.test_http_app import GroceryOverHttp
 
 TOKEN = "s3cret-token"
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -325,16 +326,38 @@ async def test_aggregate_lists_model_visible_tools_by_public_name(project: Proje
 
 
 async def test_errors_from_the_app_pass_through(project: Project) -> None:
+    """The app's own JSON-RPC errors and tool errors reach the client exactly as the app's own
+    HTTP endpoint gives them (the app on the same era both ways: it words some errors
+    differently on 2026-07-28)."""
     write(project)
-    async with (
-        supervisor_running(project) as supervisor,
-        sdk_client(supervisor.url("/apps/mcp/grocery-inventory"), "legacy") as client,
-    ):
-        with pytest.raises(mcp.MCPError) as raised:
-            await client.read_resource("grocery://nowhere")
-        assert raised.value.error.code != -32000  # the app's own error, not ours
-        result = await client.call_tool("get_inventory", {"storeId": "no-such-store"})
-        assert result.is_error
+    project.config(
+        project.config_path.read_text()
+        + '\n[apps.entries.grocery-inventory]\nprotocol = "handshake"\n'
+    )
+    direct = GroceryOverHttp(free_port())
+    await direct.start()
+    try:
+        async with supervisor_running(project) as supervisor:
+            seen = []
+            for url in (direct.url, supervisor.url("/apps/mcp/grocery-inventory")):
+                async with sdk_client(url, "legacy") as client:
+                    with pytest.raises(mcp.MCPError) as raised:
+                        await client.read_resource("inventory://nowhere/at/all")
+                    with pytest.raises(mcp.MCPError) as prompt_error:
+                        await client.get_prompt("no_such_prompt", {})
+                    tool = await client.call_tool("get_inventory", {"storeId": 999})
+                    seen.append(
+                        (
+                            raised.value.error,
+                            prompt_error.value.error,
+                            tool.is_error,
+                            tool.content[0].text,
+                        )
+                    )
+            assert seen[1] == seen[0]
+            assert seen[0][2] is True
+    finally:
+        await direct.kill()
 
 
 # ---- bad input -------------------------------------------------------------------------------
