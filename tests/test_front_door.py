@@ -59,6 +59,18 @@ async def http(supervisor: Supervisor) -> AsyncIterator[httpx2.AsyncClient]:
         yield client
 
 
+async def raw_get(port: int, target: str) -> bytes:
+    """A GET with the request target exactly as given (HTTP clients normalise paths)."""
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    async with stream:
+        request = f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+        await stream.send_all(request.encode())
+        received = b""
+        while chunk := await stream.receive_some():
+            received += chunk
+        return received
+
+
 def events(response: httpx2.Response) -> list[dict[str, Any]]:
     """The JSON-RPC messages of a response, SSE or JSON."""
     if response.headers.get("content-type", "").startswith("application/json"):
@@ -217,8 +229,13 @@ async def test_the_auth_matrix_with_always_require_auth(project: Project) -> Non
         async with http(supervisor) as fresh:
             forged = {"cookie": "mcpapps_session=forged"}
             assert (await fresh.get("/apps/health", headers=forged)).status_code == 401
-            real = {"cookie": f"mcpapps_session={TOKEN}"}
-            assert (await fresh.get("/apps/health", headers=real)).status_code == 200
+            # The cookie is not the token: a token in the cookie's place does not count.
+            raw = {"cookie": f"mcpapps_session={TOKEN}"}
+            assert (await fresh.get("/apps/health", headers=raw)).status_code == 401
+        # Paths the routes would still match but a prefix check would not.
+        for target in ("//apps/health", "http://localhost/apps/health"):
+            raw_response = await raw_get(supervisor.port, target)
+            assert raw_response.startswith(b"HTTP/1.1 400"), (target, raw_response)
 
 
 async def test_a_non_loopback_bind_generates_a_private_token(project: Project) -> None:

@@ -9,11 +9,13 @@ import pytest
 from supervisor.config import config_from_data
 from web.security import (
     access_policy,
+    authorized,
     host_allowed,
     is_loopback,
     needs_token,
     origin_allowed,
-    presented_token,
+    plain_path,
+    session_value,
     token_matches,
 )
 
@@ -46,16 +48,25 @@ def test_auth_is_needed_off_loopback_or_when_asked() -> None:
     assert policy(host="0.0.0.0").require_auth
     assert not needs_token(policy(), "/apps/health")
     strict = policy(always_require_auth=True)
-    for path in ("/apps/health", "/apps/mcp/x", "/mcp", "/admin/apps", "/metrics"):
+    for path in ("/apps/health", "/apps/mcp/x", "/mcp", "/admin/apps", "/metrics", "/"):
         assert needs_token(strict, path)
     assert not needs_token(strict, "/login")
+
+
+def test_only_plain_paths() -> None:
+    assert plain_path("/apps/health")
+    assert plain_path("/")
+    for bad in ("//apps/health", "http://localhost/apps/health", "apps/health", ""):
+        assert not plain_path(bad), bad
 
 
 def test_hosts() -> None:
     p = policy(public_hosts=["mcp.example.com"])
     for ok in ("localhost", "localhost:1", "127.0.0.1:18789", "[::1]:80", "MCP.example.com:443"):
         assert host_allowed(p, ok), ok
-    for bad in (None, "", "evil.com", "127.0.0.2", "localhost.evil.com", "mcp.example.com.evil"):
+    bad_hosts = (None, "", "evil.com", "127.0.0.2", "localhost.evil.com", "mcp.example.com.evil")
+    malformed = ("user@localhost", "localhost/evil", "localhost?x", "localhost:abc", "[::1")
+    for bad in (*bad_hosts, *malformed):
         assert not host_allowed(p, bad), bad
 
 
@@ -74,12 +85,16 @@ def test_origins() -> None:
 
 def test_tokens() -> None:
     p = policy()
-    assert presented_token({"authorization": "Bearer abc"}) == "abc"
-    assert presented_token({"authorization": "bearer  abc "}) == "abc"
-    assert presented_token({"authorization": "Basic abc"}) is None
-    assert presented_token({"cookie": "a=1; mcpapps_session=xyz"}) == "xyz"
-    assert presented_token({"cookie": "garbage;;=="}) is None
+    assert authorized(p, {"authorization": "Bearer t0k"})
+    assert authorized(p, {"authorization": "bearer  t0k "})
+    assert not authorized(p, {"authorization": "Bearer t0K"})
+    assert not authorized(p, {"authorization": "Basic t0k"})
+    cookie = session_value("t0k")
+    assert cookie != "t0k"  # the cookie never holds the token itself
+    assert authorized(p, {"cookie": f"a=1; mcpapps_session={cookie}"})
+    assert not authorized(p, {"cookie": "mcpapps_session=t0k"})
+    assert not authorized(p, {"cookie": "garbage;;=="})
+    assert not authorized(p, {})
     assert token_matches(p, "t0k")
-    assert not token_matches(p, "t0K")
     assert not token_matches(p, None)
-    assert not token_matches(policy(None), "anything")
+    assert not authorized(policy(None), {"authorization": "Bearer anything"})

@@ -16,14 +16,14 @@ from web.endpoints import AggregateEndpoint, AppEndpoint
 from web.routes import ASK_TIMEOUT_S
 from web.security import (
     AccessPolicy,
+    authorized,
     cors_headers,
     header_map,
     host_allowed,
     needs_token,
     origin_allowed,
+    plain_path,
     preflight_headers,
-    presented_token,
-    token_matches,
 )
 
 logger = logging.getLogger("mcpapps.web")
@@ -103,9 +103,13 @@ class FrontDoor:
                 return
             send = _with_cors(send, origin)
         path: str = scope["path"]
-        if needs_token(self._policy, path) and not token_matches(
-            self._policy, presented_token(headers)
-        ):
+        if not plain_path(path):
+            if is_http:
+                await send_json_error(
+                    send, 400, "bad_path", "the request path must start with a single '/'"
+                )
+            return
+        if needs_token(self._policy, path) and not authorized(self._policy, headers):
             if is_http:
                 await send_json_error(
                     send,

@@ -12,7 +12,7 @@ from werkzeug.exceptions import HTTPException
 from actors.messages import AppStatus, Snapshot
 from actors.runtime import Mailbox, ask
 from supervisor.lifecycle import AppState
-from web.security import SESSION_COOKIE, AccessPolicy, token_matches
+from web.security import SESSION_COOKIE, AccessPolicy, session_value, token_matches
 
 ASK_TIMEOUT_S = 10.0
 
@@ -39,8 +39,9 @@ def create_app(registry: Mailbox[Any], policy: AccessPolicy, sandbox_origin: str
         if policy.require_auth and not token_matches(policy, token):
             return json_error(401, "unauthorized", "the token is missing or wrong")
         response = redirect("/", 303)
-        if token:
-            response.set_cookie(SESSION_COOKIE, token, httponly=True, samesite="Strict", path="/")
+        if policy.token is not None and token_matches(policy, token):
+            value = session_value(policy.token)
+            response.set_cookie(SESSION_COOKIE, value, httponly=True, samesite="Strict", path="/")
         return response
 
     @app.errorhandler(HTTPException)

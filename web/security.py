@@ -7,8 +7,10 @@ bound, the token, the Host header (DNS rebinding) and the Origin header (other w
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
+import re
 from collections.abc import Iterable, Mapping
 from http.cookies import CookieError, SimpleCookie
 from urllib.parse import urlsplit
@@ -25,8 +27,11 @@ CORS_ALLOW_HEADERS = (
 )
 CORS_EXPOSE_HEADERS = "Mcp-Session-Id"
 CORS_ALLOW_METHODS = "GET, POST, DELETE, OPTIONS"
-# The paths that need the token when auth is required; the rest (login, static files) do not.
-PROTECTED_PREFIXES = ("/apps/", "/mcp", "/admin/", "/metrics")
+# When auth is required, every path needs the token but these (a browser must reach the login).
+PUBLIC_PATHS = frozenset({"/login"})
+# A Host header as browsers and HTTP clients send it: a name, an IPv4 address or a bracketed
+# IPv6 address, and an optional port. Anything else (userinfo, a path) is refused outright.
+_HOST_HEADER = re.compile(r"(?P<name>[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:(?P<port>[0-9]{1,5}))?")
 
 
 @attrs.frozen
@@ -61,12 +66,11 @@ def access_policy(config: Config, token: str | None) -> AccessPolicy:
 
 
 def _host_name(host_header: str) -> str:
-    """`example.com:8080` → `example.com`; `[::1]:80` → `::1`."""
-    try:
-        name = urlsplit(f"//{host_header}").hostname
-    except ValueError:
+    """`example.com:8080` → `example.com`; `[::1]:80` → `::1`; "" for anything malformed."""
+    match = _HOST_HEADER.fullmatch(host_header.strip())
+    if match is None:
         return ""
-    return (name or "").lower()
+    return match["name"].strip("[]").lower()
 
 
 def origin_key(origin: str) -> tuple[str, str, int]:
@@ -104,18 +108,27 @@ def origin_allowed(policy: AccessPolicy, origin: str | None, host_header: str | 
     return key[1] == (own.hostname or "").lower() and key[2] == (own_port or default)
 
 
-def presented_token(headers: Mapping[str, str]) -> str | None:
-    """The bearer token, else the session cookie's value."""
-    authorization = headers.get("authorization", "")
-    scheme, _, value = authorization.partition(" ")
+def session_value(token: str) -> str:
+    """What the session cookie holds: derived from the token, never the token itself (cookies
+    are not scoped by port, so another local server could read it)."""
+    return hmac.new(token.encode(), b"mcpapps session cookie", hashlib.sha256).hexdigest()
+
+
+def authorized(policy: AccessPolicy, headers: Mapping[str, str]) -> bool:
+    """The bearer token, or the session cookie `/login` set."""
+    if policy.token is None:
+        return False
+    scheme, _, value = headers.get("authorization", "").partition(" ")
     if scheme.lower() == "bearer" and value.strip():
-        return value.strip()
+        return token_matches(policy, value.strip())
     try:
         cookie = SimpleCookie(headers.get("cookie", ""))
     except CookieError:
-        return None
+        return False
     morsel = cookie.get(SESSION_COOKIE)
-    return morsel.value if morsel else None
+    return morsel is not None and hmac.compare_digest(
+        morsel.value.encode(), session_value(policy.token).encode()
+    )
 
 
 def token_matches(policy: AccessPolicy, presented: str | None) -> bool:
@@ -125,7 +138,13 @@ def token_matches(policy: AccessPolicy, presented: str | None) -> bool:
 
 
 def needs_token(policy: AccessPolicy, path: str) -> bool:
-    return policy.require_auth and path.startswith(PROTECTED_PREFIXES)
+    return policy.require_auth and path not in PUBLIC_PATHS
+
+
+def plain_path(path: str) -> bool:
+    """An origin-form path (`/x/y`): not `//x` or an absolute URL, which the routes would still
+    match to a route while no prefix check would."""
+    return path.startswith("/") and not path.startswith("//")
 
 
 def cors_headers(origin: str) -> list[tuple[bytes, bytes]]:
