@@ -22,6 +22,7 @@ from typing import Any
 
 import mcp_types as types
 import trio
+from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 
 from actors.messages import (
     AppNotification,
@@ -34,6 +35,7 @@ from actors.messages import (
     Drain,
     GetCatalog,
     GetStatus,
+    ReleaseSubscriptions,
     Restart,
     Start,
     StateChanged,
@@ -63,6 +65,8 @@ from supervisor.manifest import AppDefinition
 logger = logging.getLogger("mcpapps.app")
 
 STDERR_LINES = 200
+AGENT_OWNER = "mcpapps"  # who subscribes when a request has no client behind it
+_SUBSCRIPTION_METHODS = ("resources/subscribe", "resources/unsubscribe")
 STDERR_DRAIN_S = 0.5  # after an exit, how long the last stderr lines may take to arrive
 STDOUT_CLOSED = "the process closed its stdout (it can answer nothing more)"
 _LIST_CHANGED = (
@@ -143,8 +147,9 @@ class AppActor:
         # What the app's clients asked of its session; kept across restarts and given to each
         # new session, in the era it speaks (SPEC §7.3).
         self._log_level: str | None = None
-        self._subscribed: collections.Counter[str] = collections.Counter()
+        self._subscribers: dict[str, set[str]] = {}  # resource uri → the clients (owners)
         self._resubscribe = trio.Event()
+        self._awaiting_listen: list[Reply[Any] | Forward[Any]] = []
 
     # ---- the mailbox -------------------------------------------------------------------------
 
@@ -167,6 +172,8 @@ class AppActor:
                 reply.send(self._catalog)
             case Start() | Stop() | Restart() | Drain():
                 self._commands_in.send_nowait(message)
+            case ReleaseSubscriptions(owner):
+                self._release(owner)
             case _:
                 logger.error("app %s: unknown message %r", self.id, message)
 
@@ -430,8 +437,9 @@ class AppActor:
                 upstream.watch_changes,
                 self._catalog_stale_now,
                 self._on_resource_updated,
-                lambda: tuple(sorted(self._subscribed)),
+                lambda: tuple(sorted(self._subscribers)),
                 lambda: self._resubscribe,
+                self._listening,
             )
             nursery.start_soon(self._guarded, death, self._restore_session, upstream)
             # Until death is declared, when `_end_on_death` cancels all of this; leaving these
@@ -548,20 +556,37 @@ class AppActor:
             self._catalog_stale.set()
         elif isinstance(message, Exception):
             logger.debug("app %s: transport reported %s", self.id, error_text(message))
+        elif isinstance(message, types.ProgressNotification):
+            pass  # the request it belongs to has it already (its `on_progress`)
         elif hasattr(message, "model_dump"):
             wire = message.model_dump(by_alias=True, mode="json", exclude_none=True)
+            meta = (wire.get("params") or {}).get("_meta") or {}
+            if SUBSCRIPTION_ID_META_KEY in meta:
+                return  # a frame of our listen stream: `watch_changes` hands it on
             self._events.tell(AppNotification(self.id, wire["method"], wire.get("params")))
 
     async def _on_server_request(self, method: str, params: Wire) -> Wire:
-        """The app asks its client something (sampling, elicitation) during a request. Over
-        stdio and the handshake era nothing on the wire says which of our requests caused it,
-        so the client of the oldest request in flight that can be asked answers it; with a
-        single caller (the usual case) that is exactly the one."""
-        for caller in self._callers.values():
-            return await caller.ask(method, params)
-        raise ServerRequestRefused(
-            f"app '{self.id}' asked for {method} outside any call whose client could answer"
-        )
+        """The app asks its client something (sampling, elicitation) during a request. In the
+        handshake era nothing on the wire says which of our requests caused it, so a client is
+        asked only when its request is the one in flight: with two, the question could reach
+        the wrong person, and is refused instead. (On 2026-07-28 the question is the result
+        of the very request, and the front door asks that request's client.)"""
+        callers = list(self._callers.values())
+        if len(self._in_flight) == 1 and len(callers) == 1:
+            timeout = self.definition.manifest.request_timeout_seconds
+            with trio.move_on_after(timeout):
+                return await callers[0].ask(method, params)
+            raise ServerRequestRefused(
+                f"the client did not answer {method} within {timeout:g} s (requestTimeoutSeconds)"
+            )
+        if not callers:
+            why = "no client of its requests in flight can be asked"
+        else:
+            why = (
+                f"{len(self._in_flight)} requests were in flight and nothing says which one"
+                " asked (handshake era), so no client is asked"
+            )
+        raise ServerRequestRefused(f"app '{self.id}' asked for {method}, but {why}")
 
     def _catalog_stale_now(self) -> None:
         self._catalog_stale.set()
@@ -576,7 +601,7 @@ class AppActor:
         if upstream.modern:
             return
         requests: list[tuple[str, Wire]] = [
-            ("resources/subscribe", {"uri": uri}) for uri in sorted(self._subscribed)
+            ("resources/subscribe", {"uri": uri}) for uri in sorted(self._subscribers)
         ]
         if self._log_level is not None:
             requests.insert(0, ("logging/setLevel", {"level": self._log_level}))
@@ -592,39 +617,85 @@ class AppActor:
                 )
 
     def _session_request(self, message: UpstreamRequest) -> bool:
-        """Requests about the app's session rather than one answer: the log level and resource
-        subscriptions. They are remembered (a restart restores them), subscriptions are counted
-        (the app hears the first subscribe and the last unsubscribe of a resource), and on
-        2026-07-28, which has neither method, they are carried out here. True if answered."""
+        """Requests about the app's one session, shared by all its clients, rather than one
+        answer: the log level (the last one set wins, as on the app) and resource
+        subscriptions, kept per client so that the app hears the first subscribe and the last
+        unsubscribe of a resource and one client cannot end another's. Both are restored after
+        a restart, and on 2026-07-28, which has neither method, carried out here (per-request
+        log level, the listen stream). True if answered here."""
         upstream = self._upstream
+        assert upstream is not None
         params = message.params or {}
         if message.method == "logging/setLevel" and isinstance(params.get("level"), str):
-            self._log_level = params["level"]
-            if upstream is not None:
-                upstream.log_level = self._log_level
-            if upstream is not None and upstream.modern:
+            self._log_level = upstream.log_level = params["level"]
+            if upstream.modern:
                 message.reply.send({})
                 return True
             return False
-        if message.method not in ("resources/subscribe", "resources/unsubscribe"):
-            return False
         uri = params.get("uri")
-        if not isinstance(uri, str):
-            return False  # the app says what is wrong with it
-        before = self._subscribed[uri]
+        if message.method not in _SUBSCRIPTION_METHODS or not isinstance(uri, str):
+            return False  # anything wrong with it, the app says
+        if upstream.modern and not upstream.capabilities.resources:
+            return False  # an app without resources says so itself
+        owner = getattr(message.caller, "owner", None) or AGENT_OWNER
+        owners = self._subscribers.get(uri, set())
         if message.method == "resources/subscribe":
-            self._subscribed[uri] += 1
-        elif before:
-            self._subscribed[uri] -= 1
-            if not self._subscribed[uri]:
-                del self._subscribed[uri]
-        if (before == 0) == (uri in self._subscribed):  # first subscribe or last unsubscribe
-            if upstream is None or not upstream.modern:
-                return False
-            self._resubscribe.set()
-            self._resubscribe = trio.Event()
+            if not owners and not upstream.modern:
+                return False  # the app is asked; `_subscribed` records the owner if it agrees
+            self._subscribers.setdefault(uri, set()).add(owner)
+            if not owners:
+                # Answered once the app watches the resource, so no update can be missed.
+                self._listen_again(message.reply)
+                return True
+        elif owner in owners:
+            owners.discard(owner)
+            if not owners:
+                del self._subscribers[uri]
+                if not upstream.modern:
+                    return False  # the app hears that its last subscriber left
+                self._listen_again()
         message.reply.send({})
         return True
+
+    def _subscribed(self, message: CallTool | UpstreamRequest) -> None:
+        """The app agreed to a subscribe it was asked for: its client is a subscriber now."""
+        if isinstance(message, UpstreamRequest) and message.method == "resources/subscribe":
+            owner = getattr(message.caller, "owner", None) or AGENT_OWNER
+            self._subscribers.setdefault(str((message.params or {})["uri"]), set()).add(owner)
+
+    def _release(self, owner: str) -> None:
+        """A client is gone: its subscriptions end; a resource nobody wants any more is
+        unsubscribed from."""
+        upstream, calls = self._upstream, self._calls
+        for uri, owners in list(self._subscribers.items()):
+            if owner not in owners:
+                continue
+            owners.discard(owner)
+            if owners:
+                continue
+            del self._subscribers[uri]
+            if upstream is not None and upstream.modern:
+                self._listen_again()
+            elif upstream is not None and calls is not None:
+                calls.start_soon(self._unsubscribe_quietly, upstream, uri)
+
+    async def _unsubscribe_quietly(self, upstream: Upstream, uri: str) -> None:
+        timeout = self.definition.manifest.request_timeout_seconds
+        with contextlib.suppress(Exception):
+            await upstream.send("resources/unsubscribe", {"uri": uri}, timeout=timeout)
+
+    def _listen_again(self, reply: Reply[Any] | Forward[Any] | None = None) -> None:
+        """The set of subscribed resources changed: the listen stream (2026-07-28) is opened
+        again with the new set; `reply` gets `{}` once the app has acknowledged it."""
+        if reply is not None:
+            self._awaiting_listen.append(reply)
+        self._resubscribe.set()
+        self._resubscribe = trio.Event()
+
+    def _listening(self) -> None:
+        for reply in self._awaiting_listen:
+            reply.send({})
+        self._awaiting_listen.clear()
 
     async def _refresh_catalog(self, upstream: Upstream, death: _Death) -> None:
         """Re-enumerate after a list_changed notification (coalescing a burst of them)."""
@@ -730,16 +801,26 @@ class AppActor:
             if waiting.cancelled_caught:
                 answer = CallTimeout(self.id, self._timeout_text(what, timeout, False))
                 return
+            abandoned = getattr(message, "abandoned", None)
             try:
-                result = await upstream.send(
-                    method,
-                    params,
-                    timeout=max(deadline - trio.current_time(), 0.001),
-                    on_progress=getattr(caller, "on_progress", None),
-                )
+                # A caller that gives up (its client cancelled or went away) cancels the
+                # request: the SDK tells the app, and the call slot is free again.
+                async with _cancelled_when(abandoned):
+                    result = await upstream.send(
+                        method,
+                        params,
+                        timeout=max(deadline - trio.current_time(), 0.001),
+                        on_progress=getattr(caller, "on_progress", None),
+                    )
             finally:
                 self._limiter.release_on_behalf_of(token)
+            if abandoned is not None and abandoned.is_set():
+                answer = CallFailed(
+                    self.id, f"{what} of app '{self.id}' was cancelled by its caller"
+                )
+                return
             self._last_heard = trio.current_time()
+            self._subscribed(message)
             answer = result
         except Exception as error:
             if is_timeout(error):
@@ -799,6 +880,28 @@ class AppActor:
             reply.fail(AppUnavailable(self.id, text))
         self._in_flight.clear()
         self._callers.clear()
+
+
+@contextlib.asynccontextmanager
+async def _cancelled_when(event: trio.Event | None) -> AsyncIterator[None]:
+    """Cancel the block when `event` is set; errors come out as themselves, not in a group."""
+    if event is None:
+        yield
+        return
+
+    async def watch(scope: trio.CancelScope) -> None:
+        await event.wait()
+        scope.cancel()
+
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch, nursery.cancel_scope)
+            yield
+            nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
 
 
 def _request_of(message: CallTool | UpstreamRequest) -> tuple[str, Wire | None, str]:

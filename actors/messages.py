@@ -89,6 +89,7 @@ class Caller(Protocol):
     is in flight: it can be asked (sampling, elicitation) and told of progress."""
 
     on_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None
+    owner: str  # the client's session: who holds a resource subscription
 
     async def ask(self, method: str, params: Wire) -> Wire: ...
 
@@ -102,6 +103,14 @@ class UpstreamRequest:
     params: Wire | None
     reply: Reply[Wire] | Forward[Wire]
     caller: Caller | None = None
+    abandoned: trio.Event | None = None  # set when the caller gives up: the request is cancelled
+
+
+@attrs.frozen
+class ReleaseSubscriptions:
+    """The client `owner` is gone: its resource subscriptions end."""
+
+    owner: str
 
 
 @attrs.frozen

@@ -219,17 +219,36 @@ class Upstream:
         on_resource_updated: Callable[[str], None],
         subscriptions: Callable[[], tuple[str, ...]],
         resubscribe: Callable[[], trio.Event],
+        on_listening: Callable[[], None] = lambda: None,
     ) -> None:
         """On 2026-07-28, change notifications come only on a `subscriptions/listen` stream
         (in the handshake era they arrive unasked: see the app actor's message handler). The
         stream names the resources the app's clients subscribed to; when that set changes
-        (`resubscribe()` is set), the stream is opened again with the new set."""
+        (`resubscribe()` is set), the stream is opened again with the new set, and
+        `on_listening` is called each time the app has acknowledged a stream (and when this
+        ends)."""
         if not self.modern:
             return
+        try:
+            await self._watch(
+                on_list_change, on_resource_updated, subscriptions, resubscribe, on_listening
+            )
+        finally:
+            on_listening()
+
+    async def _watch(
+        self,
+        on_list_change: Callable[[], None],
+        on_resource_updated: Callable[[str], None],
+        subscriptions: Callable[[], tuple[str, ...]],
+        resubscribe: Callable[[], trio.Event],
+        on_listening: Callable[[], None],
+    ) -> None:
         caps = self.capabilities
+        first, refused = True, False
         while True:
             changed = resubscribe()
-            uris = subscriptions() if caps.resources else ()
+            uris = subscriptions() if caps.resources and not refused else ()
             try:
                 async with (
                     self.client.listen(
@@ -240,6 +259,10 @@ class Upstream:
                     ) as subscription,
                     trio.open_nursery() as nursery,
                 ):
+                    on_listening()
+                    if not first:
+                        on_list_change()  # a change while the stream was being reopened
+                    first = False
                     nursery.start_soon(_cancel_when, changed, nursery.cancel_scope)
                     async for event in subscription:
                         if isinstance(event, ResourceUpdated):
@@ -248,10 +271,22 @@ class Upstream:
                             on_list_change()
                     nursery.cancel_scope.cancel()
             except MCPError as error:
+                if uris:
+                    # The app refused a resource a client named: listen without them until
+                    # the set changes, so that list changes still arrive.
+                    logger.warning(
+                        "the app refused to watch %s: %s", ", ".join(uris), error_text(error)
+                    )
+                    refused = True
+                    continue
                 logger.debug("no change notifications from this app: %s", error_text(error))
+                return
+            except TimeoutError:
+                logger.warning("the app did not acknowledge its change-notification stream")
                 return
             if not changed.is_set():
                 return  # the app closed the stream
+            refused = False
 
     async def probe(self, timeout: float) -> None:
         """A liveness probe: `ping`, or `server/discover` on 2026-07-28, which has no ping."""

@@ -14,6 +14,7 @@ import logging
 from typing import Any
 
 import mcp_types as types
+import trio
 from mcp.server import Server
 from mcp.server.caching import CACHEABLE_METHODS, CacheHint
 from mcp.server.context import ServerRequestContext
@@ -27,6 +28,7 @@ from actors.messages import (
     CallPublicTool,
     GetCatalog,
     GetToolTable,
+    ReleaseSubscriptions,
     ToApp,
     UnknownTool,
     UpstreamRequest,
@@ -74,7 +76,7 @@ class _Endpoint(Server[Any]):
     they are stale at once (ttl 0, private; a 2026-07-28 client needs a hint, and an app's
     lists change whenever it restarts), unless the app itself gave one."""
 
-    def __init__(self, name: str, audience: Audience) -> None:
+    def __init__(self, name: str, audience: Audience, listen: Any = None) -> None:
         self.input_schemas: dict[str, Wire] = {}
         super().__init__(
             name,
@@ -85,7 +87,9 @@ class _Endpoint(Server[Any]):
             get_tool_input_schema=self.input_schemas.get,
         )
         self.add_request_handler(
-            "subscriptions/listen", types.SubscriptionsListenRequestParams, audience.listen
+            "subscriptions/listen",
+            types.SubscriptionsListenRequestParams,
+            listen or audience.listen,
         )
         self.middleware.append(audience.middleware)
 
@@ -119,12 +123,36 @@ class AppEndpoint:
     def __init__(self, app_id: str, registry: Mailbox[Any]) -> None:
         self.app_id = app_id
         self._registry = registry
-        self.audience = Audience()
-        self.server = _Endpoint(f"mcpapps/{app_id}", self.audience)
+        self.audience = Audience(on_close=self._release)
+        self.server = _Endpoint(f"mcpapps/{app_id}", self.audience, self._listen)
         for method, params_type in FORWARDED.items():
             self.server.add_request_handler(method, params_type, self._forward)
         self.server.middleware.append(self._mirror_capabilities)
         self.manager = _manager(self.server)
+
+    def _release(self, owner: str) -> None:
+        self._registry.tell(ToApp(self.app_id, ReleaseSubscriptions(owner)))
+
+    async def _listen(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
+        """A 2026-07-28 client's `subscriptions/listen`: the resources it names are subscribed
+        to on the app's session for as long as the stream lasts."""
+        owner = f"listen-{id(ctx)}"
+        caller = _Subscriber(owner)
+        try:
+            for uri in params.notifications.resource_subscriptions or ():
+                try:
+                    await ask(
+                        self._registry,
+                        lambda reply, uri=uri: ToApp(
+                            self.app_id,
+                            UpstreamRequest("resources/subscribe", {"uri": uri}, reply, caller),
+                        ),
+                    )
+                except Exception as error:
+                    raise mcp_error(error) from None
+            return await self.audience.listen(ctx, params)
+        finally:
+            self._release(owner)
 
     async def _mirror_capabilities(
         self, ctx: ServerRequestContext[Any, Any], call_next: Any
@@ -149,18 +177,35 @@ class AppEndpoint:
         caller = ClientCaller(ctx, token)
 
         async def send(params: Wire | None) -> Wire:
+            abandoned = trio.Event()
             try:
                 return await ask(
                     self._registry,
                     lambda reply: ToApp(
-                        self.app_id, UpstreamRequest(ctx.method, params, reply, caller)
+                        self.app_id,
+                        UpstreamRequest(ctx.method, params, reply, caller, abandoned),
                     ),
                 )
+            except trio.Cancelled:
+                abandoned.set()  # the client cancelled or went away: so does the request
+                raise
             except Exception as error:
                 raise mcp_error(error) from None
 
         result = await send(params)
         return for_client(ctx, await complete_input(ctx, caller, params, result, send))
+
+
+class _Subscriber:
+    """The `Caller` of a subscription made for a listen stream: it can only be told updates."""
+
+    on_progress = None
+
+    def __init__(self, owner: str) -> None:
+        self.owner = owner
+
+    async def ask(self, method: str, params: Wire) -> Wire:
+        raise MCPError(types.INVALID_REQUEST, f"a listen stream cannot answer {method}")
 
 
 def for_client(ctx: ServerRequestContext[Any, Any], result: Wire) -> Wire:

@@ -41,6 +41,9 @@ _ENVELOPE = frozenset(
         types.PROTOCOL_VERSION_META_KEY,
         types.CLIENT_INFO_META_KEY,
         types.CLIENT_CAPABILITIES_META_KEY,
+        # A 2026-07-28 client's per-request log level: the app's logs arrive on the app's
+        # session, not on this request's stream, so they could reach only other clients.
+        types.LOG_LEVEL_META_KEY,
     }
 )
 APP_ERROR = -32000  # JSON-RPC "server error": the app could not serve the request
@@ -48,6 +51,7 @@ MAX_INPUT_ROUNDS = 10
 NOTIFY_TIMEOUT_S = 5.0
 
 _SERVER_REQUEST: TypeAdapter[Any] = TypeAdapter(types.ServerRequest)
+_CAPABILITY = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation"}
 _NOTIFICATION: TypeAdapter[Any] = TypeAdapter(types.ServerNotification)
 
 
@@ -59,6 +63,13 @@ class _AnyResult(BaseModel):
 
 def is_modern(ctx: ServerRequestContext[Any, Any]) -> bool:
     return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+def owner_of(ctx: ServerRequestContext[Any, Any]) -> str:
+    """The client session a request came on (`_connection` is private to the pinned SDK,
+    mcp==2.3.0: the per-request `ServerSession` is a low-level handler's only handle on it).
+    A 2026-07-28 request has a connection of its own."""
+    return f"client-{id(getattr(ctx.session, '_connection', ctx.session))}"
 
 
 def app_params(params: Mapping[str, Any] | None) -> tuple[Wire | None, str | int | None]:
@@ -88,6 +99,7 @@ class ClientCaller:
     def __init__(self, ctx: ServerRequestContext[Any, Any], progress_token: str | int | None):
         self._ctx = ctx
         self._token = progress_token
+        self.owner = owner_of(ctx)
         self.on_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = (
             self._progress if progress_token is not None else None
         )
@@ -98,6 +110,13 @@ class ClientCaller:
             raise ServerRequestRefused(
                 f"the client cannot answer {method} here: its connection"
                 f" ({ctx.protocol_version}) has no channel for requests from the server"
+            )
+        declared = ctx.session.client_capabilities
+        capability = _CAPABILITY.get(method)
+        if capability and getattr(declared, capability, None) is None:
+            raise ServerRequestRefused(
+                f"the client did not declare the {capability} capability, so it is not asked"
+                f" {method}"
             )
         request = _SERVER_REQUEST.validate_python({"method": method, "params": params})
         metadata = ServerMessageMetadata(related_request_id=ctx.request_id)
@@ -162,38 +181,59 @@ _EVENTS: Mapping[str, Callable[[Wire], Any]] = {
 class Audience:
     """The clients connected to one endpoint, as notifications reach them: handshake-era
     clients on their session's standing stream, 2026-07-28 clients on their
-    `subscriptions/listen` streams (the SDK's bus and listen handler)."""
+    `subscriptions/listen` streams (the SDK's bus and listen handler). `resources/updated`
+    goes only to the clients subscribed to that resource. `on_close(owner)` is told when a
+    handshake-era session ends."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_close: Callable[[str], None] | None = None) -> None:
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
-        self._sessions: dict[int, Any] = {}
+        self._sessions: dict[str, Any] = {}
+        self._resources: dict[str, set[str]] = {}  # owner → subscribed uris
+        self._on_close = on_close
 
     async def middleware(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
-        """Remember each handshake-era connection at its first request, and forget it when it
-        closes. `_connection` is private to the pinned SDK (mcp==2.3.0): the per-request
-        `ServerSession` is the only handle on the connection a low-level handler gets."""
-        if not is_modern(ctx):
-            connection = getattr(ctx.session, "_connection", None)
-            key = id(connection)
-            if connection is not None and key not in self._sessions:
-                self._sessions[key] = ctx.session
-                connection.exit_stack.callback(self._sessions.pop, key, None)
-        return await call_next(ctx)
+        """Remember each handshake-era connection at its first request, forget it when it
+        closes, and follow its resource subscriptions."""
+        if is_modern(ctx):
+            return await call_next(ctx)
+        owner = owner_of(ctx)
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is not None and owner not in self._sessions:
+            self._sessions[owner] = ctx.session
+            connection.exit_stack.callback(self._closed, owner)
+        result = await call_next(ctx)
+        uri = (ctx.params or {}).get("uri")
+        if ctx.method == "resources/subscribe" and isinstance(uri, str):
+            self._resources.setdefault(owner, set()).add(uri)
+        elif ctx.method == "resources/unsubscribe" and isinstance(uri, str):
+            self._resources.get(owner, set()).discard(uri)
+        return result
+
+    def _closed(self, owner: str) -> None:
+        self._sessions.pop(owner, None)
+        self._resources.pop(owner, None)
+        if self._on_close is not None:
+            self._on_close(owner)
 
     @property
     def count(self) -> int:
         return len(self._sessions)
 
     async def notify(self, method: str, params: Wire | None) -> None:
-        """Send one notification to every connected client; a slow or gone client is skipped."""
+        """Send one notification to the clients it concerns; a slow or gone client is
+        skipped."""
         event = _EVENTS.get(method)
         if event is not None:
             try:
                 await self.bus.publish(event(params or {}))
             except Exception:
                 logger.exception("could not publish %s to listen streams", method)
-        if not self._sessions:
+        sessions = self._sessions
+        if method == "notifications/resources/updated":
+            uri = (params or {}).get("uri")
+            sessions = {o: s for o, s in sessions.items() if uri in self._resources.get(o, ())}
+        if not sessions:
             return
         try:
             notification = _NOTIFICATION.validate_python({"method": method, "params": params})
@@ -201,7 +241,7 @@ class Audience:
             logger.warning("not relaying a malformed %s notification", method)
             return
         async with trio.open_nursery() as nursery:
-            for session in list(self._sessions.values()):
+            for session in list(sessions.values()):
                 nursery.start_soon(_send_quietly, session, notification)
 
 
