@@ -244,7 +244,11 @@ class Registry:
     def _call(self, message: CallPublicTool) -> None:
         tool = self._table.find(message.public_name)
         if tool is None:
-            message.reply.fail(UnknownTool(None, self._unknown_tool_text(message.public_name)))
+            down = self._owner_not_running(message.public_name)
+            if down is not None:
+                message.reply.fail(AppUnavailable(down[0], down[1]))
+            else:
+                message.reply.fail(UnknownTool(None, f"unknown tool '{message.public_name}'"))
             return
         answer = Forward(message.reply, lambda result: (tool, result))
         params: dict[str, Any] = {"name": tool.name, "arguments": message.arguments}
@@ -253,20 +257,20 @@ class Registry:
         request = UpstreamRequest("tools/call", params, answer, message.caller)
         self._actors[tool.app_id].mailbox.tell(request)
 
-    def _unknown_tool_text(self, name: str) -> str:
-        text = f"unknown tool '{name}'"
-        owners = [
-            app_id
-            for app_id, actor in self._actors.items()
-            if name.startswith(actor.definition.manifest.tool_name_prefix or "\0")
-        ]
-        for app_id in owners:
+    def _owner_not_running(self, name: str) -> tuple[str, str] | None:
+        """The app whose prefix the name has, if it is not Running: the tool is not unknown,
+        its app is down (and says why)."""
+        for app_id, actor in self._actors.items():
+            if not name.startswith(actor.definition.manifest.tool_name_prefix or "\0"):
+                continue
             status = self._statuses[app_id]
             if status.state is not AppState.RUNNING:
-                return f"{text}: app '{app_id}' that would offer it is {status.state}" + (
-                    f" ({status.last_error})" if status.last_error else ""
+                why = f" ({status.last_error})" if status.last_error else ""
+                return app_id, (
+                    f"tool '{name}' is not available: app '{app_id}' that would offer it is"
+                    f" {status.state}{why}"
                 )
-        return text
+        return None
 
     async def _stop_all(self, reply: Reply[None]) -> None:
         """Shutdown (SPEC §5): every app refuses new calls at once and its calls in flight get

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import io
 import json
 import math
@@ -95,14 +96,18 @@ def run(given_path: str | None, *, environ: Mapping[str, str]) -> int:
     return 0
 
 
+_BIND_ERRORS = frozenset({errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES})
+
+
 def _first_os_error(error: BaseException) -> OSError | None:
-    """The socket error that stopped the front door from listening (port taken, bad address)."""
+    """The socket error that stopped the front door from listening (port taken, address not
+    here, port not allowed); any other error is a bug and keeps its traceback."""
     if isinstance(error, BaseExceptionGroup):
         for inner in error.exceptions:
             if (found := _first_os_error(inner)) is not None:
                 return found
         return None
-    return error if isinstance(error, OSError) else None
+    return error if isinstance(error, OSError) and error.errno in _BIND_ERRORS else None
 
 
 def validate(

@@ -4,7 +4,6 @@ everything (the front door stops taking requests while the apps drain) and retur
 
 from __future__ import annotations
 
-import functools
 import logging
 import signal
 from collections.abc import Mapping
@@ -21,7 +20,7 @@ from supervisor.discovery import discover
 from supervisor.lifecycle import AppState
 from supervisor.sdnotify import notify, watchdog_interval
 from web.security import AccessPolicy, access_policy
-from web.serve import serve_front_door
+from web.serve import GRACEFUL_S, serve_front_door
 from web.tokens import resolve_token
 
 logger = logging.getLogger("mcpapps.supervisor")
@@ -68,12 +67,24 @@ async def _supervise(
     environ: Mapping[str, str],
     task_status: trio.TaskStatus[Registry],
 ) -> None:
-    shutdown = trio.Event()
+    shutdown, close, closed = trio.Event(), trio.Event(), trio.Event()
+
+    async def front_door(task_status: trio.TaskStatus[Any]) -> None:
+        try:
+            await serve_front_door(
+                config,
+                policy,
+                registry.mailbox,
+                shutdown=shutdown,
+                close=close,
+                task_status=task_status,
+            )
+        finally:
+            closed.set()
+
     async with trio.open_nursery() as nursery:
         await nursery.start(registry.run)
-        await nursery.start(
-            functools.partial(serve_front_door, config, policy, registry.mailbox, shutdown=shutdown)
-        )
+        await nursery.start(front_door)
         nursery.start_soon(_announce_ready, registry, environ)
         if (interval := watchdog_interval(environ)) is not None:
             nursery.start_soon(_watchdog, interval, environ)
@@ -82,8 +93,11 @@ async def _supervise(
             logger.info("received %s: stopping", signal.Signals(signum).name)
             break
         notify("STOPPING=1", environ)
-        shutdown.set()  # no new requests; those in flight finish while the apps drain
+        shutdown.set()  # no new connections; requests in flight finish while the apps drain
         await ask(registry.mailbox, StopAll)
+        close.set()  # then the open streams end cleanly
+        with trio.move_on_after(GRACEFUL_S * 2):
+            await closed.wait()
         logger.info("every app is stopped; exiting")
         nursery.cancel_scope.cancel()
 

@@ -290,7 +290,7 @@ async def test_calls_while_not_running_fail_at_once(project: Project) -> None:
         )
         text = await bridge(registry).call("fx.echo", {"text": "x"})
         assert text.startswith(
-            "Error: unknown tool 'fx.echo': app 'fx' that would offer it is Failed"
+            "Error: tool 'fx.echo' is not available: app 'fx' that would offer it is Failed"
         )
 
 
@@ -523,7 +523,9 @@ async def test_a_stopped_app_offers_nothing(project: Project) -> None:
         assert s.counts == {"tools": 0, "resources": 0, "resource_templates": 0, "prompts": 0}
         assert (await bridge(registry).tools()).tools == ()
         text = await bridge(registry).call("fx.echo", {"text": "x"})
-        assert text == ("Error: unknown tool 'fx.echo': app 'fx' that would offer it is Stopped")
+        assert text == (
+            "Error: tool 'fx.echo' is not available: app 'fx' that would offer it is Stopped"
+        )
 
 
 async def test_calls_in_flight_are_answered_when_the_app_is_stopped(project: Project) -> None:
@@ -685,5 +687,7 @@ async def test_shutdown_lets_calls_of_every_app_finish(project: Project) -> None
             await ask(registry.mailbox, StopAll, GUARD_S)
             late = await b.call("a.echo", {"text": "too late"})
         assert first + second + third == ["slept"] * 3
-        assert late.startswith("Error: unknown tool 'a.echo': app 'a' that would offer it is")
+        assert late.startswith(
+            "Error: tool 'a.echo' is not available: app 'a' that would offer it is"
+        )
         assert all(s.state is AppState.STOPPED for s in (await snapshot(registry)).values())

@@ -88,8 +88,8 @@ async def test_http_app_runs_and_survives_an_upstream_restart(
             assert failed.startswith(
                 (
                     "Error: app 'remote' died during the call: the connection failed:",
-                    "Error: unknown tool 'remote.get_stores': app 'remote' that would offer it"
-                    " is Failed (the connection failed:",
+                    "Error: tool 'remote.get_stores' is not available: app 'remote' that would"
+                    " offer it is Failed (the connection failed:",
                 )
             ), failed
             await wait_for(registry, "remote", lambda s: s.state is not AppState.RUNNING)

@@ -45,9 +45,12 @@ async def serve_front_door(
     registry: Mailbox[Any],
     *,
     shutdown: trio.Event,
+    close: trio.Event,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve until `shutdown` is set, then let open requests finish for `GRACEFUL_S`."""
+    """Serve until `shutdown` is set: then take no new connections, let open requests go on
+    (calls in flight get their answers while the apps drain) until `close` is set, end the
+    open streams cleanly, and return once they are closed (at most `GRACEFUL_S` later)."""
     statuses = await ask(registry, Snapshot)
     apps = {s.id: AppEndpoint(s.id, registry) for s in statuses}
     aggregate = AggregateEndpoint(registry)
@@ -62,7 +65,12 @@ async def serve_front_door(
 
     facts_in, facts = trio.open_memory_channel[Any](WATCH_BUFFER)
     registry.tell(Watch(facts_in))
-    async with trio.open_nursery() as nursery, contextlib.AsyncExitStack() as stack:
+    async with (
+        facts_in,
+        facts,
+        trio.open_nursery() as nursery,
+        contextlib.AsyncExitStack() as stack,
+    ):
         for endpoint in [aggregate, *apps.values()]:
             await stack.enter_async_context(endpoint.manager.run())
         nursery.start_soon(_relay_facts, facts, apps, aggregate)
@@ -74,9 +82,14 @@ async def serve_front_door(
         logger.info("front door listening on %s", ", ".join(binds))
         task_status.started(binds)
         await shutdown.wait()
-        # Hypercorn returns once open requests finish (or GRACEFUL_S passes); then the
-        # fact relay has nothing left to serve.
-        with trio.move_on_after(GRACEFUL_S + 1.0):
+        await close.wait()
+        for endpoint in [aggregate, *apps.values()]:
+            endpoint.audience.listen.close()  # 2026-07-28 listen streams end gracefully
+        # Ending the session managers ends every session and its standing stream (not under
+        # a deadline of its own: their task groups must close in the scope they opened in).
+        await stack.aclose()
+        # Hypercorn returns once the open requests are done; the fact relay is then idle.
+        with trio.move_on_after(GRACEFUL_S):
             while len(nursery.child_tasks) > 1:
                 await trio.sleep(0.05)
         nursery.cancel_scope.cancel()
