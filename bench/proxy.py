@@ -56,9 +56,8 @@ import mcp
 import mcp_types as types
 import trio
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
 
-from tests.helpers import free_port
+from tests.helpers import free_port, wait_for_port
 from tests.running import GROCERY, environment
 
 APP = "grocery-inventory"
@@ -157,16 +156,11 @@ class Child:
                 await trio.sleep(0.02)
 
     async def wait_for_port(self, port: int) -> None:
-        with trio.fail_after(GUARD_S):
-            while True:
-                self.check_running()
-                try:
-                    stream = await trio.open_tcp_stream("127.0.0.1", port)
-                except OSError:
-                    await trio.sleep(0.05)
-                    continue
-                await stream.aclose()
-                return
+        try:
+            await wait_for_port(port, self.process, GUARD_S)
+        except AssertionError:
+            self.check_running()  # says why, with the log
+            raise
 
     def check_running(self) -> None:
         assert self.process is not None
@@ -375,21 +369,9 @@ async def measure(
     Returns the pid of the supervisor's stdio app (for cleanup)."""
     # Every session lists the tools first, as `call_tool` would on its first call (it checks
     # results against the listed output schema).
-    for name, path in paths.items():
+    for path in paths.values():
         for client in path.clients:
-            try:
-                await client.list_tools()
-            except MCPError as error:
-                if client is path.clients[0]:
-                    print(
-                        f"note: {name} fails tools/list on {client.protocol_version}"
-                        f" ({error.error.message}); its calls go on as if it had listed"
-                        " the tool without an output schema, as its listing would"
-                    )
-                # What a successful listing leaves for a tool without an output schema
-                # (a private member of the pinned SDK, mcp==2.3.0).
-                for tool in (TOOL, STATS_TOOL):
-                    client.session._tool_output_schemas[path.prefix + tool] = None
+            await client.list_tools()
     first = {name: path.clients[0] for name, path in paths.items()}
     # The same answer on every path: the benchmark measures real calls, not errors.
     answers = {

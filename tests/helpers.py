@@ -78,3 +78,21 @@ def run_mcpapps(
         timeout=60,
         check=False,
     )
+
+
+async def wait_for_port(port: int, process: Any = None, timeout: float = 60) -> None:
+    """Until something accepts connections on the loopback port; fails at once if `process`
+    (a trio.Process) exits meanwhile."""
+    import trio  # here: the pure tests that use this module need no event loop
+
+    with trio.fail_after(timeout):
+        while True:
+            if process is not None and process.returncode is not None:
+                raise AssertionError(f"the server exited with {process.returncode}")
+            try:
+                stream = await trio.open_tcp_stream("127.0.0.1", port)
+            except OSError:
+                await trio.sleep(0.05)
+                continue
+            await stream.aclose()
+            return

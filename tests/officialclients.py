@@ -355,18 +355,12 @@ async def inspector_cli(
     url: str,
     method: str,
     *,
-    tool_name: str | None = None,
-    tool_args: Mapping[str, Any] | None = None,
-    headers: Mapping[str, str] | None = None,
-    uri: str | None = None,
-    prompt_name: str | None = None,
-    prompt_args: Mapping[str, str] | None = None,
-    protocol_era: str | None = None,
-    extra_args: Sequence[str] = (),
     timeout: float = START_TIMEOUT_S,
+    **options: Any,
 ) -> dict[str, Any]:
     """Run `inspector --cli --format json -q <url> --transport http --method <method> ...` once
-    and return the JSON it prints: `{"result": <the method's result>}`.
+    and return the JSON it prints: `{"result": <the method's result>}`. `options` are those of
+    `inspector_args` (tool name and arguments, headers, uri, prompt, protocol era).
 
     Each run connects afresh (initialize, the request, then it exits); `headers` go with every
     request (`--header 'Name: value'`). HOME and MCP_CATALOG_PATH point into a temp folder, so
@@ -374,18 +368,7 @@ async def inspector_cli(
     stderr, exit code and any parsed output) on a non-zero exit: 5 for a tool that answered
     isError or is not found, 4 for an unreachable server, 1 for an HTTP error status.
     """
-    args = inspector_args(
-        url,
-        method,
-        tool_name=tool_name,
-        tool_args=tool_args,
-        headers=headers,
-        uri=uri,
-        prompt_name=prompt_name,
-        prompt_args=prompt_args,
-        protocol_era=protocol_era,
-        extra_args=extra_args,
-    )
+    args = inspector_args(url, method, **options)
     with tempfile.TemporaryDirectory(prefix="inspector-") as home:
         env = {
             **os.environ,

@@ -26,6 +26,22 @@ from tests.helpers import Project, free_port
 FIXTURE_APP = Path(__file__).parent / "apps" / "fixture_app.py"
 GROCERY = Path(__file__).parent.parent / "mcpapps" / "grocery-inventory"
 GUARD_S = 60  # a hang guard, not a speed claim
+# The bundled app's tools: every one of them, as its own endpoint lists them.
+GROCERY_TOOLS = frozenset(
+    {
+        "get_categories",
+        "get_products",
+        "get_suppliers",
+        "get_stores",
+        "get_inventory",
+        "get_low_stock",
+        "set_inventory",
+        "adjust_stock",
+        "get_server_stats",
+        "show_store_inventory_dashboard",
+        "get_store_dashboard_data",
+    }
+)
 
 # Fast supervision for tests: short backoff and pings, so restarts happen in test time.
 FAST = {

@@ -16,7 +16,7 @@ from pathlib import Path
 import trio
 
 from tests.conformance import run_conformance
-from tests.helpers import free_port
+from tests.helpers import free_port, wait_for_port
 
 FIXTURE = Path(__file__).parent / "apps" / "conformance_app.py"
 GUARD_S = 60  # a hang guard for the fixture's start, not a speed claim
@@ -65,19 +65,6 @@ EXPECTED_DIRECT = frozenset(
         "dns-rebinding-protection",
     }
 )
-
-
-async def wait_for_port(port: int, process: trio.Process) -> None:
-    with trio.fail_after(GUARD_S):
-        while True:
-            assert process.returncode is None, f"the fixture exited with {process.returncode}"
-            try:
-                stream = await trio.open_tcp_stream("127.0.0.1", port)
-            except OSError:
-                await trio.sleep(0.05)
-                continue
-            await stream.aclose()
-            return
 
 
 async def test_fixture_passes_the_conformance_suite_directly(tmp_path: Path) -> None:

@@ -25,25 +25,19 @@ import trio
 from tests.conformance import ConformanceResult, run_conformance
 from tests.helpers import Project
 from tests.officialclients import inspector_cli, ts_client
-from tests.running import FAST, GROCERY, GUARD_S, Supervisor, fixture_manifest, supervisor_running
+from tests.running import (
+    FAST,
+    GROCERY,
+    GROCERY_TOOLS,
+    GUARD_S,
+    Supervisor,
+    fixture_manifest,
+    supervisor_running,
+)
 from tests.test_conformance import EXPECTED_DIRECT, SUITE_TIMEOUT_S
 
 CONFORMANCE_APP = Path(__file__).parent / "apps" / "conformance_app.py"
 
-# The grocery app's tools (tests/test_official_clients.py) and the one only its view may call.
-GROCERY_TOOLS = {
-    "get_categories",
-    "get_products",
-    "get_suppliers",
-    "get_stores",
-    "get_inventory",
-    "get_low_stock",
-    "set_inventory",
-    "adjust_stock",
-    "get_server_stats",
-    "show_store_inventory_dashboard",
-    "get_store_dashboard_data",
-}
 APP_ONLY = "get_store_dashboard_data"
 
 

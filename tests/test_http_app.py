@@ -10,7 +10,7 @@ import pytest
 import trio
 
 from supervisor.lifecycle import AppState
-from tests.helpers import Project, free_port
+from tests.helpers import Project, free_port, wait_for_port
 from tests.running import GROCERY, GUARD_S, bridge, config_data, environment, running, wait_for
 
 
@@ -32,15 +32,7 @@ class GroceryOverHttp:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        with trio.fail_after(GUARD_S):
-            while True:
-                try:
-                    stream = await trio.open_tcp_stream("127.0.0.1", self.port)
-                except OSError:
-                    await trio.sleep(0.05)
-                    continue
-                await stream.aclose()
-                return
+        await wait_for_port(self.port, self.process, GUARD_S)
 
     async def kill(self) -> None:
         assert self.process is not None

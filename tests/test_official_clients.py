@@ -25,21 +25,9 @@ from tests.officialclients import (
     inspector_cli,
     ts_client,
 )
+from tests.running import GROCERY_TOOLS
 from tests.test_http_app import GroceryOverHttp
 
-GROCERY_TOOLS = {
-    "get_categories",
-    "get_products",
-    "get_suppliers",
-    "get_stores",
-    "get_inventory",
-    "get_low_stock",
-    "set_inventory",
-    "adjust_stock",
-    "get_server_stats",
-    "show_store_inventory_dashboard",
-    "get_store_dashboard_data",
-}
 HEADERS = {"X-Test": "1", "Authorization": "Bearer test-token"}
 
 
