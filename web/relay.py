@@ -216,10 +216,6 @@ class Audience:
         if self._on_close is not None:
             self._on_close(owner)
 
-    @property
-    def count(self) -> int:
-        return len(self._sessions)
-
     async def notify(self, method: str, params: Wire | None) -> None:
         """Send one notification to the clients it concerns; a slow or gone client is
         skipped."""
