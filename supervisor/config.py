@@ -232,8 +232,8 @@ def _apply_environment(
         if not isinstance(table, dict):
             continue  # structuring reports the section itself
         raw[section] = table = dict(table)
-        if key == "port" and re.fullmatch(r"\s*[0-9]+\s*", value):
-            value = int(value)
+        if key == "port" and re.fullmatch(r"[0-9]+", value.strip(), re.ASCII):
+            value = int(value.strip())  # `int` takes fewer kinds of space than `strip` drops
         table[key] = value
         if key == "token":
             table.pop("token_file", None)  # a token given in the environment wins over a file

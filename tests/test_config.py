@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from supervisor.config import (
@@ -382,6 +382,7 @@ KEYS = st.sampled_from(
     st.dictionaries(SECTIONS, st.dictionaries(KEYS, TOML_VALUES, max_size=4) | TOML_VALUES),
     st.dictionaries(st.sampled_from(["MCPAPPS_HOST", "MCPAPPS_PORT", "MCPAPPS_TOKEN"]), st.text()),
 )
+@example({}, {"MCPAPPS_PORT": "0\x1f"})  # a space `strip` drops and `int` does not take
 def test_any_shape_of_data_gives_a_config_or_a_config_error(
     data: dict[str, Any], environ: dict[str, str]
 ) -> None:
