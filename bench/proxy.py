@@ -58,7 +58,7 @@ import trio
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.helpers import free_port, wait_for_port
-from tests.running import GROCERY, environment
+from tests.running import GROCERY, alive, environment
 
 APP = "grocery-inventory"
 TOOL = "get_categories"
@@ -92,16 +92,6 @@ def cpu_s(pid: int | None) -> float:
     except (FileNotFoundError, ProcessLookupError):
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def alive(pid: int) -> bool:
-    """Whether `pid` is a live process (a zombie counts as gone)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"
 
 
 class Child:

@@ -27,20 +27,11 @@ from tests.running import (
     fixture_manifest,
     supervisor_running,
 )
+from tests.test_grocery_app import INITIALIZE
 from tests.test_http_app import GroceryOverHttp
 
 TOKEN = "s3cret-token"
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "1"},
-    },
-}
 
 
 def write(project: Project, server: str = "", *apps: tuple[str, tuple[str, ...]]) -> None:

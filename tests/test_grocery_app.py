@@ -30,6 +30,8 @@ from mcp.types import (
     TextContent,
 )
 
+from tests.running import GROCERY_TOOLS
+
 APP_DIR = Path(__file__).resolve().parents[1] / "mcpapps" / "grocery-inventory"
 SERVER = APP_DIR / "server.py"
 DASHBOARD_URI = "ui://grocery/store-dashboard.html"
@@ -41,19 +43,7 @@ HANG_GUARD = 30
 NEGOTIATED = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 MODES = pytest.mark.parametrize("mode", list(NEGOTIATED))
 
-TOOLS = {
-    "get_categories",
-    "get_products",
-    "get_suppliers",
-    "get_stores",
-    "get_inventory",
-    "get_low_stock",
-    "set_inventory",
-    "adjust_stock",
-    "show_store_inventory_dashboard",
-    "get_store_dashboard_data",
-    "get_server_stats",
-}
+TOOLS = GROCERY_TOOLS
 
 
 def stdio_app(mode: str, **options: Any) -> Client:
