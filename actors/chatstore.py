@@ -1,0 +1,169 @@
+"""Saved chat sessions (SPEC §7.4): one SQLite database in the state dir.
+
+A turn is saved in one transaction once it is over, so a crash loses at most the turn that was
+still running. SQLite blocks, so every statement runs in a worker thread, one at a time (the
+connection is not safe to share between threads at once); the event loop never waits on disk.
+WAL mode lets a reader (a `GET` of a session) proceed while a turn is written.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import attrs
+import trio
+
+from actors.agent import Message
+
+T = TypeVar("T")
+
+# Bump, and add a step to `_MIGRATIONS`, whenever the tables change.
+SCHEMA_VERSION = 1
+_MIGRATIONS: dict[int, str] = {
+    1: """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            turns INTEGER NOT NULL
+        );
+        CREATE TABLE messages (
+            session_id TEXT NOT NULL REFERENCES sessions (id),
+            seq INTEGER NOT NULL,
+            turn INTEGER NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (session_id, seq)
+        );
+    """,
+}
+
+
+class StoreError(Exception):
+    """The session database cannot be used; the message says which file and why."""
+
+
+@attrs.frozen
+class SavedSession:
+    id: str
+    messages: tuple[Message, ...]
+    turns: int
+    created_at: float | None = None
+    updated_at: float | None = None
+
+
+class ChatStore:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._connection: sqlite3.Connection | None = None
+        self._one_at_a_time = trio.CapacityLimiter(1)
+
+    async def open(self) -> None:
+        await self._in_thread(self._open)
+
+    async def close(self) -> None:
+        if self._connection is not None:
+            await self._in_thread(self._connection.close)
+            self._connection = None
+
+    async def load(self, session_id: str) -> SavedSession:
+        """The saved session, or an empty one if there is none yet."""
+        return await self._in_thread(self._load, session_id)
+
+    async def save_turn(self, session_id: str, messages: Sequence[Message]) -> None:
+        """Append one finished turn's messages (all or nothing)."""
+        await self._in_thread(self._save_turn, session_id, tuple(messages))
+
+    async def _in_thread(self, fn: Callable[..., T], *args: Any) -> T:
+        try:
+            return await trio.to_thread.run_sync(fn, *args, limiter=self._one_at_a_time)
+        except sqlite3.Error as error:
+            raise StoreError(f"the session database {self.path}: {error}") from error
+
+    def _open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            # With WAL, NORMAL loses no committed turn when the process dies; only a power
+            # failure could lose the last ones.
+            connection.execute("PRAGMA synchronous=NORMAL")
+            connection.execute("PRAGMA foreign_keys=ON")
+            self._migrate(connection)
+        except BaseException:
+            connection.close()
+            raise
+        self._connection = connection
+
+    def _migrate(self, connection: sqlite3.Connection) -> None:
+        (version,) = connection.execute("PRAGMA user_version").fetchone()
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"the session database {self.path} has schema version {version}, newer than"
+                f" this mcpapps understands ({SCHEMA_VERSION}): upgrade mcpapps, or move the"
+                " file away to start with no saved sessions"
+            )
+        for step in range(version + 1, SCHEMA_VERSION + 1):
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in _statements(_MIGRATIONS[step]):
+                    connection.execute(statement)
+                connection.execute(f"PRAGMA user_version = {step}")
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            connection.execute("COMMIT")
+
+    def _load(self, session_id: str) -> SavedSession:
+        db = self._db()
+        row = db.execute(
+            "SELECT turns, created_at, updated_at FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        if row is None:
+            return SavedSession(session_id, (), 0)
+        bodies = db.execute(
+            "SELECT body FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
+        ).fetchall()
+        messages = tuple(json.loads(body) for (body,) in bodies)
+        return SavedSession(session_id, messages, row[0], row[1], row[2])
+
+    def _save_turn(self, session_id: str, messages: tuple[Message, ...]) -> None:
+        db = self._db()
+        now = time.time()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute(
+                "INSERT INTO sessions (id, created_at, updated_at, turns) VALUES (?, ?, ?, 1)"
+                " ON CONFLICT (id) DO UPDATE SET updated_at = ?, turns = turns + 1",
+                (session_id, now, now, now),
+            )
+            (turn,) = db.execute(
+                "SELECT turns FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            (start,) = db.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            db.executemany(
+                "INSERT INTO messages (session_id, seq, turn, body) VALUES (?, ?, ?, ?)",
+                [
+                    (session_id, start + i, turn, json.dumps(message, ensure_ascii=False))
+                    for i, message in enumerate(messages, 1)
+                ],
+            )
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def _db(self) -> sqlite3.Connection:
+        if self._connection is None:
+            raise StoreError(f"the session database {self.path} is not open")
+        return self._connection
+
+
+def _statements(script: str) -> list[str]:
+    return [statement.strip() for statement in script.split(";") if statement.strip()]

@@ -1,0 +1,18 @@
+"""Picks the agent engine config.toml asks for (SPEC §8)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from actors.agent import Engine
+from actors.bridge import ToolBridge
+from actors.direct_engine import DirectEngine
+from supervisor.config import AgentConfig
+
+
+def make_engine(agent: AgentConfig, bridge: ToolBridge, environ: Mapping[str, str]) -> Engine:
+    if agent.engine == "openai":
+        from actors.openai_engine import OpenAIEngine
+
+        return OpenAIEngine.from_config(agent, bridge, environ)
+    return DirectEngine(bridge)
