@@ -61,6 +61,7 @@ from actors.upstream import (
 from supervisor.envrefs import expand
 from supervisor.lifecycle import AppState
 from supervisor.manifest import AppDefinition
+from supervisor.metrics import Metrics
 
 logger = logging.getLogger("mcpapps.app")
 
@@ -102,9 +103,11 @@ class AppActor:
         source: Path | None = None,
         rng: random.Random | None = None,
         reaper: Reaper | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.definition = definition
         self._reaper = reaper
+        self._metrics = metrics
         self.id = definition.id
         self.mailbox: Mailbox[Any] = Mailbox()
         self._events = events
@@ -790,7 +793,8 @@ class AppActor:
         token: object,
     ) -> None:
         timeout = self.definition.manifest.request_timeout_seconds
-        deadline = trio.current_time() + timeout
+        began = trio.current_time()
+        deadline = began + timeout
         reply = message.reply
         method, params, what = _request_of(message)
         caller = self._callers.get(token)
@@ -837,6 +841,7 @@ class AppActor:
                     rpc_error=getattr(error, "error", None),
                 )
         finally:
+            self._observe(method, began, answer)
             self._callers.pop(token, None)
             # Not listed any more: the death of the incarnation has already answered it.
             if self._in_flight.pop(token, None) is not None:
@@ -846,6 +851,15 @@ class AppActor:
                     reply.fail(answer)
                 else:
                     reply.send(answer)
+
+    def _observe(self, method: str, began: float, answer: Any) -> None:
+        """Count the request in /metrics. Its time includes any wait for a call slot: that is
+        what the caller waited, and a queue there is worth seeing. A tool result that is an
+        error counts as one, like an error answer or no answer at all."""
+        if self._metrics is None:
+            return
+        ok = isinstance(answer, dict) and not answer.get("isError")
+        self._metrics.observe_request(self.id, method, trio.current_time() - began, ok)
 
     def _timeout_text(self, what: str, timeout: float, sent: bool) -> str:
         if sent:

@@ -46,6 +46,7 @@ from actors.tooltable import AppTools, ToolTable, build_tool_table
 from actors.upstream import Catalog
 from supervisor.discovery import DiscoveredApp
 from supervisor.lifecycle import AppState
+from supervisor.metrics import Metrics
 
 logger = logging.getLogger("mcpapps.registry")
 
@@ -85,6 +86,7 @@ class Registry:
         ui: bool = True,
         rng: random.Random | None = None,
         reaper: Reaper | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.mailbox: Mailbox[Any] = Mailbox()
         self._actors: dict[str, AppActor] = {}
@@ -99,6 +101,7 @@ class Registry:
                     source=app.source,
                     rng=rng,
                     reaper=reaper,
+                    metrics=metrics,
                 )
                 self._actors[actor.id] = actor
                 self._statuses[actor.id] = actor.status()

@@ -55,13 +55,99 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="PATH",
         help=f"the config file (default: ${CONFIG_ENV}, else ./config.toml)",
     )
+    remote_parsers = _add_remote_commands(commands)
     args = parser.parse_args(argv)
     if args.command == "run":
         return run(args.config, environ=os.environ)
+    if args.command in remote_parsers:
+        return _remote_command(args, remote_parsers[args.command])
     try:
         return validate(args.config, as_json=args.json, environ=os.environ, out=sys.stdout)
     except BrokenPipeError:
         # The reader went away (`mcpapps validate | head`): say nothing more, as other tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _add_remote_commands(commands: Any) -> dict[str, argparse.ArgumentParser]:
+    """The commands that talk to a running supervisor through its admin API (SPEC §10)."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--config",
+        metavar="PATH",
+        help=f"the config the supervisor runs with, for its address and token (default:"
+        f" ${CONFIG_ENV}, else ./config.toml)",
+    )
+    common.add_argument(
+        "--url", metavar="URL", help="the supervisor's address (default: from the config)"
+    )
+    common.add_argument(
+        "--token",
+        metavar="TOKEN",
+        help="the supervisor's token (default: $MCPAPPS_TOKEN, else from the config)",
+    )
+    common.add_argument("--json", action="store_true", help="print the API's JSON answer")
+
+    def add(name: str, summary: str) -> argparse.ArgumentParser:
+        return commands.add_parser(name, parents=[common], help=summary, description=summary)
+
+    parsers = {
+        "apps": add(
+            "apps",
+            "list every app of a running supervisor: state, pid, restarts, tools, last error",
+        ),
+        "call": add("call", "call a tool of a running supervisor by its public name"),
+    }
+    call = parsers["call"]
+    call.add_argument(
+        "tool", metavar="TOOL", help="the tool's public name (such as grocery.get_stores)"
+    )
+    call.add_argument(
+        "arguments", nargs="?", metavar="JSON", help="the arguments as a JSON object (default {})"
+    )
+    for name, summary in (
+        ("start", "start an app (also one that gave up restarting) and wait until it runs"),
+        ("stop", "stop an app; it stays stopped until started again"),
+        ("restart", "restart an app and wait until it runs"),
+        ("logs", "print the last lines an app wrote to its stderr"),
+    ):
+        parsers[name] = add(name, summary)
+        parsers[name].add_argument("app", metavar="APP", help="the app's id")
+    return parsers
+
+
+def _remote_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    # Imported here: `validate` and `run` need no HTTP client.
+    from supervisor import remote
+
+    if args.url is not None and not re.match(r"https?://[^/]", args.url):
+        parser.error(f"--url must be an http(s) URL such as http://127.0.0.1:18789, not {args.url}")
+    arguments: dict[str, Any] = {}
+    if args.command == "call":
+        try:
+            arguments = remote.parse_json_arguments(args.arguments)
+        except ValueError as error:
+            parser.error(str(error))
+    out = sys.stdout if args.json else _Printable(sys.stdout)
+    err = _Printable(sys.stderr)
+    try:
+        target = remote.find_target(args.config, args.url, args.token, os.environ)
+        with remote.Remote(target) as api:
+            if args.command == "apps":
+                return remote.apps(api, as_json=args.json, out=out)
+            if args.command == "call":
+                return remote.call(api, args.tool, arguments, as_json=args.json, out=out, err=err)
+            if args.command == "logs":
+                return remote.logs(api, args.app, as_json=args.json, out=out)
+            return remote.control(api, args.app, args.command, as_json=args.json, out=out)
+    except ConfigError as error:
+        for problem in error.problems:
+            print(f"mcpapps: error: {problem}", file=err)
+        return 1
+    except remote.RemoteError as error:
+        print(f"mcpapps: error: {error}", file=err)
+        return 1
+    except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
 
@@ -78,12 +164,12 @@ def run(given_path: str | None, *, environ: Mapping[str, str]) -> int:
     # Imported here: the SDK takes most of a second to import, which `validate` need not pay.
     import trio
 
-    from supervisor.run import run_supervisor
+    from supervisor.run import StartupError, run_supervisor
     from web.tokens import TokenError
 
     try:
         trio.run(run_supervisor, config, environ)
-    except TokenError as error:
+    except (TokenError, StartupError) as error:
         print(f"mcpapps: error: {error}", file=sys.stderr)
         return 1
     except (OSError, BaseExceptionGroup) as error:

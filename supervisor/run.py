@@ -11,6 +11,10 @@ from typing import Any
 
 import trio
 
+from actors.bridge import ToolBridge
+from actors.chat import CHAT_DATABASE, ChatHub
+from actors.chatstore import ChatStore, StoreError
+from actors.engines import make_engine
 from actors.messages import StopAll
 from actors.reaper import Reaper
 from actors.registry import Registry, WhenReady
@@ -18,12 +22,17 @@ from actors.runtime import ask
 from supervisor.config import Config
 from supervisor.discovery import discover
 from supervisor.lifecycle import AppState
+from supervisor.metrics import Metrics
 from supervisor.sdnotify import notify, watchdog_interval
 from web.security import AccessPolicy, access_policy
 from web.serve import GRACEFUL_S, serve_front_door
 from web.tokens import resolve_token
 
 logger = logging.getLogger("mcpapps.supervisor")
+
+
+class StartupError(Exception):
+    """Something the supervisor needs cannot be had; the message says what and why."""
 
 
 async def run_supervisor(
@@ -45,13 +54,32 @@ async def run_supervisor(
                     logger.error("app %s is invalid: %s", app.id or app.source, error)
         policy = _access_policy(config)
         reaper = Reaper()
+        metrics = Metrics()
         registry = Registry(
-            discovery.apps, environ=environ, ui=config.sandbox.enabled, reaper=reaper
+            discovery.apps,
+            environ=environ,
+            ui=config.sandbox.enabled,
+            reaper=reaper,
+            metrics=metrics,
         )
         try:
-            await _supervise(config, policy, registry, signals, environ, task_status)
+            engine = make_engine(config.agent, ToolBridge(registry.mailbox), environ)
+        except ValueError as error:
+            raise StartupError(f"the {config.agent.engine} agent engine: {error}") from None
+        store = ChatStore(config.state.dir / CHAT_DATABASE)
+        try:
+            await store.open()
+        except StoreError as error:
+            raise StartupError(str(error)) from None
+        chats = ChatHub(engine, store, metrics)
+        try:
+            await _supervise(
+                config, policy, registry, chats, metrics, signals, environ, task_status
+            )
         finally:
             reaper.close()
+            with trio.CancelScope(shield=True):
+                await store.close()
 
 
 def _access_policy(config: Config) -> AccessPolicy:
@@ -63,6 +91,8 @@ async def _supervise(
     config: Config,
     policy: AccessPolicy,
     registry: Registry,
+    chats: ChatHub,
+    metrics: Metrics,
     signals: Any,
     environ: Mapping[str, str],
     task_status: trio.TaskStatus[Registry],
@@ -75,6 +105,8 @@ async def _supervise(
                 config,
                 policy,
                 registry.mailbox,
+                chats=chats.mailbox,
+                metrics=metrics,
                 shutdown=shutdown,
                 close=close,
                 task_status=task_status,
@@ -84,6 +116,7 @@ async def _supervise(
 
     async with trio.open_nursery() as nursery:
         await nursery.start(registry.run)
+        await nursery.start(chats.run)
         await nursery.start(front_door)
         nursery.start_soon(_announce_ready, registry, environ)
         if (interval := watchdog_interval(environ)) is not None:

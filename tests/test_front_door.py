@@ -34,14 +34,17 @@ TOKEN = "s3cret-token"
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
-def write(project: Project, server: str = "", *apps: tuple[str, tuple[str, ...]]) -> None:
-    """A project with the bundled grocery app, the fixture apps given, and `server` settings."""
+def write(
+    project: Project, server: str = "", *apps: tuple[str, tuple[str, ...]], extra: str = ""
+) -> None:
+    """A project with the bundled grocery app, the fixture apps given, `server` settings, and
+    `extra` TOML tables."""
     shutil.copytree(GROCERY, project.root / "apps" / "grocery-inventory")
     for app_id, options in apps:
         project.manifest(f"apps/{app_id}", fixture_manifest(app_id, *options))
     supervision = "\n".join(f"{k} = {v}" for k, v in FAST.items())
     apps_section = '[apps]\ndiscovery_paths = ["./apps"]\n'
-    project.config(f"[server]\n{server}\n{apps_section}\n[supervision]\n{supervision}\n")
+    project.config(f"[server]\n{server}\n{apps_section}\n[supervision]\n{supervision}\n{extra}\n")
 
 
 @contextlib.asynccontextmanager

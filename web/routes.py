@@ -1,30 +1,38 @@
-"""The front door's plain HTTP routes (Quart-Trio): `/apps/health` (SPEC §7.2) and `/login`.
+"""The front door's plain HTTP routes (Quart-Trio): `/apps/health` (SPEC §7.2), `/login`, and the
+blueprints of `/apps/chat` (`web.chat`) and the admin API (`web.admin`).
 Auth, Host and Origin are checked before a request gets here (`web.asgi`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from quart import Response, jsonify, redirect, request
+from quart import redirect, request
 from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
 from actors.messages import AppStatus, Snapshot
 from actors.runtime import Mailbox, ask
 from supervisor.lifecycle import AppState
+from supervisor.metrics import Metrics
+from web.admin import admin_blueprint
+from web.chat import chat_blueprint
+from web.errors import json_error
 from web.security import SESSION_COOKIE, AccessPolicy, session_value, token_matches
 
 ASK_TIMEOUT_S = 10.0
 
 
-def json_error(status: int, code: str, message: str, **extra: Any) -> Response:
-    response = jsonify({"error": {"code": code, "message": message, **extra}})
-    response.status_code = status
-    return response
-
-
-def create_app(registry: Mailbox[Any], policy: AccessPolicy, sandbox_origin: str | None) -> Any:
+def create_app(
+    registry: Mailbox[Any],
+    policy: AccessPolicy,
+    sandbox_origin: str | None,
+    *,
+    chats: Mailbox[Any],
+    metrics: Metrics,
+) -> Any:
     app = QuartTrio("mcpapps")
+    app.register_blueprint(chat_blueprint(chats))
+    app.register_blueprint(admin_blueprint(registry, metrics))
 
     @app.get("/apps/health")
     async def health() -> Any:

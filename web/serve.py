@@ -22,6 +22,7 @@ from actors.messages import (
 from actors.runtime import Mailbox, ask
 from actors.upstream import Catalog
 from supervisor.config import Config, url_host
+from supervisor.metrics import Metrics
 from web.asgi import FrontDoor
 from web.endpoints import AggregateEndpoint, AppEndpoint
 from web.routes import create_app
@@ -44,6 +45,8 @@ async def serve_front_door(
     policy: AccessPolicy,
     registry: Mailbox[Any],
     *,
+    chats: Mailbox[Any],
+    metrics: Metrics,
     shutdown: trio.Event,
     close: trio.Event,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
@@ -54,7 +57,8 @@ async def serve_front_door(
     statuses = await ask(registry, Snapshot)
     apps = {s.id: AppEndpoint(s.id, registry) for s in statuses}
     aggregate = AggregateEndpoint(registry)
-    routes = create_app(registry, policy, config.sandbox.origin if config.sandbox.enabled else None)
+    sandbox = config.sandbox.origin if config.sandbox.enabled else None
+    routes = create_app(registry, policy, sandbox, chats=chats, metrics=metrics)
     front_door = FrontDoor(policy, registry, routes, apps, aggregate)
 
     hyper = HypercornConfig()

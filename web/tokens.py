@@ -50,7 +50,8 @@ def _generated(path: Path) -> str:
     if token:
         logger.info("auth is required: the token is in %s", path)
         return token
-    token = secrets.token_urlsafe(32)
+    # Hex, not urlsafe base64: a token starting with '-' reads as an option on a command line.
+    token = secrets.token_hex(32)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         # O_EXCL with mode 0600: the token is never readable by others, not even for a moment.

@@ -169,6 +169,7 @@ class Fixture:
     templates: list[types.ResourceTemplate] = field(default_factory=list)
     prompts: list[types.Prompt] = field(default_factory=list)
     calls: int = 0
+    gated: int = 0  # gate calls waiting now
     bus: InMemorySubscriptionBus = field(default_factory=InMemorySubscriptionBus)
 
     def add(self, name: str, input_schema: dict[str, Any], run: ToolFn, **extra: Any) -> None:
@@ -196,6 +197,12 @@ class Fixture:
         if opts.report_client:
             self.add("client_capabilities", schema(), self._client_capabilities)
             self.add("request_meta", schema(), self._request_meta)
+
+        # --gates: a call that waits until the test creates a file, and one that says how many
+        # wait now, so tests can order events without timing anything.
+        if opts.gates:
+            self.add("gate", schema(path="string"), self._gate)
+            self.add("gated", schema(), self._gated)
 
         # --changing-prompts: the prompt list changes at run time (prompts/list_changed).
         if opts.changing_prompts:
@@ -364,6 +371,19 @@ class Fixture:
         die(code, f"crash tool: exiting with code {code}")
         raise AssertionError("unreachable")
 
+    async def _gate(self, ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
+        self.gated += 1
+        log("gate waiting")
+        try:
+            while not os.path.exists(args["path"]):
+                await trio.sleep(0.02)
+        finally:
+            self.gated -= 1
+        return text("opened")
+
+    async def _gated(self, ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
+        return text(str(self.gated))
+
     async def _freeze(self, ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
         log("freeze tool: blocking the whole process")
         time.sleep(3600)  # synchronous on purpose: the event loop stops with it
@@ -469,6 +489,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--changing-tools", action="store_true", help="add_tool/remove_tool + list_changed")
     add("--bad-schema", action="store_true", help="a tool whose inputSchema is not an object")
     add("--app-only", action="store_true", help="MCP Apps tools (app-only, ui-bound) + ui resource")
+    add("--gates", action="store_true", help="tools gate (waits for a file) and gated (how many)")
     return parser.parse_args(argv)
 
 

@@ -1,0 +1,295 @@
+"""The command line against a running supervisor (SPEC §10): `mcpapps apps`, `call`, `start`,
+`stop`, `restart` and `logs` talk to the admin API (`web.admin`) over HTTP.
+
+Where the supervisor is and which token it wants come from the same config file `mcpapps run`
+reads, so on the machine that runs it no option is needed. Every failure is a `RemoteError`:
+one sentence saying what happened and what to do.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from typing import Any, TextIO
+from urllib.parse import quote
+
+import attrs
+import httpx2
+
+from supervisor.config import Config, config_path, load_config, url_host
+from web.tokens import GENERATED_TOKEN
+
+TOKEN_ENV = "MCPAPPS_TOKEN"
+CONNECT_TIMEOUT_S = 5.0
+READ_TIMEOUT_S = 30.0  # reading a status; commands and calls have deadlines on the server
+SETTLE_TIMEOUT_S = 60.0  # how long `start`/`restart` wait for the app to be Running or Failed
+POLL_S = 0.1
+_STARTING = frozenset({"Validated", "Loaded"})
+
+
+class RemoteError(Exception):
+    """What went wrong talking to the supervisor, as one line for the user."""
+
+
+@attrs.frozen
+class Target:
+    url: str
+    token: str | None
+    token_from: str | None = None  # where the token came from, to say so when it is refused
+
+
+def find_target(
+    given_config: str | None,
+    url: str | None,
+    token: str | None,
+    environ: Mapping[str, str],
+) -> Target:
+    """The supervisor's URL and token: `--url`, else the config's `[server]` address; `--token`,
+    else $MCPAPPS_TOKEN, else the config's token or token_file, else the token `mcpapps run`
+    generated into the state dir. Raises ConfigError when the config is needed but unusable."""
+    if token:
+        token_from: str | None = "--token"
+    elif environ.get(TOKEN_ENV):
+        token, token_from = environ[TOKEN_ENV], TOKEN_ENV
+    else:
+        token_from = None
+    path = config_path(given_config, environ)
+    if url is not None and (token is not None or (given_config is None and not path.exists())):
+        return Target(url.rstrip("/"), token, token_from)
+    config = load_config(path, environ)
+    if token is None:
+        token, token_from = config_token(config)
+    return Target((url or server_url(config)).rstrip("/"), token, token_from)
+
+
+def server_url(config: Config) -> str:
+    """Where `mcpapps run` with this config listens; a wildcard bind is reached on loopback."""
+    host = config.server.host
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    else:
+        if address.is_unspecified:
+            host = "::1" if address.version == 6 else "127.0.0.1"
+    return f"http://{url_host(host)}:{config.server.port}"
+
+
+def config_token(config: Config) -> tuple[str | None, str | None]:
+    """The token the supervisor uses with this config, and where it was found; (None, None)
+    when there is none (a loopback server without auth needs none)."""
+    server = config.server
+    if server.token:
+        return server.token, f"server.token in {config.path}"
+    path = server.token_file or config.state.dir / GENERATED_TOKEN
+    what = "server.token_file" if server.token_file else "the generated token"
+    try:
+        token = path.read_text().strip()
+    except FileNotFoundError:
+        if server.token_file is None:
+            return None, None  # not generated: auth is off, or the supervisor never ran
+        raise RemoteError(f"{what} {path} does not exist") from None
+    except OSError as error:
+        raise RemoteError(f"cannot read {what} {path}: {error.strerror}") from None
+    return (token, str(path)) if token else (None, None)
+
+
+class Remote:
+    """The admin API of one supervisor."""
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        headers = {"authorization": f"Bearer {target.token}"} if target.token else {}
+        self._client = httpx2.Client(base_url=target.url, headers=headers)
+
+    def __enter__(self) -> Remote:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._client.close()
+
+    def get(self, path: str) -> Any:
+        return self._request("GET", path, READ_TIMEOUT_S)
+
+    def post(self, path: str, body: Any = None) -> Any:
+        """A command or a call: no read deadline here, the server has its own."""
+        return self._request("POST", path, None, body)
+
+    def _request(self, method: str, path: str, read: float | None, body: Any = None) -> Any:
+        timeout = httpx2.Timeout(read, connect=CONNECT_TIMEOUT_S)
+        url = self.target.url
+        try:
+            response = self._client.request(method, path, json=body, timeout=timeout)
+        except httpx2.TimeoutException:
+            raise RemoteError(f"the supervisor at {url} did not answer in time") from None
+        except httpx2.TransportError as error:
+            raise RemoteError(
+                f"cannot reach the supervisor at {url}: {error or type(error).__name__};"
+                " is `mcpapps run` running?"
+            ) from None
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
+        if response.status_code == 401:
+            raise RemoteError(self._unauthorized())
+        if response.is_success and isinstance(data, dict):
+            return data
+        error = data.get("error") if isinstance(data, dict) else None
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            raise RemoteError(error["message"])
+        raise RemoteError(
+            f"{url} answered {method} {path} with HTTP {response.status_code}, not as the mcpapps"
+            " admin API does; is the address right?"
+        )
+
+    def _unauthorized(self) -> str:
+        if self.target.token is None:
+            return (
+                f"the supervisor needs a token: pass --token, set {TOKEN_ENV}, or point --config"
+                " at the config it runs with (its token, token_file or generated token is used)"
+            )
+        return (
+            f"the supervisor refused the token from {self.target.token_from}: pass the one it"
+            f" uses (--token, {TOKEN_ENV}, or the config it runs with)"
+        )
+
+
+# ---- the commands: each prints its answer and returns the exit status ------------------------
+
+
+def apps(remote: Remote, *, as_json: bool, out: TextIO) -> int:
+    data = remote.get("/admin/apps")
+    if as_json:
+        _print_json(data, out)
+        return 0
+    listed = data["apps"]
+    rows = [("ID", "STATE", "PID", "RESTARTS", "TOOLS", "LAST ERROR")]
+    rows += [_app_row(app) for app in listed]
+    _print_table(rows, out)
+    states = Counter(app["state"] for app in listed)
+    summary = ", ".join(f"{n} {state}" for state, n in states.items()) or "none"
+    print(f"\n{_count(len(listed), 'app')}: {summary}", file=out)
+    return 0
+
+
+def _app_row(app: Mapping[str, Any]) -> tuple[str, ...]:
+    state = app["state"] + (" (gave up)" if app.get("gaveUp") else "")
+    tools = app.get("counts", {}).get("tools")
+    if app.get("disabledReason"):
+        why = f"disabled: {app['disabledReason']}"
+    else:
+        why = app.get("lastError") or "-"
+    return (
+        app["id"],
+        state,
+        _cell(app.get("pid")),
+        _cell(app.get("restarts")),
+        _cell(tools if app["state"] == "Running" else None),
+        why,
+    )
+
+
+def call(
+    remote: Remote,
+    name: str,
+    arguments: dict[str, Any],
+    *,
+    as_json: bool,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    """Exit status 1 when the tool itself reports an error (its result has isError)."""
+    data = remote.post("/admin/call", {"name": name, "arguments": arguments})
+    if as_json:
+        _print_json(data, out)
+    else:
+        print(data["text"], file=err if data["isError"] else out)
+    return 1 if data["isError"] else 0
+
+
+def control(
+    remote: Remote,
+    app_id: str,
+    command: str,
+    *,
+    as_json: bool,
+    out: TextIO,
+    sleep: Callable[[float], None] = time.sleep,
+) -> int:
+    """`start`, `stop` or `restart`. Start and restart wait until the app is Running or has
+    failed, so that the answer says whether it worked; exit status 1 when it failed."""
+    path = f"/admin/apps/{quote(app_id, safe='')}"
+    status = remote.post(f"{path}/{command}")["app"]
+    if command != "stop":
+        deadline = time.monotonic() + SETTLE_TIMEOUT_S
+        while status["state"] in _STARTING and time.monotonic() < deadline:
+            sleep(POLL_S)
+            detail = remote.get(path)
+            status = {k: v for k, v in detail.items() if k not in ("stderr", "catalog")}
+    if as_json:
+        _print_json({"app": status}, out)
+    else:
+        print(_status_line(status), file=out)
+    return 1 if status["state"] == "Failed" else 0
+
+
+def _status_line(status: Mapping[str, Any]) -> str:
+    line = f"{status['id']}: {status['state']}"
+    if status.get("pid"):
+        line += f" (pid {status['pid']})"
+    if status["state"] in _STARTING:
+        line += f", still starting after {SETTLE_TIMEOUT_S:g} s; see `mcpapps apps`"
+    elif status["state"] == "Failed" and status.get("lastError"):
+        line += f": {status['lastError']}"
+    return line
+
+
+def logs(remote: Remote, app_id: str, *, as_json: bool, out: TextIO) -> int:
+    """The last lines the app wrote to stderr (up to 200, kept by the supervisor)."""
+    data = remote.get(f"/admin/apps/{quote(app_id, safe='')}")
+    if as_json:
+        _print_json(data, out)
+    else:
+        for line in data["stderr"]:
+            print(line, file=out)
+    return 0
+
+
+def parse_json_arguments(text: str | None) -> dict[str, Any]:
+    """The `call` command's arguments: a JSON object, or nothing for {}; a ValueError says
+    what is wrong (a usage error, caught before anything is sent)."""
+    if text is None or not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(
+            f"the arguments are not valid JSON: {error.msg} at line {error.lineno}"
+            f" column {error.colno}"
+        ) from None
+    if not isinstance(value, dict):
+        raise ValueError(f"the arguments must be a JSON object such as '{{}}', got {text.strip()}")
+    return value
+
+
+def _print_json(data: Any, out: TextIO) -> None:
+    print(json.dumps(data, indent=2), file=out)
+
+
+def _print_table(rows: list[tuple[str, ...]], out: TextIO) -> None:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        print("  ".join([*cells, row[-1]]).rstrip(), file=out)
+
+
+def _cell(value: Any) -> str:
+    return "-" if value is None else str(value)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

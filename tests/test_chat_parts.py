@@ -1,0 +1,171 @@
+"""The chat's parts on their own: request checks, SSE framing and keep-alives (on Trio's virtual
+clock), the app-events block, the SQLite store, and the hub retiring idle sessions."""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+import trio
+
+from actors.agent import (
+    APP_EVENTS_MARK,
+    Emit,
+    Event,
+    Message,
+    TextPiece,
+    ToolFinished,
+    ToolStarted,
+    TurnError,
+    UserTurn,
+    app_events_text,
+)
+from actors.chat import ChatHub, GetSession, Turn
+from actors.chatstore import SCHEMA_VERSION, ChatStore, StoreError
+from actors.runtime import ask
+from supervisor.metrics import Metrics
+from web.chat import KEEP_ALIVE_S, BadChatRequest, parse_chat_request, sse_stream
+
+
+def test_a_request_without_a_session_gets_a_new_one() -> None:
+    session_id, turn = parse_chat_request({"message": "hi"})
+    assert session_id.startswith("apps-")
+    assert parse_chat_request({"message": "hi"})[0] != session_id
+    assert turn == UserTurn("hi", ())
+    assert parse_chat_request({"message": "hi", "sessionId": "mine"})[0] == "mine"
+    assert parse_chat_request({"message": "hi", "sessionId": ""})[0].startswith("apps-")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [None, [], "x", {"message": None}, {"message": "x" * 100_001}, {"sessionId": "x" * 129}],
+)
+def test_bad_requests_are_refused(raw: object) -> None:
+    with pytest.raises(BadChatRequest):
+        parse_chat_request(raw)
+
+
+async def test_frames_keep_alives_and_the_end(autojump_clock: trio.abc.Clock) -> None:
+    send, receive = trio.open_memory_channel[Event](math.inf)
+    received: list[bytes] = []
+
+    async def read() -> None:
+        async for chunk in sse_stream("s-1", receive):
+            received.append(chunk)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(read)
+        await trio.sleep(KEEP_ALIVE_S * 2.5)  # a long quiet stretch: two keep-alives
+        send.send_nowait(TextPiece("hé"))
+        send.send_nowait(ToolStarted("c1", "a.b", {"x": 1}))
+        send.send_nowait(ToolFinished("c1", "ok", False))
+        send.send_nowait(TurnError("boom"))
+        await send.aclose()
+    assert received == [
+        b'event: session\nid: 1\ndata: {"type": "session", "sessionId": "s-1"}\n\n',
+        b": keep-alive\n\n",
+        b": keep-alive\n\n",
+        'event: text\nid: 2\ndata: {"type": "text", "text": "hé"}\n\n'.encode(),
+        b'event: tool\nid: 3\ndata: {"type": "tool", "id": "c1", "name": "a.b",'
+        b' "input": {"x": 1}}\n\n',
+        b'event: result\nid: 4\ndata: {"type": "result", "id": "c1", "text": "ok",'
+        b' "isError": false}\n\n',
+        b'event: error\nid: 5\ndata: {"type": "error", "message": "boom"}\n\n',
+        b'event: done\nid: 6\ndata: {"type": "done"}\n\n',
+    ]
+
+
+def test_app_events_are_capped_and_marked() -> None:
+    many = [{"tool": f"t{i}", "args": {"i": i}, "resultText": "r" * 3000} for i in range(25)]
+    text = app_events_text(many)
+    assert text.startswith(APP_EVENTS_MARK + "\n<app-events>\n")
+    assert len(text) < 17_000
+    shown = json.loads(text[text.index("<app-events>") + 12 : text.index("</app-events>")])
+    # The newest events are kept, in order, each cut; the rest are counted.
+    assert [event["tool"] for event in shown] == [f"t{i}" for i in range(25 - len(shown), 25)]
+    assert text.endswith(f"</app-events>\n[{25 - len(shown)} earlier events left out]")
+    assert shown[-1]["args"] == {"i": 24}
+    assert shown[-1]["resultText"] == "r" * 2000 + "… [1000 more characters cut]"
+    huge = app_events_text([{"tool": "t", "args": {"x": "y" * 5000}}])
+    assert "more characters cut" in huge
+    one = app_events_text([{"tool": "t", "args": {}, "resultText": "done"}])
+    data = one[one.index("<app-events>") + 12 : one.index("</app-events>")]
+    assert json.loads(data) == [{"tool": "t", "args": {}, "resultText": "done"}]
+    assert UserTurn("and now?", ({"tool": "t"},)).message()["content"].endswith("\n\nand now?")
+
+
+async def test_the_store_appends_turns_in_order(tmp_path: Path) -> None:
+    store = ChatStore(tmp_path / "state" / "db.sqlite3")
+    await store.open()
+    try:
+        assert (await store.load("s")).turns == 0
+        await store.save_turn("s", [{"role": "user", "content": "1"}, {"role": "assistant"}])
+        await store.save_turn("other", [{"role": "user", "content": "x"}])
+        await store.save_turn("s", [{"role": "user", "content": "2"}])
+        saved = await store.load("s")
+    finally:
+        await store.close()
+    assert saved.turns == 2
+    assert [m.get("content") for m in saved.messages] == ["1", None, "2"]
+    with sqlite3.connect(tmp_path / "state" / "db.sqlite3") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        turns = db.execute("SELECT turn FROM messages WHERE session_id = 's' ORDER BY seq")
+        assert [t for (t,) in turns] == [1, 1, 2]
+
+
+async def test_the_store_refuses_a_newer_schema(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(StoreError, match="newer than this mcpapps understands"):
+        await ChatStore(path).open()
+
+
+class _Scripted:
+    """An engine that answers with what it was told and remembers what it saw."""
+
+    name = "scripted"
+
+    def __init__(self) -> None:
+        self.histories: list[int] = []
+
+    async def run_turn(
+        self, history: Sequence[Message], turn: UserTurn, emit: Emit
+    ) -> list[Message]:
+        self.histories.append(len(history))
+        emit(TextPiece(f"you said {turn.text}"))
+        return [{"role": "assistant", "content": f"you said {turn.text}"}]
+
+
+async def test_idle_sessions_leave_memory_and_come_back_from_the_store(
+    tmp_path: Path, autojump_clock: trio.abc.Clock
+) -> None:
+    store = ChatStore(tmp_path / "db.sqlite3")
+    await store.open()
+    engine = _Scripted()
+    hub = ChatHub(engine, store, Metrics(), idle_s=5)
+
+    async def turn(text: str) -> list[Event]:
+        send, receive = trio.open_memory_channel[Event](math.inf)
+        await hub.mailbox.send(Turn("s", UserTurn(text), send))
+        return [event async for event in receive]
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(hub.run)
+        assert await turn("a") == [TextPiece("you said a")]
+        assert await turn("b") == [TextPiece("you said b")]
+        await trio.sleep(120)  # long idle: the session actor is retired
+        # Written behind its back: only a session actor that starts afresh reads it.
+        await store.save_turn("s", [{"role": "user"}, {"role": "assistant"}])
+        assert await turn("c") == [TextPiece("you said c")]
+        saved = await ask(hub.mailbox, lambda r: GetSession("s", r))
+        nursery.cancel_scope.cancel()
+    await store.close()
+    # The third turn's actor is a new one: it read the saved turns back.
+    assert engine.histories == [0, 2, 6]
+    assert saved.turns == 4

@@ -1,0 +1,243 @@
+"""`mcpapps apps|call|start|stop|restart|logs` as a user runs them against a real `mcpapps run`:
+a real process each, its output and its exit status (SPEC §10)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import subprocess
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+
+import trio
+
+from tests.helpers import Project, free_port, run_mcpapps
+from tests.running import FAST, Supervisor, alive, fixture_manifest, supervisor_running, wait_gone
+
+TOKEN = "cli-s3cret"
+
+
+def write(project: Project, *apps: tuple[str, tuple[str, ...]], server: str = "") -> int:
+    """A project whose config names its port, as a user's would; returns the port."""
+    for app_id, options in apps:
+        project.manifest(f"apps/{app_id}", fixture_manifest(app_id, *options))
+    port = free_port()
+    supervision = "\n".join(f"{k} = {v}" for k, v in FAST.items())
+    project.config(
+        f'[server]\nport = {port}\n{server}\n[apps]\ndiscovery_paths = ["./apps"]\n'
+        f"[apps.entries.off]\nenabled = false\n[supervision]\n{supervision}\n"
+    )
+    return port
+
+
+@contextlib.asynccontextmanager
+async def serving(project: Project, port: int, ready: str = "ready: ") -> AsyncIterator[Supervisor]:
+    async with supervisor_running(project, {"MCPAPPS_PORT": str(port)}, ready) as supervisor:
+        yield supervisor
+
+
+async def mcpapps(
+    *args: str, cwd: Path, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The command in a thread, so that the supervisor's log keeps being read meanwhile."""
+    return await trio.to_thread.run_sync(lambda: run_mcpapps(*args, cwd=cwd, env=env))
+
+
+def rows(stdout: str) -> dict[str, list[str]]:
+    """The `apps` table by app id: its cells, split on the column gaps."""
+    lines = stdout.splitlines()
+    assert lines[0].split() == ["ID", "STATE", "PID", "RESTARTS", "TOOLS", "LAST", "ERROR"]
+    table = [re.split(r"\s{2,}", line) for line in lines[1:] if line and not line[0].isdigit()]
+    return {cells[0]: cells for cells in table}
+
+
+async def test_apps_prints_a_table_and_json(project: Project) -> None:
+    port = write(project, ("plain", ()), ("broken", ("--crash-at-start",)), ("off", ()))
+    project.config(project.config_path.read_text() + "[apps.entries.broken]\nintensity = 0\n")
+    async with serving(project, port, ready="gave up after 0 restarts"):
+        result = await mcpapps("apps", cwd=project.root)  # ./config.toml, as `run` reads it
+        assert result.returncode == 0, result.stderr
+        assert result.stderr == ""
+        table = rows(result.stdout)
+        listed = json.loads((await mcpapps("apps", "--json", cwd=project.root)).stdout)["apps"]
+        status = {app["id"]: app for app in listed}
+
+        plain = status["plain"]
+        assert table["plain"] == [
+            "plain",
+            "Running",
+            str(plain["pid"]),
+            "0",
+            str(plain["counts"]["tools"]),
+            "-",
+        ]
+        assert alive(plain["pid"])
+        assert table["broken"][:3] == ["broken", "Failed (gave up)", "-"]
+        assert table["broken"][-1].startswith("the process exited with code 2")
+        assert table["off"] == [
+            "off",
+            "Disabled",
+            "-",
+            "0",
+            "-",
+            "disabled: disabled in config entries",
+        ]
+        assert result.stdout.splitlines()[-1] == "3 apps: 1 Failed, 1 Disabled, 1 Running"
+
+
+async def test_call_prints_the_result_and_fails_on_a_tool_error(project: Project) -> None:
+    port = write(project, ("plain", ()))
+    async with serving(project, port):
+        result = await mcpapps("call", "plain.echo", '{"text": "hello"}', cwd=project.root)
+        assert (result.returncode, result.stdout, result.stderr) == (0, "hello\n", "")
+
+        result = await mcpapps("call", "plain.fail", cwd=project.root)
+        assert result.returncode == 1
+        assert result.stdout == ""
+        assert result.stderr == "Error: tool 'plain.fail' of app 'plain' failed: fixture failure\n"
+
+        result = await mcpapps("call", "plain.add", '{"a": 1, "b": 2}', "--json", cwd=project.root)
+        assert result.returncode == 0
+        body = json.loads(result.stdout)
+        assert (body["name"], body["app"], body["text"], body["isError"]) == (
+            "plain.add",
+            "plain",
+            "3",
+            False,
+        )
+
+        result = await mcpapps("call", "plain.nope", "{}", cwd=project.root)
+        assert result.returncode == 1
+        assert result.stderr == "mcpapps: error: unknown tool 'plain.nope'\n"
+
+        # A wrong command line is a usage error, found before anything is sent.
+        for bad, why in (
+            (
+                "{text: 1}",
+                "the arguments are not valid JSON: Expecting property name enclosed"
+                " in double quotes at line 1 column 2",
+            ),
+            ("[1]", "the arguments must be a JSON object such as '{}', got [1]"),
+        ):
+            result = await mcpapps("call", "plain.echo", bad, cwd=project.root)
+            assert result.returncode == 2
+            assert result.stderr.splitlines()[-1] == f"mcpapps call: error: {why}"
+
+
+async def test_restart_stop_start_and_logs(project: Project) -> None:
+    port = write(project, ("plain", ("--stderr-lines", "2")), ("off", ()))
+    async with serving(project, port):
+        before = json.loads((await mcpapps("apps", "--json", cwd=project.root)).stdout)
+        old_pid = next(a["pid"] for a in before["apps"] if a["id"] == "plain")
+
+        result = await mcpapps("restart", "plain", cwd=project.root)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith("plain: Running (pid ")
+        new_pid = int(result.stdout.split("pid ")[1].rstrip(")\n"))
+        assert new_pid != old_pid
+        assert alive(new_pid)
+        await wait_gone(old_pid)
+
+        result = await mcpapps("stop", "plain", cwd=project.root)
+        assert (result.returncode, result.stdout) == (0, "plain: Stopped\n")
+        await wait_gone(new_pid)
+
+        result = await mcpapps("start", "plain", "--json", cwd=project.root)
+        assert result.returncode == 0
+        started = json.loads(result.stdout)["app"]
+        assert started["state"] == "Running"
+        assert alive(started["pid"])
+
+        # The tail survives restarts: each of the three processes wrote its two lines.
+        result = await mcpapps("logs", "plain", cwd=project.root)
+        assert result.returncode == 0
+        assert result.stdout.splitlines() == ["fixture stderr line 1", "fixture stderr line 2"] * 3
+        detail = json.loads((await mcpapps("logs", "plain", "--json", cwd=project.root)).stdout)
+        assert detail["stderr"] == result.stdout.splitlines()
+        assert detail["catalog"]["tools"]
+
+        result = await mcpapps("restart", "nope", cwd=project.root)
+        assert (result.returncode, result.stderr) == (1, "mcpapps: error: unknown app 'nope'\n")
+        result = await mcpapps("start", "off", cwd=project.root)
+        assert result.returncode == 1
+        assert result.stderr == (
+            "mcpapps: error: app 'off' is Disabled: disabled in config entries\n"
+        )
+
+
+async def test_start_says_when_the_app_fails(project: Project) -> None:
+    port = write(project, ("broken", ("--crash-at-start",)))
+    project.config(project.config_path.read_text() + "[apps.entries.broken]\nintensity = 0\n")
+    async with serving(project, port, ready="gave up after 0 restarts"):
+        result = await mcpapps("start", "broken", cwd=project.root)
+        assert result.returncode == 1
+        assert result.stdout.startswith("broken: Failed: the process exited with code 2")
+
+
+async def test_the_token_comes_from_the_generated_file(project: Project) -> None:
+    # Bound to every address: auth is required, and `run` generates a token into the state dir.
+    port = write(project, ("plain", ()), server='host = "0.0.0.0"')
+    async with serving(project, port):
+        result = await mcpapps("apps", "--config", "config.toml", cwd=project.root)
+        assert result.returncode == 0, result.stderr
+
+        result = await mcpapps("apps", "--token", "wrong", cwd=project.root)
+        assert result.returncode == 1
+        assert result.stderr.startswith(
+            "mcpapps: error: the supervisor refused the token from --token:"
+        )
+        result = await mcpapps("apps", cwd=project.root, env={"MCPAPPS_TOKEN": "wrong"})
+        assert "refused the token from MCPAPPS_TOKEN" in result.stderr
+
+        # Elsewhere, with only the address: no token to send.
+        elsewhere = project.root / "elsewhere"
+        elsewhere.mkdir()
+        url = f"http://127.0.0.1:{port}"
+        result = await mcpapps("apps", "--url", url, cwd=elsewhere)
+        assert result.returncode == 1
+        assert result.stderr.startswith("mcpapps: error: the supervisor needs a token: ")
+        token = (project.root / ".mcpapps" / "token").read_text().strip()
+        result = await mcpapps(
+            "call", "plain.echo", '{"text": "t"}', "--url", url, "--token", token, cwd=elsewhere
+        )
+        assert (result.returncode, result.stdout) == (0, "t\n")
+
+
+async def test_the_token_comes_from_the_config(project: Project) -> None:
+    port = write(project, ("plain", ()), server=f'always_require_auth = true\ntoken = "{TOKEN}"')
+    async with serving(project, port):
+        result = await mcpapps("call", "plain.echo", '{"text": "c"}', cwd=project.root)
+        assert (result.returncode, result.stdout) == (0, "c\n")
+
+
+def test_an_unreachable_supervisor_is_one_clear_line(project: Project) -> None:
+    port = write(project, ("plain", ()))
+    for command in (("apps",), ("call", "plain.echo"), ("restart", "plain"), ("logs", "plain")):
+        result = run_mcpapps(*command, cwd=project.root)
+        assert result.returncode == 1, command
+        [line] = result.stderr.splitlines()
+        assert line.startswith(
+            f"mcpapps: error: cannot reach the supervisor at http://127.0.0.1:{port}: "
+        )
+        assert line.endswith("; is `mcpapps run` running?")
+        assert result.stdout == ""
+
+
+def test_usage_and_config_errors(project: Project) -> None:
+    result = run_mcpapps("apps", "--url", "localhost:1", cwd=project.root)
+    assert result.returncode == 2
+    assert "--url must be an http(s) URL" in result.stderr
+
+    result = run_mcpapps("restart", cwd=project.root)
+    assert result.returncode == 2
+
+    result = run_mcpapps("apps", "--config", "missing.toml", cwd=project.root)
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"mcpapps: error: {project.root / 'missing.toml'}: config")
+
+    # A wildcard bind is reached on loopback: 0.0.0.0 → 127.0.0.1, :: → [::1].
+    port = free_port()
+    project.config(f'[server]\nhost = "::"\nport = {port}\n')
+    result = run_mcpapps("apps", cwd=project.root)
+    assert f"cannot reach the supervisor at http://[::1]:{port}: " in result.stderr

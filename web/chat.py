@@ -1,0 +1,158 @@
+"""`POST /apps/chat` (SPEC §7.4): a chat turn as a stream of server-sent events, and
+`GET /apps/chat/<sessionId>`: what is saved of a session.
+
+The route only checks the request and turns the session actor's events into SSE frames; the
+turn itself runs in the session actor (`actors.chat`), so it goes on, and is saved, whatever
+happens to this connection.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import trio
+from quart import Blueprint, Response, request
+
+from actors.agent import Event, TextPiece, ToolFinished, ToolStarted, TurnError, UserTurn
+from actors.chat import GetSession, Turn
+from actors.chatstore import StoreError
+from actors.runtime import AskTimeout, Mailbox, ask
+from web.errors import json_error
+
+KEEP_ALIVE_S = 15.0
+ASK_TIMEOUT_S = 30.0
+MESSAGE_MAX = 100_000  # characters: a chat message, not a document upload
+APP_EVENTS_MAX = 100  # more is cut to the last ones anyway (actors.agent)
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
+
+
+class BadChatRequest(ValueError):
+    pass
+
+
+def chat_blueprint(chats: Mailbox[Any]) -> Blueprint:
+    chat = Blueprint("chat", __name__)
+
+    @chat.post("/apps/chat")
+    async def post_chat() -> Any:
+        body = await request.get_json(force=True, silent=True)
+        try:
+            session_id, user = parse_chat_request(body)
+        except BadChatRequest as error:
+            return json_error(400, "bad_request", str(error))
+        events_in, events = trio.open_memory_channel[Event](math.inf)
+        await chats.send(Turn(session_id, user, events_in))
+        response = Response(
+            sse_stream(session_id, events),
+            mimetype="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+        response.timeout = None  # a turn with a model may take minutes (SDK-NOTES)
+        return response
+
+    @chat.get("/apps/chat/<session_id>")
+    async def get_chat(session_id: str) -> Any:
+        if not SESSION_ID.fullmatch(session_id):
+            return json_error(400, "bad_request", _SESSION_ID_RULE)
+        try:
+            saved = await ask(chats, lambda r: GetSession(session_id, r), ASK_TIMEOUT_S)
+        except (StoreError, AskTimeout) as error:
+            return json_error(503, "unavailable", f"the session cannot be read: {error}")
+        if not saved.turns:
+            return json_error(404, "not_found", f"there is no saved session '{session_id}'")
+        return {"sessionId": saved.id, "turns": saved.turns, "messages": list(saved.messages)}
+
+    return chat
+
+
+_SESSION_ID_RULE = (
+    "'sessionId' must be 1 to 128 characters: letters, digits and '_.:-', starting with a"
+    " letter or digit"
+)
+
+
+def parse_chat_request(body: Any) -> tuple[str, UserTurn]:
+    """The session id (a new one if none is given) and the turn, or `BadChatRequest`."""
+    if not isinstance(body, Mapping):
+        raise BadChatRequest(
+            'the body must be a JSON object: {"message": "...", "sessionId"?: "...",'
+            ' "appEvents"?: [...]}'
+        )
+    message = body.get("message", "")
+    if not isinstance(message, str):
+        raise BadChatRequest("'message' must be a string")
+    if len(message) > MESSAGE_MAX:
+        raise BadChatRequest(f"'message' is longer than {MESSAGE_MAX} characters")
+    session_id = body.get("sessionId")
+    if session_id is None or session_id == "":
+        session_id = f"apps-{uuid.uuid4()}"
+    elif not isinstance(session_id, str) or not SESSION_ID.fullmatch(session_id):
+        raise BadChatRequest(_SESSION_ID_RULE)
+    app_events = _app_events(body.get("appEvents"))
+    if not message.strip() and not app_events:
+        raise BadChatRequest("'message' is missing or empty, and there are no 'appEvents'")
+    return session_id, UserTurn(message, app_events)
+
+
+def _app_events(raw: Any) -> tuple[Mapping[str, Any], ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise BadChatRequest("'appEvents' must be a list of {tool, args, resultText} objects")
+    for index, event in enumerate(raw):
+        if not isinstance(event, Mapping) or not isinstance(event.get("tool"), str):
+            raise BadChatRequest(f"appEvents[{index}] must be an object with a 'tool' string")
+        if not isinstance(event.get("args", {}), Mapping | None):
+            raise BadChatRequest(f"appEvents[{index}].args must be an object")
+        if not isinstance(event.get("resultText", ""), str | None):
+            raise BadChatRequest(f"appEvents[{index}].resultText must be a string")
+    return tuple(raw[-APP_EVENTS_MAX:])
+
+
+async def sse_stream(
+    session_id: str, events: trio.MemoryReceiveChannel[Event]
+) -> AsyncIterator[bytes]:
+    """`session` first, the turn's events as they happen (with a keep-alive comment when
+    nothing happened for a while), `done` last once the turn is over and saved."""
+    frames = _Frames()
+    yield frames.frame("session", {"sessionId": session_id})
+    async with events:
+        while True:
+            with trio.move_on_after(KEEP_ALIVE_S) as quiet:
+                try:
+                    event = await events.receive()
+                except trio.EndOfChannel:
+                    break
+            if quiet.cancelled_caught:
+                yield b": keep-alive\n\n"
+                continue
+            yield frames.frame(*event_data(event))
+    yield frames.frame("done", {})
+
+
+def event_data(event: Event) -> tuple[str, dict[str, Any]]:
+    match event:
+        case TextPiece(text):
+            return "text", {"text": text}
+        case ToolStarted(call_id, name, arguments):
+            return "tool", {"id": call_id, "name": name, "input": arguments}
+        case ToolFinished(call_id, text, is_error):
+            return "result", {"id": call_id, "text": text, "isError": is_error}
+        case TurnError(message):
+            return "error", {"message": message}
+    raise TypeError(f"not a chat event: {event!r}")
+
+
+class _Frames:
+    def __init__(self) -> None:
+        self._next_id = 0
+
+    def frame(self, kind: str, data: dict[str, Any]) -> bytes:
+        self._next_id += 1
+        payload = json.dumps({"type": kind, **data}, ensure_ascii=False)
+        return f"event: {kind}\nid: {self._next_id}\ndata: {payload}\n\n".encode()

@@ -1,0 +1,13 @@
+"""The front door's error body (SPEC §7): `{"error": {"code": "...", "message": "..."}}`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from quart import Response, jsonify
+
+
+def json_error(status: int, code: str, message: str, **extra: Any) -> Response:
+    response = jsonify({"error": {"code": code, "message": message, **extra}})
+    response.status_code = status
+    return response
