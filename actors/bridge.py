@@ -1,8 +1,9 @@
 """The tool bridge (SPEC §6): what an agent calls and what it reads back.
 
-`parse_arguments` and `format_result` are pure; `ToolBridge` asks the registry, which routes the
-call to the app actor that owns the tool. Everything the agent reads is text: a failure is text
-starting with `Error:` that names the app and the cause, never an exception.
+`format_result` is pure (and `parse_arguments`, from `actors.arguments`); `ToolBridge` asks the
+registry, which routes the call to the app actor that owns the tool. Everything the agent reads
+is text: a failure is text starting with `Error:` that names the app and the cause, never an
+exception.
 """
 
 from __future__ import annotations
@@ -12,46 +13,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from actors.arguments import ArgumentError, parse_arguments
 from actors.messages import AppError, CallPublicTool, GetToolTable
 from actors.runtime import AskTimeout, Mailbox, Overloaded, ask
 from actors.tooltable import PublicTool, ToolTable
 from actors.upstream import Wire
-
-
-class ArgumentError(ValueError):
-    pass
-
-
-def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
-    """Arguments as a JSON object: given as text (JSON) or already parsed; missing means {}."""
-    if raw is None:
-        return {}
-    if isinstance(raw, str):
-        if not raw.strip():
-            return {}
-        try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError as error:
-            raise ArgumentError(
-                f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
-            ) from None
-    if not isinstance(raw, Mapping):
-        raise ArgumentError(f"arguments must be a JSON object, got {_json_kind(raw)}")
-    return dict(raw)
-
-
-def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return type(value).__name__
 
 
 def _compact(value: Any) -> str:

@@ -118,6 +118,7 @@ def _add_remote_commands(commands: Any) -> dict[str, argparse.ArgumentParser]:
 
 def _remote_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     # Imported here: `validate` and `run` need no HTTP client.
+    from actors.arguments import ArgumentError, parse_arguments
     from supervisor import remote
 
     if args.url is not None and not re.match(r"https?://[^/]", args.url):
@@ -125,9 +126,9 @@ def _remote_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
     arguments: dict[str, Any] = {}
     if args.command == "call":
         try:
-            arguments = remote.parse_json_arguments(args.arguments)
-        except ValueError as error:
-            parser.error(str(error))
+            arguments = parse_arguments(args.arguments)
+        except ArgumentError as error:
+            parser.error(f"the arguments of `call`: {error}")
     out = sys.stdout if args.json else _Printable(sys.stdout)
     err = _Printable(sys.stderr)
     try:

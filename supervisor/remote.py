@@ -259,23 +259,6 @@ def logs(remote: Remote, app_id: str, *, as_json: bool, out: TextIO) -> int:
     return 0
 
 
-def parse_json_arguments(text: str | None) -> dict[str, Any]:
-    """The `call` command's arguments: a JSON object, or nothing for {}; a ValueError says
-    what is wrong (a usage error, caught before anything is sent)."""
-    if text is None or not text.strip():
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(
-            f"the arguments are not valid JSON: {error.msg} at line {error.lineno}"
-            f" column {error.colno}"
-        ) from None
-    if not isinstance(value, dict):
-        raise ValueError(f"the arguments must be a JSON object such as '{{}}', got {text.strip()}")
-    return value
-
-
 def _print_json(data: Any, out: TextIO) -> None:
     print(json.dumps(data, indent=2), file=out)
 

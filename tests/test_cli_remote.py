@@ -115,10 +115,10 @@ async def test_call_prints_the_result_and_fails_on_a_tool_error(project: Project
         for bad, why in (
             (
                 "{text: 1}",
-                "the arguments are not valid JSON: Expecting property name enclosed"
+                "the arguments of `call`: not valid JSON: Expecting property name enclosed"
                 " in double quotes at line 1 column 2",
             ),
-            ("[1]", "the arguments must be a JSON object such as '{}', got [1]"),
+            ("[1]", "the arguments of `call`: arguments must be a JSON object, got an array"),
         ):
             result = await mcpapps("call", "plain.echo", bad, cwd=project.root)
             assert result.returncode == 2
