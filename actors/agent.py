@@ -132,7 +132,9 @@ def app_events_text(events: Sequence[Mapping[str, Any]]) -> str:
         kept.append(item)
         size += cost
     kept.reverse()
+    # `<`, `>` and `&` as JSON escapes: nothing a UI reports can close the block early.
     body = json.dumps(kept, ensure_ascii=False)
+    body = body.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     dropped = len(events) - len(kept)
     more = f"\n[{dropped} earlier events left out]" if dropped else ""
     return f"{APP_EVENTS_MARK}\n<app-events>\n{body}\n</app-events>{more}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import json
 import logging
 import math
 import random
@@ -769,6 +770,12 @@ class AppActor:
         if self._state is not AppState.RUNNING or self._calls is None or self._upstream is None:
             message.reply.fail(AppUnavailable(self.id, self._unavailable_text()))
             return
+        if (why := _unsendable(message)) is not None:
+            # Refused here: the session's writer could not encode it, and would take the whole
+            # session down with it.
+            error = types.ErrorData(code=types.INVALID_PARAMS, message=why)
+            message.reply.fail(CallFailed(self.id, why, rpc_error=error))
+            return
         if isinstance(message, UpstreamRequest) and self._session_request(message):
             return
         token = object()
@@ -841,7 +848,6 @@ class AppActor:
                     rpc_error=getattr(error, "error", None),
                 )
         finally:
-            self._observe(method, began, answer)
             self._callers.pop(token, None)
             # Not listed any more: the death of the incarnation has already answered it.
             if self._in_flight.pop(token, None) is not None:
@@ -851,6 +857,7 @@ class AppActor:
                     reply.fail(answer)
                 else:
                     reply.send(answer)
+            self._observe(method, began, answer)
 
     def _observe(self, method: str, began: float, answer: Any) -> None:
         """Count the request in /metrics. Its time includes any wait for a call slot: that is
@@ -929,6 +936,19 @@ def _request_of(message: CallTool | UpstreamRequest) -> tuple[str, Wire | None, 
     if message.method == "tools/call" and params is not None:
         return message.method, params, f"tool '{params.get('name')}'"
     return message.method, params, f"request {message.method}"
+
+
+def _unsendable(message: CallTool | UpstreamRequest) -> str | None:
+    """Why the request cannot be put on the wire, if it cannot: JSON text must be Unicode, and a
+    lone surrogate (which a JSON `\\ud800` escape makes) is not."""
+    _, params, what = _request_of(message)
+    try:
+        json.dumps(params, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return f"{what} cannot be sent to the app: it holds text that is not valid Unicode"
+    except (TypeError, ValueError) as error:
+        return f"{what} cannot be sent to the app: {error}"
+    return None
 
 
 def _count(n: int, noun: str) -> str:

@@ -6,6 +6,10 @@ session actor, not in the HTTP request that asked for it, so a client that goes 
 does not stop the turn or its saving. The hub creates a session actor on the first turn for its
 id (loading what was saved) and retires it when it has been idle for a while; only the hub sends
 turns to a session, so it knows for certain when one has none waiting.
+
+On shutdown (SPEC §5) the hub takes no new turns, lets the running ones finish for up to the
+grace period while the apps are still up, then cuts the rest short; every waiting client is
+told, and every stream ends with `done`.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ logger = logging.getLogger("mcpapps.chat")
 CHAT_DATABASE = "sessions.sqlite3"
 IDLE_S = 600.0  # a session with no turn for this long leaves memory (it stays saved)
 SWEEP_S = 60.0
+STOPPING = "the supervisor is stopping: send this message again once it is back"
+CUT_SHORT = "the supervisor stopped before this turn was finished; the turn was not saved"
 
 
 @attrs.frozen
@@ -47,6 +53,14 @@ class GetSession:
 
     session_id: str
     reply: Reply[SavedSession]
+
+
+@attrs.frozen
+class StopChats:
+    """Shutdown: take no new turns, give the running ones up to `grace` s, then cut them short."""
+
+    grace: float
+    reply: Reply[None]
 
 
 @attrs.frozen
@@ -82,10 +96,13 @@ class ChatHub:
         self._idle_s = idle_s
         self._sessions: dict[str, _Entry] = {}
         self._nursery: trio.Nursery | None = None
+        self._session_nursery: trio.Nursery | None = None
+        self._stopping = trio.Event()
+        self._all_done = trio.Event()
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
+        async with trio.open_nursery() as nursery, trio.open_nursery() as sessions:
+            self._nursery, self._session_nursery = nursery, sessions
             nursery.start_soon(self._sweeper)
             task_status.started()
             async for message in self.mailbox:
@@ -93,7 +110,10 @@ class ChatHub:
 
     def _handle(self, message: Any) -> None:
         match message:
-            case Turn(session_id):
+            case Turn(session_id, _, events):
+                if self._stopping.is_set():
+                    _refuse(events, STOPPING)
+                    return
                 entry = self._sessions.get(session_id)
                 if entry is None:
                     entry = self._start_session(session_id)
@@ -103,8 +123,13 @@ class ChatHub:
                 if (entry := self._sessions.get(session_id)) is not None:
                     entry.waiting -= 1
                     entry.last_done = trio.current_time()
+                self._check_all_done()
             case GetSession(session_id, reply):
                 self._spawn(self._load, session_id, reply)
+            case StopChats(grace, reply):
+                self._stopping.set()
+                self._check_all_done()
+                self._spawn(self._stop, grace, reply)
             case _Sweep():
                 self._retire_idle()
             case _:
@@ -112,16 +137,24 @@ class ChatHub:
 
     def _start_session(self, session_id: str) -> _Entry:
         session = ChatSession(
-            session_id,
-            self._engine,
-            self._store,
-            self._metrics,
-            done=lambda: self.mailbox.tell(_TurnDone(session_id)),
+            session_id, self._engine, self._store, self._metrics, self.mailbox, self._stopping
         )
         entry = _Entry(session)
         self._sessions[session_id] = entry
-        self._spawn(session.run)
+        assert self._session_nursery is not None
+        self._session_nursery.start_soon(session.run)
         return entry
+
+    def _check_all_done(self) -> None:
+        if self._stopping.is_set() and all(e.waiting == 0 for e in self._sessions.values()):
+            self._all_done.set()
+
+    async def _stop(self, grace: float, reply: Reply[None]) -> None:
+        with trio.move_on_after(grace):
+            await self._all_done.wait()
+        assert self._session_nursery is not None
+        self._session_nursery.cancel_scope.cancel()  # what is still running is cut short
+        reply.send(None)
 
     def _retire_idle(self) -> None:
         now = trio.current_time()
@@ -139,6 +172,7 @@ class ChatHub:
         try:
             reply.send(await self._store.load(session_id))
         except StoreError as error:
+            logger.error("chat session %s: %s", session_id, error)
             reply.fail(error)
 
     def _spawn(self, fn: Any, *args: Any) -> None:
@@ -155,38 +189,46 @@ class ChatSession:
         engine: Engine,
         store: ChatStore,
         metrics: Metrics,
-        *,
-        done: Any,
+        hub: Mailbox[Any],
+        stopping: trio.Event,
     ) -> None:
         self.id = session_id
         self.mailbox: Mailbox[Turn] = Mailbox(math.inf)  # the hub's turn count is the bound
         self._engine = engine
         self._store = store
         self._metrics = metrics
-        self._done = done
-        self._history: list[Message] = []
+        self._hub = hub
+        self._stopping = stopping
+        self._history: list[Message] | None = None  # read from the store on the first turn
+        self._unsaved: list[Message] = []  # in the history, not yet in the store
 
     async def run(self) -> None:
-        loaded = False
-        async for turn in self.mailbox:
-            async with turn.events:
-                if not loaded:
-                    loaded = await self._load(turn.events)
-                if loaded:
-                    await self._run_turn(turn)
-            self._done()
-
-    async def _load(self, events: trio.MemorySendChannel[Event]) -> bool:
         try:
-            saved = await self._store.load(self.id)
+            async for turn in self.mailbox:
+                async with turn.events:
+                    await self._take(turn)
+                await self._hub.send(_TurnDone(self.id))
+        finally:
+            # Cut short at shutdown: the turns still waiting are answered all the same.
+            for turn in self.mailbox.take_waiting():
+                _refuse(turn.events, STOPPING)
+
+    async def _take(self, turn: Turn) -> None:
+        if self._stopping.is_set():
+            _emit(turn.events, TurnError(STOPPING))
+            return
+        try:
+            if self._history is None:
+                self._history = list((await self._store.load(self.id)).messages)
+            await self._run_turn(turn, self._history)
         except StoreError as error:
             logger.error("chat session %s: %s", self.id, error)
-            _emit(events, TurnError(f"the session could not be loaded: {error}"))
-            return False
-        self._history = list(saved.messages)
-        return True
+            _emit(turn.events, TurnError(f"the session could not be loaded: {error}"))
+        except Exception as error:  # a bug ends this turn, never the session or the others
+            logger.exception("chat session %s: the turn failed", self.id)
+            _emit(turn.events, TurnError(f"internal error in mcpapps: {error!r}; see the log"))
 
-    async def _run_turn(self, turn: Turn) -> None:
+    async def _run_turn(self, turn: Turn, history: list[Message]) -> None:
         started = time.monotonic()
         failed = False
 
@@ -195,19 +237,25 @@ class ChatSession:
             failed = failed or isinstance(event, TurnError)
             _emit(turn.events, event)
 
-        user = turn.user.message()
         try:
-            added = await self._engine.run_turn(tuple(self._history), turn.user, emit)
+            added = await self._engine.run_turn(tuple(history), turn.user, emit)
+        except trio.Cancelled:
+            emit(TurnError(CUT_SHORT))
+            raise
         except Exception as error:  # an engine bug ends this turn, not the session
             logger.exception("chat session %s: the %s engine failed", self.id, self._engine.name)
             emit(TurnError(f"internal error in the {self._engine.name} engine: {error!r}"))
             added = []
-        messages = [user, *added]
-        self._history.extend(messages)
-        # Saving must finish even when the supervisor is stopping: the turn is complete.
+        messages = [turn.user.message(), *added]
+        history.extend(messages)
+        self._unsaved.extend(messages)
+        # Saving must finish even when the supervisor is stopping: the turn is complete. Turns
+        # whose saving failed are saved with the next one, so the saved conversation has no
+        # hole.
         with trio.CancelScope(shield=True):
             try:
-                await self._store.save_turn(self.id, messages)
+                await self._store.save_turn(self.id, self._unsaved)
+                self._unsaved.clear()
             except StoreError as error:
                 logger.error("chat session %s: the turn was not saved: %s", self.id, error)
                 emit(TurnError(f"the turn was not saved: {error}"))
@@ -218,3 +266,8 @@ def _emit(events: trio.MemorySendChannel[Event], event: Event) -> None:
     # The reader may be gone (the client left) or slow; neither may hold up the turn.
     with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, trio.WouldBlock):
         events.send_nowait(event)
+
+
+def _refuse(events: trio.MemorySendChannel[Event], why: str) -> None:
+    _emit(events, TurnError(why))
+    events.close()

@@ -8,10 +8,12 @@ WAL mode lets a reader (a `GET` of a session) proceed while a turn is written.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -81,11 +83,18 @@ class ChatStore:
     async def _in_thread(self, fn: Callable[..., T], *args: Any) -> T:
         try:
             return await trio.to_thread.run_sync(fn, *args, limiter=self._one_at_a_time)
-        except sqlite3.Error as error:
+        except StoreError:
+            raise
+        except (sqlite3.Error, OSError, ValueError) as error:
+            # Whatever the disk or a damaged row does, it is this store's error, never the
+            # supervisor's end: the caller says so and goes on.
             raise StoreError(f"the session database {self.path}: {error}") from error
 
     def _open(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Conversations and tool results are private, like the token beside them: only the
+        # supervisor's user may read them (SQLite gives its -wal and -shm files the same mode).
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
         connection = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         try:
             connection.execute("PRAGMA journal_mode=WAL")
@@ -108,15 +117,10 @@ class ChatStore:
                 " file away to start with no saved sessions"
             )
         for step in range(version + 1, SCHEMA_VERSION + 1):
-            connection.execute("BEGIN IMMEDIATE")
-            try:
+            with _transaction(connection):
                 for statement in _statements(_MIGRATIONS[step]):
                     connection.execute(statement)
                 connection.execute(f"PRAGMA user_version = {step}")
-            except BaseException:
-                connection.execute("ROLLBACK")
-                raise
-            connection.execute("COMMIT")
 
     def _load(self, session_id: str) -> SavedSession:
         db = self._db()
@@ -134,8 +138,7 @@ class ChatStore:
     def _save_turn(self, session_id: str, messages: tuple[Message, ...]) -> None:
         db = self._db()
         now = time.time()
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with _transaction(db):
             db.execute(
                 "INSERT INTO sessions (id, created_at, updated_at, turns) VALUES (?, ?, ?, 1)"
                 " ON CONFLICT (id) DO UPDATE SET updated_at = ?, turns = turns + 1",
@@ -150,19 +153,31 @@ class ChatStore:
             db.executemany(
                 "INSERT INTO messages (session_id, seq, turn, body) VALUES (?, ?, ?, ?)",
                 [
-                    (session_id, start + i, turn, json.dumps(message, ensure_ascii=False))
+                    # ASCII JSON: a lone surrogate from a client or a model is kept as its
+                    # escape, where SQLite's UTF-8 could not hold it.
+                    (session_id, start + i, turn, json.dumps(message))
                     for i, message in enumerate(messages, 1)
                 ],
             )
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
 
     def _db(self) -> sqlite3.Connection:
         if self._connection is None:
             raise StoreError(f"the session database {self.path} is not open")
         return self._connection
+
+
+@contextlib.contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """All or nothing; a failed COMMIT is rolled back too, or the connection would stay in the
+    transaction and refuse every later one."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
 
 
 def _statements(script: str) -> list[str]:

@@ -104,8 +104,11 @@ class _Answer:
         function = _mapping(part.get("function"))
         if isinstance(function.get("name"), str):
             call.name += function["name"]
-        if isinstance(function.get("arguments"), str):
-            call.arguments += function["arguments"]
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            call.arguments += arguments
+        elif isinstance(arguments, Mapping):  # some servers send the object itself
+            call.arguments += json.dumps(arguments)
 
     def tool_calls(self) -> list[_ToolCall]:
         calls = [self.calls[index] for index in sorted(self.calls)]
@@ -255,7 +258,10 @@ class OpenAIEngine:
         if table.tools:
             body["tools"] = [_function(tool) for tool in table.tools]
         try:
-            async with http.stream("POST", self.url, json=body) as response:
+            # ASCII JSON: a lone surrogate a model or an app once sent has no UTF-8 form.
+            content = json.dumps(body).encode()
+            headers = {"content-type": "application/json"}
+            async with http.stream("POST", self.url, content=content, headers=headers) as response:
                 await self._check(response)
                 await self._read(response, answer, emit)
         except (httpx2.ConnectError, httpx2.ConnectTimeout) as error:

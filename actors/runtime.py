@@ -99,6 +99,15 @@ class Mailbox(Generic[M]):
     def close(self) -> None:
         self._send.close()
 
+    def take_waiting(self) -> list[M]:
+        """Every message sent and not yet received (for an actor that stops and must answer
+        them, since nobody else will)."""
+        taken: list[M] = []
+        with contextlib.suppress(trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+            while True:
+                taken.append(self._receive.receive_nowait())
+        return taken
+
     def __aiter__(self) -> trio.MemoryReceiveChannel[M]:
         return self._receive
 

@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import attrs
 import httpx2
@@ -60,9 +60,24 @@ def find_target(
     if url is not None and (token is not None or (given_config is None and not path.exists())):
         return Target(url.rstrip("/"), token, token_from)
     config = load_config(path, environ)
+    if url is not None and not _is_config_server(url, config):
+        # The config's token is for its own server: never sent to another address.
+        return Target(url.rstrip("/"), token, token_from)
     if token is None:
         token, token_from = config_token(config)
     return Target((url or server_url(config)).rstrip("/"), token, token_from)
+
+
+def _is_config_server(url: str, config: Config) -> bool:
+    """Whether `url` reaches the server `config` describes: its port, on its host or on a
+    loopback name of this machine."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return False
+    loopback = {"localhost", "127.0.0.1", "::1", config.server.host}
+    return port == config.server.port and (parts.hostname or "") in loopback
 
 
 def server_url(config: Config) -> str:

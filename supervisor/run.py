@@ -12,7 +12,7 @@ from typing import Any
 import trio
 
 from actors.bridge import ToolBridge
-from actors.chat import CHAT_DATABASE, ChatHub
+from actors.chat import CHAT_DATABASE, ChatHub, StopChats
 from actors.chatstore import ChatStore, StoreError
 from actors.engines import make_engine
 from actors.messages import StopAll
@@ -53,31 +53,33 @@ async def run_supervisor(
                 for error in app.errors:
                     logger.error("app %s is invalid: %s", app.id or app.source, error)
         policy = _access_policy(config)
-        reaper = Reaper()
         metrics = Metrics()
-        registry = Registry(
-            discovery.apps,
-            environ=environ,
-            ui=config.sandbox.enabled,
-            reaper=reaper,
-            metrics=metrics,
-        )
-        try:
-            engine = make_engine(config.agent, ToolBridge(registry.mailbox), environ)
-        except ValueError as error:
-            raise StartupError(f"the {config.agent.engine} agent engine: {error}") from None
         store = ChatStore(config.state.dir / CHAT_DATABASE)
         try:
             await store.open()
         except StoreError as error:
             raise StartupError(str(error)) from None
-        chats = ChatHub(engine, store, metrics)
+        reaper = Reaper()
         try:
+            registry = Registry(
+                discovery.apps,
+                environ=environ,
+                ui=config.sandbox.enabled,
+                reaper=reaper,
+                metrics=metrics,
+            )
+            try:
+                engine = make_engine(config.agent, ToolBridge(registry.mailbox), environ)
+            except ValueError as error:
+                raise StartupError(f"the {config.agent.engine} agent engine: {error}") from None
+            chats = ChatHub(engine, store, metrics)
             await _supervise(
                 config, policy, registry, chats, metrics, signals, environ, task_status
             )
         finally:
             reaper.close()
+            with trio.CancelScope(shield=True):
+                await store.close()
             with trio.CancelScope(shield=True):
                 await store.close()
 
@@ -126,7 +128,11 @@ async def _supervise(
             logger.info("received %s: stopping", signal.Signals(signum).name)
             break
         notify("STOPPING=1", environ)
-        shutdown.set()  # no new connections; requests in flight finish while the apps drain
+        shutdown.set()  # no new connections; requests in flight go on
+        # Chat turns finish first, with the apps still up to answer their tool calls; then
+        # the apps drain their calls in flight and stop.
+        grace = config.supervision.stop_grace_s
+        await ask(chats.mailbox, lambda reply: StopChats(grace, reply))
         await ask(registry.mailbox, StopAll)
         close.set()  # then the open streams end cleanly
         with trio.move_on_after(GRACEFUL_S * 2):

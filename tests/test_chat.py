@@ -15,6 +15,7 @@ import trio
 from prometheus_client.parser import text_string_to_metric_families
 
 from actors.agent import APP_EVENTS_MARK
+from actors.chat import CUT_SHORT, STOPPING
 from tests.chatting import Timeline, body, chat, chat_data, chat_into, chat_stream
 from tests.helpers import Project, run_mcpapps
 from tests.running import GUARD_S, Supervisor, supervisor_running
@@ -253,6 +254,79 @@ async def test_metrics_count_chat_turns(project: Project) -> None:
     assert after.get(("direct", "ok"), 0) - before.get(("direct", "ok"), 0) == 2
 
 
+async def test_text_that_is_not_unicode_harms_nothing(project: Project) -> None:
+    write(project, "", ("fx", ()))
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        pid = (await client.get("/admin/apps/fx")).json()["pid"]
+        # A JSON escape of a lone surrogate: valid JSON, but text with no UTF-8 form.
+        lone = b'{"message": "/call fx.echo {\\"text\\": \\"\\\\ud800\\"}", "sessionId": "odd"}'
+        async with client.stream(
+            "POST", "/apps/chat", content=lone, headers={"content-type": "application/json"}
+        ) as response:
+            frames = [frame.json() async for frame in aiter(httpx2.EventSource(response))]
+        assert [f["type"] for f in frames] == ["session", "tool", "result", "done"]
+        assert frames[1]["input"] == {"text": "\ud800"}
+        assert frames[2]["isError"] is True
+        assert "holds text that is not valid Unicode" in frames[2]["text"]
+        saved = await _saved(supervisor, "odd")
+        assert saved["messages"][-1]["content"] == frames[2]["text"]
+        # The app was never touched: same process, and it answers.
+        echoed = await chat_data(client, body(ECHO))
+        assert echoed[2]["text"] == "hello"
+        assert (await client.get("/admin/apps/fx")).json()["pid"] == pid
+
+
+async def test_stopping_lets_turns_finish_and_tells_the_waiting(
+    project: Project, tmp_path: Path
+) -> None:
+    write(project, "", ("fx", ("--gates",)))
+    project.config(
+        project.config_path.read_text().replace("stop_grace_s = 1.0", "stop_grace_s = 5")
+    )
+    opened, never = tmp_path / "opened", tmp_path / "never"
+    timeline = Timeline()
+    supervisor = Supervisor(project)
+    async with trio.open_nursery() as nursery:
+        await _start(supervisor, nursery)
+        async with http(supervisor) as client, trio.open_nursery() as chats:
+            finishing = body(call("fx.gate", {"path": str(opened)}), "finishing")
+            queued = body(ECHO, "finishing")
+            cut = body(call("fx.gate", {"path": str(never)}), "cut")
+            chats.start_soon(chat_into, client, finishing, timeline, "finishing")
+            chats.start_soon(chat_into, client, cut, timeline, "cut")
+            with trio.fail_after(GUARD_S):
+                while supervisor.log.count("gate waiting") < 2:
+                    await trio.sleep(0.01)
+            chats.start_soon(chat_into, client, queued, timeline, "queued")
+            with trio.fail_after(GUARD_S):
+                while not any(s == "queued" for _, s, _ in timeline.seen):
+                    await trio.sleep(0.01)
+            assert supervisor.process is not None
+            supervisor.process.send_signal(signal.SIGTERM)
+            await supervisor.wait_for_log("received SIGTERM")
+            opened.touch()  # this turn can finish within the grace; the other cannot
+        assert await supervisor.wait() == 0
+
+    def kinds(stream: str) -> list[str]:
+        return [d["type"] for _, s, d in timeline.seen if s == stream]
+
+    def error(stream: str) -> str:
+        return next(
+            d["message"] for _, s, d in timeline.seen if s == stream and d["type"] == "error"
+        )
+
+    assert kinds("finishing") == ["session", "tool", "result", "done"]
+    assert kinds("queued") == ["session", "error", "done"]
+    assert error("queued") == STOPPING
+    assert kinds("cut") == ["session", "tool", "error", "done"]
+    assert error("cut") == CUT_SHORT
+    with sqlite3.connect(project.root / ".mcpapps" / "sessions.sqlite3") as db:
+        rows = db.execute("SELECT session_id, body FROM messages ORDER BY session_id, seq")
+        saved = [(session, json.loads(message)) for session, message in rows]
+    assert [session for session, _ in saved] == ["finishing"] * 3
+    assert saved[2][1]["content"] == "opened"
+
+
 async def test_an_unreadable_session_database_stops_the_start(project: Project) -> None:
     write(project, "", ("fx", ()))
     state = project.root / ".mcpapps"
@@ -270,6 +344,14 @@ async def test_an_unreadable_session_database_stops_the_start(project: Project) 
     result = await trio.to_thread.run_sync(lambda: run_mcpapps("run", cwd=project.root))
     assert result.returncode == 1
     assert "has schema version 99, newer than this mcpapps understands" in result.stderr
+
+    project.config(project.config_path.read_text() + '\n[state]\ndir = "/dev/null/state"\n')
+    result = await trio.to_thread.run_sync(lambda: run_mcpapps("run", cwd=project.root))
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1].startswith(
+        "mcpapps: error: the session database /dev/null/state/sessions.sqlite3: "
+    )
+    assert "Traceback" not in result.stderr
 
 
 async def _start(supervisor: Supervisor, nursery: trio.Nursery) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import trio
 
+from supervisor import remote
 from tests.helpers import Project, free_port, run_mcpapps
 from tests.running import FAST, Supervisor, alive, fixture_manifest, supervisor_running, wait_gone
 
@@ -209,6 +210,16 @@ async def test_the_token_comes_from_the_config(project: Project) -> None:
     async with serving(project, port):
         result = await mcpapps("call", "plain.echo", '{"text": "c"}', cwd=project.root)
         assert (result.returncode, result.stdout) == (0, "c\n")
+
+
+def test_the_configs_token_goes_only_to_its_own_server(project: Project) -> None:
+    port = write(project, ("plain", ()), server=f'always_require_auth = true\ntoken = "{TOKEN}"')
+    config = str(project.config_path)
+    for url in (f"http://127.0.0.1:{port}", f"http://localhost:{port}/", f"http://[::1]:{port}"):
+        assert remote.find_target(config, url, None, {}).token == TOKEN
+    for url in (f"http://127.0.0.1:{port + 1}", f"http://example.com:{port}"):
+        assert remote.find_target(config, url, None, {}).token is None
+    assert remote.find_target(config, "http://example.com", "given", {}).token == "given"
 
 
 def test_an_unreachable_supervisor_is_one_clear_line(project: Project) -> None:

@@ -421,6 +421,14 @@ async def test_bad_input_gets_clear_errors_and_breaks_nothing(project: Project) 
         )
         assert no_accept.status_code == 406
 
+        # JSON whose text has no UTF-8 form (a lone surrogate): the SDK's parser refuses it.
+        lone = (
+            b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name":'
+            b' "get_categories", "arguments": {"x": "\\ud800"}}}'
+        )
+        refused = await client.post(path, content=lone, headers=session)
+        assert events(refused)[-1]["error"]["code"] == -32700
+
         # Nothing above harmed the session, the app or anyone else.
         call = {
             "jsonrpc": "2.0",

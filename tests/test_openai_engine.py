@@ -381,6 +381,40 @@ async def test_whole_tool_calls_without_index_or_done_are_understood(
     assert added[-1] == {"role": "assistant", "content": "saw c1"}
 
 
+async def test_arguments_sent_as_an_object_are_understood(
+    tools: ToolBridge, model: FakeOpenAI
+) -> None:
+    whole = {
+        "index": 0,
+        "id": "c1",
+        "function": {"name": "grocery_get_stores", "arguments": {"id": 2}},
+    }
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"tool_calls": [whole]}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]
+    model.script(raw("".join(f"data: {json.dumps(c)}\n\n" for c in chunks)), text("ok"))
+    events, _ = await turn(engine(tools, model))
+    assert ToolStarted("c1", "grocery.get_stores", {"id": 2}) in events
+    assert not errors(events)
+
+
+async def test_text_that_is_not_unicode_is_sent_as_its_escape(
+    tools: ToolBridge, model: FakeOpenAI
+) -> None:
+    model.script(text("fine"))
+    events, added = await turn(
+        engine(tools, model), "and \ud800", [{"role": "user", "content": "\udfff"}]
+    )
+    assert not errors(events)
+    assert added == [{"role": "assistant", "content": "fine"}]
+    sent = model.requests[0]["messages"]
+    assert sent[-2:] == [
+        {"role": "user", "content": "\udfff"},
+        {"role": "user", "content": "and \ud800"},
+    ]
+
+
 async def test_the_fake_server_runs_as_its_own_process(project: Project, tmp_path: Path) -> None:
     # How the end-to-end tests use it with a supervisor in a subprocess: a script file of
     # replies, the requests recorded as JSON lines. With no app running, no tools are offered.

@@ -27,7 +27,6 @@ from web.errors import json_error
 KEEP_ALIVE_S = 15.0
 ASK_TIMEOUT_S = 30.0
 MESSAGE_MAX = 100_000  # characters: a chat message, not a document upload
-APP_EVENTS_MAX = 100  # more is cut to the last ones anyway (actors.agent)
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 
 
@@ -111,7 +110,7 @@ def _app_events(raw: Any) -> tuple[Mapping[str, Any], ...]:
             raise BadChatRequest(f"appEvents[{index}].args must be an object")
         if not isinstance(event.get("resultText", ""), str | None):
             raise BadChatRequest(f"appEvents[{index}].resultText must be a string")
-    return tuple(raw[-APP_EVENTS_MAX:])
+    return tuple(raw)
 
 
 async def sse_stream(
@@ -154,5 +153,7 @@ class _Frames:
 
     def frame(self, kind: str, data: dict[str, Any]) -> bytes:
         self._next_id += 1
-        payload = json.dumps({"type": kind, **data}, ensure_ascii=False)
+        # ASCII JSON: text from a model or an app may hold a lone surrogate, which has no
+        # UTF-8 form; as an escape it reaches the browser's JSON.parse intact.
+        payload = json.dumps({"type": kind, **data})
         return f"event: {kind}\nid: {self._next_id}\ndata: {payload}\n\n".encode()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 from typing import Any
 
 import hypercorn.trio
@@ -63,7 +64,9 @@ async def serve_front_door(
 
     hyper = HypercornConfig()
     hyper.bind = [f"{url_host(config.server.host)}:{config.server.port}"]
-    hyper.graceful_timeout = GRACEFUL_S
+    # Not Hypercorn's to cut: open requests (chat turns, calls) end as the supervisor stops the
+    # chats and the apps, each within its grace, and this function bounds the rest.
+    hyper.graceful_timeout = math.inf
     hyper.accesslog = None
     hyper.errorlog = logging.getLogger("mcpapps.web.hypercorn")
 
