@@ -122,22 +122,23 @@ async def call_tool(bridge: ToolBridge, name: str, arguments: Any) -> ToolOutcom
 def app_events_text(events: Sequence[Mapping[str, Any]]) -> str:
     """The user's actions in an app UI as a marked, size-capped block of JSON data: each part
     is cut, and the oldest events are left out when the whole would be too long."""
-    kept: list[dict[str, Any]] = []
+    kept: list[str] = []
     size = 0
     for event in reversed(events[-APP_EVENTS_MAX:]):
-        item = _app_event(event)
-        cost = len(json.dumps(item, ensure_ascii=False))
-        if kept and size + cost > APP_EVENTS_TOTAL_MAX:
+        item = _escaped(json.dumps(_app_event(event), ensure_ascii=False))
+        if kept and size + len(item) > APP_EVENTS_TOTAL_MAX:
             break
         kept.append(item)
-        size += cost
-    kept.reverse()
-    # `<`, `>` and `&` as JSON escapes: nothing a UI reports can close the block early.
-    body = json.dumps(kept, ensure_ascii=False)
-    body = body.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+        size += len(item)
+    body = "[" + ", ".join(reversed(kept)) + "]"
     dropped = len(events) - len(kept)
     more = f"\n[{dropped} earlier events left out]" if dropped else ""
     return f"{APP_EVENTS_MARK}\n<app-events>\n{body}\n</app-events>{more}"
+
+
+def _escaped(text: str) -> str:
+    """`<`, `>` and `&` as JSON escapes: nothing a UI reports can close the block early."""
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def _app_event(event: Mapping[str, Any]) -> dict[str, Any]:

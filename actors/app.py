@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import json
 import logging
 import math
 import random
@@ -939,15 +938,18 @@ def _request_of(message: CallTool | UpstreamRequest) -> tuple[str, Wire | None, 
 
 
 def _unsendable(message: CallTool | UpstreamRequest) -> str | None:
-    """Why the request cannot be put on the wire, if it cannot: JSON text must be Unicode, and a
-    lone surrogate (which a JSON `\\ud800` escape makes) is not."""
-    _, params, what = _request_of(message)
+    """Why the request cannot be put on the wire, if it cannot. Checked with the serializer the
+    session's writer uses (pydantic's), whose limits are its own: a lone surrogate (which a JSON
+    `\\ud800` escape makes) has no UTF-8 form, and nesting has a maximum depth."""
+    method, params, what = _request_of(message)
     try:
-        json.dumps(params, ensure_ascii=False).encode()
-    except UnicodeEncodeError:
-        return f"{what} cannot be sent to the app: it holds text that is not valid Unicode"
-    except (TypeError, ValueError) as error:
-        return f"{what} cannot be sent to the app: {error}"
+        request = types.JSONRPCRequest(jsonrpc="2.0", id=0, method=method, params=params)
+        request.model_dump_json(by_alias=True, exclude_unset=True)
+    except (ValueError, RecursionError) as error:
+        why = str(error).removeprefix("Error serializing to JSON: ")
+        if "UnicodeEncodeError" in why:
+            return f"{what} cannot be sent to the app: it holds text that is not valid Unicode"
+        return f"{what} cannot be sent to the app as JSON: {why}"
     return None
 
 

@@ -13,6 +13,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import trio
+
 from actors.arguments import ArgumentError, parse_arguments
 from actors.messages import AppError, CallPublicTool, GetToolTable
 from actors.runtime import AskTimeout, Mailbox, Overloaded, ask
@@ -65,10 +67,18 @@ class ToolBridge:
     async def call_raw(
         self, public_name: str, arguments: dict[str, Any]
     ) -> tuple[PublicTool, Wire]:
-        """The raw result, or an `AppError`."""
-        return await ask(
-            self._registry, lambda r: CallPublicTool(public_name, arguments, r), self._timeout
-        )
+        """The raw result, or an `AppError`. A caller that gives up (cancelled, or out of
+        time) cancels the call at the app, which then frees its call slot."""
+        abandoned = trio.Event()
+        try:
+            return await ask(
+                self._registry,
+                lambda r: CallPublicTool(public_name, arguments, r, abandoned=abandoned),
+                self._timeout,
+            )
+        except (trio.Cancelled, AskTimeout):
+            abandoned.set()
+            raise
 
     async def call(self, public_name: str, arguments: str | Mapping[str, Any] | None) -> str:
         """Call a tool and return what the model reads; never raises for a failed call."""

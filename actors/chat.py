@@ -66,6 +66,7 @@ class StopChats:
 @attrs.frozen
 class _TurnDone:
     session_id: str
+    unsaved: bool  # some turn of the session could not be saved yet
 
 
 @attrs.frozen
@@ -77,6 +78,7 @@ class _Sweep:
 class _Entry:
     session: ChatSession
     waiting: int = 0  # turns sent and not yet done
+    unsaved: bool = False
     last_done: float = attrs.Factory(trio.current_time)
 
 
@@ -101,12 +103,21 @@ class ChatHub:
         self._all_done = trio.Event()
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        async with trio.open_nursery() as nursery, trio.open_nursery() as sessions:
-            self._nursery, self._session_nursery = nursery, sessions
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            await nursery.start(self._host_sessions)
             nursery.start_soon(self._sweeper)
             task_status.started()
             async for message in self.mailbox:
                 self._handle(message)
+
+    async def _host_sessions(self, *, task_status: trio.TaskStatus[None]) -> None:
+        # Sessions live in a nursery of their own, so that cutting them short at shutdown
+        # leaves the hub answering (late requests are told it is stopping).
+        async with trio.open_nursery() as sessions:
+            self._session_nursery = sessions
+            task_status.started()
+            await trio.sleep_forever()
 
     def _handle(self, message: Any) -> None:
         match message:
@@ -119,9 +130,10 @@ class ChatHub:
                     entry = self._start_session(session_id)
                 entry.waiting += 1
                 entry.session.mailbox.tell(message)
-            case _TurnDone(session_id):
+            case _TurnDone(session_id, unsaved):
                 if (entry := self._sessions.get(session_id)) is not None:
                     entry.waiting -= 1
+                    entry.unsaved = unsaved
                     entry.last_done = trio.current_time()
                 self._check_all_done()
             case GetSession(session_id, reply):
@@ -159,7 +171,9 @@ class ChatHub:
     def _retire_idle(self) -> None:
         now = trio.current_time()
         for session_id, entry in list(self._sessions.items()):
-            if entry.waiting == 0 and now - entry.last_done >= self._idle_s:
+            # One with turns not yet saved stays: it will save them with its next turn.
+            idle = entry.waiting == 0 and not entry.unsaved
+            if idle and now - entry.last_done >= self._idle_s:
                 entry.session.mailbox.close()  # its loop ends; nothing more can be sent to it
                 del self._sessions[session_id]
 
@@ -200,14 +214,14 @@ class ChatSession:
         self._hub = hub
         self._stopping = stopping
         self._history: list[Message] | None = None  # read from the store on the first turn
-        self._unsaved: list[Message] = []  # in the history, not yet in the store
+        self._unsaved: list[list[Message]] = []  # turns in the history, not yet in the store
 
     async def run(self) -> None:
         try:
             async for turn in self.mailbox:
                 async with turn.events:
                     await self._take(turn)
-                await self._hub.send(_TurnDone(self.id))
+                await self._hub.send(_TurnDone(self.id, bool(self._unsaved)))
         finally:
             # Cut short at shutdown: the turns still waiting are answered all the same.
             for turn in self.mailbox.take_waiting():
@@ -248,13 +262,13 @@ class ChatSession:
             added = []
         messages = [turn.user.message(), *added]
         history.extend(messages)
-        self._unsaved.extend(messages)
+        self._unsaved.append(messages)
         # Saving must finish even when the supervisor is stopping: the turn is complete. Turns
         # whose saving failed are saved with the next one, so the saved conversation has no
         # hole.
         with trio.CancelScope(shield=True):
             try:
-                await self._store.save_turn(self.id, self._unsaved)
+                await self._store.save_turns(self.id, self._unsaved)
                 self._unsaved.clear()
             except StoreError as error:
                 logger.error("chat session %s: the turn was not saved: %s", self.id, error)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import sqlite3
 import time
@@ -23,6 +24,7 @@ import trio
 from actors.agent import Message
 
 T = TypeVar("T")
+logger = logging.getLogger("mcpapps.chat")
 
 # Bump, and add a step to `_MIGRATIONS`, whenever the tables change.
 SCHEMA_VERSION = 1
@@ -78,7 +80,11 @@ class ChatStore:
 
     async def save_turn(self, session_id: str, messages: Sequence[Message]) -> None:
         """Append one finished turn's messages (all or nothing)."""
-        await self._in_thread(self._save_turn, session_id, tuple(messages))
+        await self.save_turns(session_id, [messages])
+
+    async def save_turns(self, session_id: str, turns: Sequence[Sequence[Message]]) -> None:
+        """Append finished turns, each as its own turn, all in one transaction."""
+        await self._in_thread(self._save_turns, session_id, [tuple(t) for t in turns])
 
     async def _in_thread(self, fn: Callable[..., T], *args: Any) -> T:
         try:
@@ -95,6 +101,11 @@ class ChatStore:
         # supervisor's user may read them (SQLite gives its -wal and -shm files the same mode).
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+        # Also when they were made before, by an older mcpapps or by hand.
+        _make_private(self.path.parent, 0o700)
+        for suffix in ("", "-wal", "-shm"):
+            if (file := self.path.with_name(self.path.name + suffix)).exists():
+                _make_private(file, 0o600)
         connection = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         try:
             connection.execute("PRAGMA journal_mode=WAL")
@@ -135,35 +146,47 @@ class ChatStore:
         messages = tuple(json.loads(body) for (body,) in bodies)
         return SavedSession(session_id, messages, row[0], row[1], row[2])
 
-    def _save_turn(self, session_id: str, messages: tuple[Message, ...]) -> None:
+    def _save_turns(self, session_id: str, turns: list[tuple[Message, ...]]) -> None:
         db = self._db()
-        now = time.time()
         with _transaction(db):
-            db.execute(
-                "INSERT INTO sessions (id, created_at, updated_at, turns) VALUES (?, ?, ?, 1)"
-                " ON CONFLICT (id) DO UPDATE SET updated_at = ?, turns = turns + 1",
-                (session_id, now, now, now),
-            )
-            (turn,) = db.execute(
-                "SELECT turns FROM sessions WHERE id = ?", (session_id,)
-            ).fetchone()
-            (start,) = db.execute(
-                "SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = ?", (session_id,)
-            ).fetchone()
-            db.executemany(
-                "INSERT INTO messages (session_id, seq, turn, body) VALUES (?, ?, ?, ?)",
-                [
-                    # ASCII JSON: a lone surrogate from a client or a model is kept as its
-                    # escape, where SQLite's UTF-8 could not hold it.
-                    (session_id, start + i, turn, json.dumps(message))
-                    for i, message in enumerate(messages, 1)
-                ],
-            )
+            for messages in turns:
+                self._append(db, session_id, messages)
+
+    @staticmethod
+    def _append(db: sqlite3.Connection, session_id: str, messages: tuple[Message, ...]) -> None:
+        now = time.time()
+        db.execute(
+            "INSERT INTO sessions (id, created_at, updated_at, turns) VALUES (?, ?, ?, 1)"
+            " ON CONFLICT (id) DO UPDATE SET updated_at = ?, turns = turns + 1",
+            (session_id, now, now, now),
+        )
+        (turn,) = db.execute("SELECT turns FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        (start,) = db.execute(
+            "SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        db.executemany(
+            "INSERT INTO messages (session_id, seq, turn, body) VALUES (?, ?, ?, ?)",
+            [
+                # ASCII JSON: a lone surrogate from a client or a model is kept as its
+                # escape, where SQLite's UTF-8 could not hold it.
+                (session_id, start + i, turn, json.dumps(message))
+                for i, message in enumerate(messages, 1)
+            ],
+        )
 
     def _db(self) -> sqlite3.Connection:
         if self._connection is None:
             raise StoreError(f"the session database {self.path} is not open")
         return self._connection
+
+
+def _make_private(path: Path, mode: int) -> None:
+    if path.stat().st_mode & 0o077 == 0:
+        return
+    try:
+        path.chmod(mode)
+    except PermissionError:
+        logger.warning("%s can be read by other users, and its mode cannot be changed", path)
 
 
 @contextlib.contextmanager

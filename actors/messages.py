@@ -205,6 +205,7 @@ class CallPublicTool:
     reply: Reply[tuple[Any, Wire]]  # (the PublicTool called, the raw result)
     meta: dict[str, Any] | None = None
     caller: Caller | None = None
+    abandoned: trio.Event | None = None  # set when the caller gives up: the call is cancelled
 
 
 @attrs.frozen

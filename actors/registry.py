@@ -257,7 +257,9 @@ class Registry:
         params: dict[str, Any] = {"name": tool.name, "arguments": message.arguments}
         if message.meta:
             params["_meta"] = message.meta
-        request = UpstreamRequest("tools/call", params, answer, message.caller)
+        request = UpstreamRequest(
+            "tools/call", params, answer, message.caller, abandoned=message.abandoned
+        )
         self._actors[tool.app_id].mailbox.tell(request)
 
     def _owner_not_running(self, name: str) -> tuple[str, str] | None:

@@ -5,10 +5,12 @@ everything (the front door stops taking requests while the apps drain) and retur
 from __future__ import annotations
 
 import logging
+import os
 import signal
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NoReturn
 
+import attrs
 import trio
 
 from actors.bridge import ToolBridge
@@ -59,8 +61,9 @@ async def run_supervisor(
             await store.open()
         except StoreError as error:
             raise StartupError(str(error)) from None
-        reaper = Reaper()
+        reaper: Reaper | None = None
         try:
+            reaper = Reaper()
             registry = Registry(
                 discovery.apps,
                 environ=environ,
@@ -73,13 +76,11 @@ async def run_supervisor(
             except ValueError as error:
                 raise StartupError(f"the {config.agent.engine} agent engine: {error}") from None
             chats = ChatHub(engine, store, metrics)
-            await _supervise(
-                config, policy, registry, chats, metrics, signals, environ, task_status
-            )
+            parts = _Parts(config, policy, registry, chats, metrics, reaper)
+            await _supervise(parts, signals, environ, task_status)
         finally:
-            reaper.close()
-            with trio.CancelScope(shield=True):
-                await store.close()
+            if reaper is not None:
+                reaper.close()
             with trio.CancelScope(shield=True):
                 await store.close()
 
@@ -89,26 +90,33 @@ def _access_policy(config: Config) -> AccessPolicy:
     return access_policy(config, resolve_token(config, require_auth=require))
 
 
+@attrs.frozen
+class _Parts:
+    config: Config
+    policy: AccessPolicy
+    registry: Registry
+    chats: ChatHub
+    metrics: Metrics
+    reaper: Reaper
+
+
 async def _supervise(
-    config: Config,
-    policy: AccessPolicy,
-    registry: Registry,
-    chats: ChatHub,
-    metrics: Metrics,
+    parts: _Parts,
     signals: Any,
     environ: Mapping[str, str],
     task_status: trio.TaskStatus[Registry],
 ) -> None:
+    config, registry, chats = parts.config, parts.registry, parts.chats
     shutdown, close, closed = trio.Event(), trio.Event(), trio.Event()
 
     async def front_door(task_status: trio.TaskStatus[Any]) -> None:
         try:
             await serve_front_door(
                 config,
-                policy,
+                parts.policy,
                 registry.mailbox,
                 chats=chats.mailbox,
-                metrics=metrics,
+                metrics=parts.metrics,
                 shutdown=shutdown,
                 close=close,
                 task_status=task_status,
@@ -127,6 +135,7 @@ async def _supervise(
         async for signum in signals:
             logger.info("received %s: stopping", signal.Signals(signum).name)
             break
+        nursery.start_soon(_stop_at_once_on_another_signal, signals, parts.reaper)
         notify("STOPPING=1", environ)
         shutdown.set()  # no new connections; requests in flight go on
         # Chat turns finish first, with the apps still up to answer their tool calls; then
@@ -137,8 +146,28 @@ async def _supervise(
         close.set()  # then the open streams end cleanly
         with trio.move_on_after(GRACEFUL_S * 2):
             await closed.wait()
+        if not closed.is_set():
+            # A client that stopped reading holds a write of Hypercorn's that no cancellation
+            # reaches; the apps are stopped, so nothing is lost by not waiting for it.
+            _exit_now(parts.reaper, "a client stopped reading its answer: exiting without it", 0)
         logger.info("every app is stopped; exiting")
         nursery.cancel_scope.cancel()
+
+
+async def _stop_at_once_on_another_signal(signals: Any, reaper: Reaper) -> None:
+    """A second SIGTERM or SIGINT (Ctrl-C twice) skips the grace periods."""
+    async for signum in signals:
+        name = signal.Signals(signum).name
+        _exit_now(reaper, f"received {name} again: stopping at once", 1)
+
+
+def _exit_now(reaper: Reaper, why: str, code: int) -> NoReturn:
+    """Leave now, without waiting for any task. The reaper ends every app process group still
+    alive; saved chat turns are safe (each was committed)."""
+    logger.warning("%s", why)
+    reaper.close()
+    logging.shutdown()
+    os._exit(code)
 
 
 async def _watchdog(interval: float, environ: Mapping[str, str]) -> None:

@@ -18,7 +18,7 @@ from actors.agent import APP_EVENTS_MARK
 from actors.chat import CUT_SHORT, STOPPING
 from tests.chatting import Timeline, body, chat, chat_data, chat_into, chat_stream
 from tests.helpers import Project, run_mcpapps
-from tests.running import GUARD_S, Supervisor, supervisor_running
+from tests.running import GUARD_S, Supervisor, supervisor_running, wait_gone
 from tests.test_front_door import http, write
 
 ECHO = '/call fx.echo {"text": "hello"}'
@@ -254,7 +254,7 @@ async def test_metrics_count_chat_turns(project: Project) -> None:
     assert after.get(("direct", "ok"), 0) - before.get(("direct", "ok"), 0) == 2
 
 
-async def test_text_that_is_not_unicode_harms_nothing(project: Project) -> None:
+async def test_arguments_that_cannot_be_sent_harm_nothing(project: Project) -> None:
     write(project, "", ("fx", ()))
     async with supervisor_running(project) as supervisor, http(supervisor) as client:
         pid = (await client.get("/admin/apps/fx")).json()["pid"]
@@ -270,6 +270,10 @@ async def test_text_that_is_not_unicode_harms_nothing(project: Project) -> None:
         assert "holds text that is not valid Unicode" in frames[2]["text"]
         saved = await _saved(supervisor, "odd")
         assert saved["messages"][-1]["content"] == frames[2]["text"]
+        deep = json.dumps({"text": "a", "x": json.loads("[" * 300 + "]" * 300)})
+        nested = await chat_data(client, body(f"/call fx.echo {deep}"))
+        assert nested[2]["isError"] is True
+        assert "cannot be sent to the app as JSON" in nested[2]["text"]
         # The app was never touched: same process, and it answers.
         echoed = await chat_data(client, body(ECHO))
         assert echoed[2]["text"] == "hello"
@@ -320,11 +324,54 @@ async def test_stopping_lets_turns_finish_and_tells_the_waiting(
     assert error("queued") == STOPPING
     assert kinds("cut") == ["session", "tool", "error", "done"]
     assert error("cut") == CUT_SHORT
+    assert "gate cancelled" in supervisor.log  # the cut turn's call was cancelled at the app
     with sqlite3.connect(project.root / ".mcpapps" / "sessions.sqlite3") as db:
         rows = db.execute("SELECT session_id, body FROM messages ORDER BY session_id, seq")
         saved = [(session, json.loads(message)) for session, message in rows]
     assert [session for session, _ in saved] == ["finishing"] * 3
     assert saved[2][1]["content"] == "opened"
+
+
+async def test_a_second_signal_stops_at_once(project: Project) -> None:
+    write(project, "", ("fx", ("--stubborn",)))
+    config = project.config_path.read_text()
+    project.config(config.replace("stop_grace_s = 1.0", "stop_grace_s = 600"))
+    supervisor = Supervisor(project)
+    async with trio.open_nursery() as nursery:
+        await _start(supervisor, nursery)
+        async with http(supervisor) as client:
+            pid = (await client.get("/admin/apps/fx")).json()["pid"]
+        assert supervisor.process is not None
+        supervisor.process.send_signal(signal.SIGTERM)
+        await supervisor.wait_for_log("received SIGTERM: stopping")
+        # The app ignores SIGTERM: its stop ladder would wait 600 s before SIGKILL.
+        assert await supervisor.stop(signal.SIGINT) == 1
+    assert "received SIGINT again: stopping at once" in supervisor.log
+    await wait_gone(pid)  # the reaper ended it
+
+
+async def test_a_client_that_stops_reading_does_not_hold_the_exit(project: Project) -> None:
+    write(project, "", ("fx", ()))
+    supervisor = Supervisor(project)
+    async with trio.open_nursery() as nursery:
+        await _start(supervisor, nursery)
+        # A tiny receive buffer, a large answer (twice 95 000 characters), and no reading.
+        sock = trio.socket.socket()
+        sock.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_RCVBUF, 1024)
+        await sock.connect(("127.0.0.1", supervisor.port))
+        stream = trio.SocketStream(sock)
+        payload = json.dumps(body(call("fx.echo", {"text": "x" * 95_000}), "stuck")).encode()
+        head = (
+            f"POST /apps/chat HTTP/1.1\r\nHost: 127.0.0.1:{supervisor.port}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n"
+        )
+        await stream.send_all(head.encode() + payload)
+        with trio.fail_after(GUARD_S):
+            while await _saved(supervisor, "stuck") is None:  # the turn is over: its answer
+                await trio.sleep(0.05)  # is being written to a client that does not read
+        assert await supervisor.stop() == 0
+        await stream.aclose()
+    assert "a client stopped reading its answer: exiting without it" in supervisor.log
 
 
 async def test_an_unreadable_session_database_stops_the_start(project: Project) -> None:

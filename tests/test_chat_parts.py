@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 
 from actors.agent import (
     APP_EVENTS_MARK,
@@ -25,7 +26,7 @@ from actors.agent import (
     UserTurn,
     app_events_text,
 )
-from actors.chat import ChatHub, GetSession, Turn
+from actors.chat import STOPPING, ChatHub, GetSession, StopChats, Turn
 from actors.chatstore import SCHEMA_VERSION, ChatStore, StoreError, _transaction
 from actors.runtime import ask
 from supervisor.metrics import Metrics
@@ -126,6 +127,11 @@ async def test_the_store_appends_turns_in_order(tmp_path: Path) -> None:
 async def test_the_store_is_private(tmp_path: Path) -> None:
     store = ChatStore(tmp_path / "state" / "db.sqlite3")
     await store.open()
+    await store.close()
+    # Also when an older mcpapps (or a person) made them readable by others.
+    (tmp_path / "state").chmod(0o755)
+    (tmp_path / "state" / "db.sqlite3").chmod(0o644)
+    await store.open()
     await store.save_turn("s", [{"role": "user", "content": "secret"}])
     await store.close()
     assert stat.S_IMODE((tmp_path / "state").stat().st_mode) == 0o700
@@ -210,3 +216,60 @@ async def test_idle_sessions_leave_memory_and_come_back_from_the_store(
     # The third turn's actor is a new one: it read the saved turns back.
     assert engine.histories == [0, 2, 6]
     assert saved.turns == 4
+
+
+async def test_a_turn_that_could_not_be_saved_is_saved_with_the_next(
+    tmp_path: Path, mock_clock: trio.testing.MockClock
+) -> None:
+    # Virtual time jumps only when nothing happened for a while of real time: never while a
+    # store call runs in its thread, so a session is retired only by the long sleep below.
+    mock_clock.autojump_threshold = 0.2
+    store = ChatStore(tmp_path / "db.sqlite3")
+    await store.open()
+    engine = _Scripted()
+    hub = ChatHub(engine, store, Metrics(), idle_s=50)
+
+    async def turn(text: str) -> list[Event]:
+        send, receive = trio.open_memory_channel[Event](math.inf)
+        await hub.mailbox.send(Turn("s", UserTurn(text), send))
+        return [event async for event in receive]
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(hub.run)
+        await turn("a")
+        await store.close()  # the disk is gone, say
+        failed = await turn("b")
+        await trio.sleep(120)  # idle, but with a turn not saved: not retired
+        await store.open()
+        await turn("c")
+        saved = await ask(hub.mailbox, lambda r: GetSession("s", r))
+        nursery.cancel_scope.cancel()
+    await store.close()
+    assert isinstance(failed[-1], TurnError)
+    assert failed[-1].message.startswith("the turn was not saved:")
+    assert engine.histories == [0, 2, 4]
+    assert saved.turns == 3
+    assert [m.get("content") for m in saved.messages] == [
+        "a",
+        "you said a",
+        "b",
+        "you said b",
+        "c",
+        "you said c",
+    ]
+
+
+async def test_the_hub_answers_after_it_stopped(tmp_path: Path) -> None:
+    store = ChatStore(tmp_path / "db.sqlite3")
+    await store.open()
+    hub = ChatHub(_Scripted(), store, Metrics())
+    async with trio.open_nursery() as nursery:
+        await nursery.start(hub.run)
+        await ask(hub.mailbox, lambda r: StopChats(5, r))
+        send, receive = trio.open_memory_channel[Event](math.inf)
+        await hub.mailbox.send(Turn("late", UserTurn("hello"), send))
+        assert [event async for event in receive] == [TurnError(STOPPING)]
+        saved = await ask(hub.mailbox, lambda r: GetSession("late", r))
+        nursery.cancel_scope.cancel()
+    await store.close()
+    assert saved.turns == 0

@@ -238,6 +238,7 @@ async def test_a_non_loopback_bind_generates_a_private_token(project: Project) -
         token_file = project.root / ".mcpapps" / "token"
         assert str(token_file) in supervisor.log
         assert stat.S_IMODE(os.stat(token_file).st_mode) == 0o600
+        assert stat.S_IMODE(os.stat(os.path.dirname(token_file)).st_mode) == 0o700
         token = token_file.read_text().strip()
         assert (await client.get("/apps/health")).status_code == 401
         headers = {"authorization": f"Bearer {token}"}

@@ -69,11 +69,21 @@ class FrontDoor:
         self._routes = routes
         self._apps = apps
         self._aggregate = aggregate
+        # Requests being answered now: at shutdown, once none is left, the connections still
+        # open are idle (Hypercorn under Quart-Trio does not close idle ones by itself).
+        self.open_requests = 0
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self._routes(scope, receive, send)  # lifespan
             return
+        self.open_requests += 1
+        try:
+            await self._serve(scope, receive, send)
+        finally:
+            self.open_requests -= 1
+
+    async def _serve(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         headers = header_map(scope["headers"])
         host, origin = headers.get("host"), headers.get("origin")
         is_http = scope["type"] == "http"

@@ -54,7 +54,9 @@ async def serve_front_door(
 ) -> None:
     """Serve until `shutdown` is set: then take no new connections, let open requests go on
     (calls in flight get their answers while the apps drain) until `close` is set, end the
-    open streams cleanly, and return once they are closed (at most `GRACEFUL_S` later)."""
+    open streams cleanly, and return once no request is open, cancelling what is left after
+    `GRACEFUL_S`. (A client that stops reading can hold a write that cannot be cancelled: the
+    supervisor does not wait for it, see `supervisor.run`.)"""
     statuses = await ask(registry, Snapshot)
     apps = {s.id: AppEndpoint(s.id, registry) for s in statuses}
     aggregate = AggregateEndpoint(registry)
@@ -65,7 +67,7 @@ async def serve_front_door(
     hyper = HypercornConfig()
     hyper.bind = [f"{url_host(config.server.host)}:{config.server.port}"]
     # Not Hypercorn's to cut: open requests (chat turns, calls) end as the supervisor stops the
-    # chats and the apps, each within its grace, and this function bounds the rest.
+    # chats and the apps, each within its grace, and this function cancels the rest.
     hyper.graceful_timeout = math.inf
     hyper.accesslog = None
     hyper.errorlog = logging.getLogger("mcpapps.web.hypercorn")
@@ -95,9 +97,10 @@ async def serve_front_door(
         # Ending the session managers ends every session and its standing stream (not under
         # a deadline of its own: their task groups must close in the scope they opened in).
         await stack.aclose()
-        # Hypercorn returns once the open requests are done; the fact relay is then idle.
+        # Once no request is open, the connections left are idle, and Hypercorn (which does
+        # not close idle ones here) and the fact relay can be cancelled.
         with trio.move_on_after(GRACEFUL_S):
-            while len(nursery.child_tasks) > 1:
+            while front_door.open_requests:
                 await trio.sleep(0.05)
         nursery.cancel_scope.cancel()
 

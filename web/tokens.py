@@ -53,7 +53,7 @@ def _generated(path: Path) -> str:
     # Hex, not urlsafe base64: a token starting with '-' reads as an option on a command line.
     token = secrets.token_hex(32)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         # O_EXCL with mode 0600: the token is never readable by others, not even for a moment.
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as file:

@@ -377,6 +377,9 @@ class Fixture:
         try:
             while not os.path.exists(args["path"]):
                 await trio.sleep(0.02)
+        except trio.Cancelled:
+            log("gate cancelled")
+            raise
         finally:
             self.gated -= 1
         return text("opened")
