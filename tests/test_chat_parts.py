@@ -189,6 +189,13 @@ class _Scripted:
         return [{"role": "assistant", "content": f"you said {turn.text}"}]
 
 
+async def _turn(hub: ChatHub, text: str, session_id: str = "s") -> list[Event]:
+    """One turn, with every event it emitted once it is over."""
+    send, receive = trio.open_memory_channel[Event](math.inf)
+    await hub.mailbox.send(Turn(session_id, UserTurn(text), send))
+    return [event async for event in receive]
+
+
 async def test_idle_sessions_leave_memory_and_come_back_from_the_store(
     tmp_path: Path, autojump_clock: trio.abc.Clock
 ) -> None:
@@ -197,19 +204,14 @@ async def test_idle_sessions_leave_memory_and_come_back_from_the_store(
     engine = _Scripted()
     hub = ChatHub(engine, store, Metrics(), idle_s=5)
 
-    async def turn(text: str) -> list[Event]:
-        send, receive = trio.open_memory_channel[Event](math.inf)
-        await hub.mailbox.send(Turn("s", UserTurn(text), send))
-        return [event async for event in receive]
-
     async with trio.open_nursery() as nursery:
         await nursery.start(hub.run)
-        assert await turn("a") == [TextPiece("you said a")]
-        assert await turn("b") == [TextPiece("you said b")]
+        assert await _turn(hub, "a") == [TextPiece("you said a")]
+        assert await _turn(hub, "b") == [TextPiece("you said b")]
         await trio.sleep(120)  # long idle: the session actor is retired
         # Written behind its back: only a session actor that starts afresh reads it.
         await store.save_turn("s", [{"role": "user"}, {"role": "assistant"}])
-        assert await turn("c") == [TextPiece("you said c")]
+        assert await _turn(hub, "c") == [TextPiece("you said c")]
         saved = await ask(hub.mailbox, lambda r: GetSession("s", r))
         nursery.cancel_scope.cancel()
     await store.close()
@@ -229,19 +231,14 @@ async def test_a_turn_that_could_not_be_saved_is_saved_with_the_next(
     engine = _Scripted()
     hub = ChatHub(engine, store, Metrics(), idle_s=50)
 
-    async def turn(text: str) -> list[Event]:
-        send, receive = trio.open_memory_channel[Event](math.inf)
-        await hub.mailbox.send(Turn("s", UserTurn(text), send))
-        return [event async for event in receive]
-
     async with trio.open_nursery() as nursery:
         await nursery.start(hub.run)
-        await turn("a")
+        await _turn(hub, "a")
         await store.close()  # the disk is gone, say
-        failed = await turn("b")
+        failed = await _turn(hub, "b")
         await trio.sleep(120)  # idle, but with a turn not saved: not retired
         await store.open()
-        await turn("c")
+        await _turn(hub, "c")
         saved = await ask(hub.mailbox, lambda r: GetSession("s", r))
         nursery.cancel_scope.cancel()
     await store.close()
@@ -266,9 +263,7 @@ async def test_the_hub_answers_after_it_stopped(tmp_path: Path) -> None:
     async with trio.open_nursery() as nursery:
         await nursery.start(hub.run)
         await ask(hub.mailbox, lambda r: StopChats(5, r))
-        send, receive = trio.open_memory_channel[Event](math.inf)
-        await hub.mailbox.send(Turn("late", UserTurn("hello"), send))
-        assert [event async for event in receive] == [TurnError(STOPPING)]
+        assert await _turn(hub, "hello", "late") == [TurnError(STOPPING)]
         saved = await ask(hub.mailbox, lambda r: GetSession("late", r))
         nursery.cancel_scope.cancel()
     await store.close()
