@@ -22,7 +22,7 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from actors.messages import (
     CallPublicTool,
@@ -128,6 +128,7 @@ class AppEndpoint:
         for method, params_type in FORWARDED.items():
             self.server.add_request_handler(method, params_type, self._forward)
         self.server.middleware.append(self._mirror_capabilities)
+        self.server.middleware.append(self._task_augmented_call)
         self.manager = _manager(self.server)
 
     def _release(self, owner: str) -> None:
@@ -169,6 +170,26 @@ class AppEndpoint:
                 raise mcp_error(error) from None
             result = {**result, "capabilities": mirrored_capabilities(catalog)}
         return result
+
+    async def _task_augmented_call(
+        self, ctx: ServerRequestContext[Any, Any], call_next: Any
+    ) -> Any:
+        """A handshake-era `tools/call` that asks to run as a task (MCP Tasks, 2025-11-25) is
+        answered with the app's `CreateTaskResult` as it is. Through `call_next` the SDK would
+        check that result against `CallToolResult` and refuse it, and the task the app had
+        started would be lost to the client. (On 2026-07-28 tasks are an extension whose
+        results the SDK passes on unchecked.)"""
+        params = ctx.params
+        if ctx.method != "tools/call" or is_modern(ctx) or not params or "task" not in params:
+            return await call_next(ctx)
+        try:
+            typed = types.CallToolRequestParams.model_validate(params, by_name=False)
+        except ValidationError as error:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'params'}: {e['msg']}" for e in error.errors()
+            )
+            raise MCPError(types.INVALID_PARAMS, f"invalid tools/call params: {problems}") from None
+        return await self._forward(ctx, typed)
 
     async def _forward(self, ctx: ServerRequestContext[Any, Any], _typed: Any) -> Wire:
         params, token = app_params(ctx.params)

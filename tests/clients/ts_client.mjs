@@ -21,6 +21,14 @@
 //                        {"id": 7, "op": "ping"} / "complete" ("ref", "argument", "context")
 //                        {"id": 8, "op": "session"}  -> {sessionId, protocolVersion} of the transport now
 //                        {"id": 9, "op": "terminate_session"}  -> HTTP DELETE of the session
+//                        MCP Tasks (the SDK's experimental client, `client.experimental.tasks`):
+//                        {"op": "call_tool_task", "name": "x", "arguments": {...}}
+//                            -> {"messages": [...]}: the whole stream, taskCreated, taskStatus...,
+//                               then result or error ({"type", "task"?, "result"?, "error"?})
+//                        {"op": "start_tool_task", "name": "x", "arguments": {...}}
+//                            -> the CreateTaskResult alone (the task is left running)
+//                        {"op": "get_task" / "get_task_result" / "cancel_task", "taskId": "..."}
+//                        {"op": "list_tasks"}                                (also "cursor")
 //                        any command may carry "timeout_ms" (the SDK's per-request timeout, 60 s default)
 //   stdout answers:      {"id": 1, "ok": true, "result": {...}}
 //                        {"id": 2, "ok": false, "error": "<message>", "code": <JSON-RPC code>,
@@ -97,11 +105,11 @@ function describeError(error) {
 
 const options = parseArgs(process.argv.slice(2));
 
-let Client, StreamableHTTPClientTransport, McpError, StreamableHTTPError;
+let Client, StreamableHTTPClientTransport, McpError, StreamableHTTPError, CreateTaskResultSchema, CallToolResultSchema;
 try {
     ({ Client } = await sdk('client/index.js'));
     ({ StreamableHTTPClientTransport, StreamableHTTPError } = await sdk('client/streamableHttp.js'));
-    ({ McpError } = await sdk('types.js'));
+    ({ McpError, CreateTaskResultSchema, CallToolResultSchema } = await sdk('types.js'));
 } catch (error) {
     write({ ready: false, error: `cannot load the TypeScript SDK from ${sdkDir}: ${error.message}` });
     process.exit(1);
@@ -175,7 +183,25 @@ const ops = {
     terminate_session: async () => {
         await transport.terminateSession();
         return {};
-    }
+    },
+    call_tool_task: async (c, o) => {
+        const messages = [];
+        const params = { name: c.name, arguments: c.arguments ?? {} };
+        for await (const message of client.experimental.tasks.callToolStream(params, undefined, { ...o, task: {} })) {
+            messages.push(message.type === 'error' ? { type: 'error', ...describeError(message.error) } : message);
+        }
+        return { messages };
+    },
+    start_tool_task: (c, o) =>
+        client.request(
+            { method: 'tools/call', params: { name: c.name, arguments: c.arguments ?? {}, task: {} } },
+            CreateTaskResultSchema,
+            o
+        ),
+    get_task: (c, o) => client.experimental.tasks.getTask(c.taskId, o),
+    get_task_result: (c, o) => client.experimental.tasks.getTaskResult(c.taskId, CallToolResultSchema, o),
+    list_tasks: (c, o) => client.experimental.tasks.listTasks(c.cursor, o),
+    cancel_task: (c, o) => client.experimental.tasks.cancelTask(c.taskId, o)
 };
 
 async function run(line) {
