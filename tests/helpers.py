@@ -96,3 +96,35 @@ async def wait_for_port(port: int, process: Any = None, timeout: float = 60) -> 
                 continue
             await stream.aclose()
             return
+
+
+CLIENT_IDLE_EXPIRY_S = 5.0  # httpx's keepalive_expiry, and so the MCP SDK client's
+
+
+async def statuses_across_an_idle_pause(port: int, target: str, idle_s: float) -> list[int]:
+    """Two GETs of `target` on one HTTP/1.1 connection, `idle_s` apart: the statuses. Fails if
+    the server closed the connection meanwhile."""
+    import h11
+    import trio
+
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    connection = h11.Connection(h11.CLIENT)
+    host = [("host", f"127.0.0.1:{port}")]
+    statuses = []
+    async with stream:
+        for request in range(2):
+            if request:
+                await trio.sleep(idle_s)
+                connection.start_next_cycle()
+            await stream.send_all(
+                connection.send(h11.Request(method="GET", target=target, headers=host))
+                + connection.send(h11.EndOfMessage())
+            )
+            while not isinstance(event := connection.next_event(), h11.EndOfMessage):
+                if event is h11.NEED_DATA:
+                    data = await stream.receive_some()
+                    assert data or request == 0, f"closed after {idle_s} s idle"
+                    connection.receive_data(data)
+                elif isinstance(event, h11.Response):
+                    statuses.append(event.status_code)
+    return statuses

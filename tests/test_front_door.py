@@ -18,7 +18,12 @@ import pytest
 import trio
 
 from actors.upstream import http_transport
-from tests.helpers import Project, free_port
+from tests.helpers import (
+    CLIENT_IDLE_EXPIRY_S,
+    Project,
+    free_port,
+    statuses_across_an_idle_pause,
+)
 from tests.running import (
     FAST,
     GROCERY,
@@ -442,6 +447,21 @@ async def test_bad_input_gets_clear_errors_and_breaks_nothing(project: Project) 
         assert not answer["result"].get("isError")
         async with sdk_client(supervisor.url(path), "2026-07-28") as other:
             assert await call_text(other, "get_categories")
+
+
+async def test_an_idle_connection_outlives_the_clients_idle_expiry(project: Project) -> None:
+    """HTTP clients keep an idle connection for about 5 s (httpx's `keepalive_expiry`) and send
+    their next request on it until then. A server that also closed idle connections at 5 s
+    would race them, and a request sent as the server closes is lost ("Server disconnected
+    without sending a response": the proxy benchmark hit it on the app's own endpoint, which
+    had Hypercorn's default of 5 s). A connection idle past those 5 s still serves."""
+    write(project)
+    async with supervisor_running(project) as supervisor:
+        idle = CLIENT_IDLE_EXPIRY_S + 1
+        assert await statuses_across_an_idle_pause(supervisor.port, "/apps/health", idle) == [
+            200,
+            200,
+        ]
 
 
 async def test_shutdown_lets_a_call_through_the_front_door_finish(project: Project) -> None:

@@ -10,7 +10,13 @@ import pytest
 import trio
 
 from supervisor.lifecycle import AppState
-from tests.helpers import Project, free_port, wait_for_port
+from tests.helpers import (
+    CLIENT_IDLE_EXPIRY_S,
+    Project,
+    free_port,
+    statuses_across_an_idle_pause,
+    wait_for_port,
+)
 from tests.running import GROCERY, GUARD_S, bridge, config_data, environment, running, wait_for
 
 
@@ -195,3 +201,16 @@ async def test_http_headers_are_sent_with_env_references_expanded(project: Proje
     for head in server.heads:
         assert "\r\nx-test: yes" in head
         assert "\r\nauthorization: bearer s3cret" in head
+
+
+async def test_the_apps_endpoint_keeps_idle_connections_past_the_clients_expiry() -> None:
+    """The bundled app's own server (a stand-in for any app served over HTTP) does not close an
+    idle connection while a client may still reuse it: closing at the same 5 s as the client
+    lost a request now and then (see the front door's test of the same)."""
+    server = GroceryOverHttp(free_port())
+    await server.start()
+    try:
+        idle = CLIENT_IDLE_EXPIRY_S + 1
+        assert await statuses_across_an_idle_pause(server.port, "/", idle) == [404, 404]
+    finally:
+        await server.kill()

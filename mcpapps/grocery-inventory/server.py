@@ -559,6 +559,10 @@ async def serve_http(host: str, port: int) -> None:
     config.errorlog = logging.getLogger("hypercorn.error")  # our stderr format, not a second one
     # Open GET streams would otherwise hold a shutdown for the default graceful timeout.
     config.graceful_timeout = 1.0
+    # Clients reuse an idle connection for up to 5 s (httpx's keepalive_expiry, so the SDK's
+    # client): closing idle ones at Hypercorn's default 5 s races them, and a request sent just
+    # as the server closes is lost ("Server disconnected without sending a response").
+    config.keep_alive_timeout = 75.0
 
     stop = trio.Event()
     async with manager.run(), trio.open_nursery() as nursery:
