@@ -9,15 +9,19 @@ caller, every session opened and warmed up before anything is timed:
 - `/mcp`: the aggregated endpoint of the same supervisor, the tool under its public name
   (`grocery.get_categories`), routed by the registry to the same app;
 - `direct`: the same app's own Streamable HTTP endpoint (`server.py --http`, a process of its
-  own), which is what a client would call without mcpapps.
+  own), which is what a client would call without mcpapps;
+- `stdio`: the same app on stdio (a process of its own) called by this process with the SDK's
+  stdio client, one session shared by every caller as the gateway shares its upstream session:
+  no HTTP at all. It is the hop the gateway adds behind its own HTTP endpoint, measured alone,
+  and so a floor for the gateway paths' extra cost over `direct`.
 
 For 1, 8 and 32 concurrent clients, the three paths take turns in short batches (the order
 rotates every round) so machine noise hits them alike; each batch is `--seconds` long, every
 caller calling in a loop. Per path and level: latency p50/p99, calls/s, and the CPU per call
 in each process: "client" (this process, the SDK clients), "gateway" (the supervisor) and "app"
-(the app's process: the supervisor's stdio child, or the direct HTTP server), from
-/proc/<pid>/stat. Then gateway / direct for latency (above 1: slower) and throughput (below 1:
-fewer calls/s).
+(the app's process: the supervisor's stdio child, the direct HTTP server, or the stdio app), from
+/proc/<pid>/stat. Then each path against direct for latency (above 1: slower) and throughput
+(below 1: fewer calls/s).
 
 Printed too: the protocol revision each path's client negotiated, the one the app's upstream
 session speaks (the tool `get_server_stats` tells), and how each endpoint answers a POST
@@ -55,6 +59,7 @@ import httpx2
 import mcp
 import mcp_types as types
 import trio
+from mcp import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.helpers import free_port, wait_for_port
@@ -185,6 +190,7 @@ class Route:
     prefix: str  # of the tool names on this path
     gateway_pid: int | None = None  # the supervisor, on the two gateway paths
     app_pid: int | None = None
+    shared: bool = False  # one client session for every caller (stdio), not one each
     clients: list[mcp.Client] = dataclasses.field(default_factory=list)
     response_types: collections.Counter[str] = dataclasses.field(
         default_factory=collections.Counter
@@ -317,9 +323,20 @@ async def bench(args: argparse.Namespace) -> None:
                     ),
                     "/mcp": Route("/mcp", f"{gateway}/mcp", PREFIX, supervisor.pid),
                     "direct": Route("direct", f"http://127.0.0.1:{direct_port}/mcp", ""),
+                    "stdio": Route("stdio", "", "", shared=True),
                 }
                 async with contextlib.AsyncExitStack() as stack:
                     for path in paths.values():
+                        if path.shared:
+                            app = StdioServerParameters(
+                                command=sys.executable,
+                                args=["server.py"],
+                                cwd=str(root / "apps" / APP),
+                                env=environment(),
+                            )
+                            stdio = await stack.enter_async_context(mcp.Client(app, mode=args.mode))
+                            path.clients = [stdio] * clients_needed
+                            continue
                         for _ in range(clients_needed):
                             path.clients.append(
                                 await stack.enter_async_context(
@@ -368,7 +385,7 @@ async def measure(
         name: result_json(await c.call_tool(paths[name].tool, arguments))
         for name, c in first.items()
     }
-    assert answers["/apps/mcp"] == answers["/mcp"] == answers["direct"], answers
+    assert len({json.dumps(a, sort_keys=True) for a in answers.values()}) == 1, answers
     stats = {
         name: result_json(await c.call_tool(paths[name].prefix + STATS_TOOL, {}))
         for name, c in first.items()
@@ -386,6 +403,7 @@ async def measure(
     for name, path in paths.items():
         eras = ", ".join(sorted({c.protocol_version for c in path.clients}))
         print(f"  {name:9s} client ↔ {'gateway' if path.gateway_pid else 'app':7s} {eras}")
+    print(f"  {'':9s} (stdio: one session, {len(paths['stdio'].clients)} callers share it)")
     print(
         f"  {'':9s} gateway ↔ app     {stats['/apps/mcp']['protocolVersion']} (stdio; the"
         f" supervisor logged: {running.group(2)})"
@@ -394,7 +412,7 @@ async def measure(
     # Warm up every session, untimed.
     async with trio.open_nursery() as nursery:
         for path in paths.values():
-            for client in path.clients:
+            for client in path.clients[:1] if path.shared else path.clients:
                 nursery.start_soon(warm_up, client, path.tool, arguments)
     for path in paths.values():
         path.response_types.clear()
@@ -427,6 +445,8 @@ def report(
 ) -> None:
     print("responses to the timed POSTs (content type, status):")
     for name, path in paths.items():
+        if path.shared:
+            continue  # no HTTP
         kinds = ", ".join(f"{kind} x{n:,}" for kind, n in path.response_types.most_common())
         print(f"  {name:9s} {kinds}")
     gateway_sse = any(
@@ -473,18 +493,31 @@ def report(
             )
 
     print(
-        "\ngateway / direct (latency: above 1 is slower; calls/s: below 1 is fewer; CPU: all"
-        " three processes per call)"
+        "\neach path / direct (latency: above 1 is slower; calls/s: below 1 is fewer; CPU: all"
+        " its processes per call)"
     )
     print(f"  {'path':9s} {'clients':>7s} {'p50':>7s} {'p99':>7s} {'calls/s':>8s} {'CPU':>7s}")
     for level in CONCURRENCY:
         d = measured["direct", level]
-        for name in ("/apps/mcp", "/mcp"):
+        for name in ("/apps/mcp", "/mcp", "stdio"):
             m = measured[name, level]
             print(
                 f"  {name:9s} {level:7d} {m.p(50) / d.p(50):6.2f}x {m.p(99) / d.p(99):6.2f}x"
                 f" {m.rate / d.rate:7.2f}x {m.cpu_us_total() / d.cpu_us_total():6.2f}x"
             )
+
+    print(
+        "\nwhat the gateway adds to direct at p50, beside the stdio hop alone (the app's SDK"
+        " answering on stdio, no HTTP): the gateway path is an HTTP endpoint like direct's,"
+        " plus that hop"
+    )
+    for level in CONCURRENCY:
+        d, stdio = measured["direct", level], measured["stdio", level]
+        added = measured["/apps/mcp", level].p(50) - d.p(50)
+        print(
+            f"  {level:2d} clients: /apps/mcp adds {added * 1e3:+6.2f} ms;"
+            f" the stdio hop alone takes {stdio.p(50) * 1e3:6.2f} ms"
+        )
 
 
 def main() -> None:
