@@ -23,6 +23,11 @@ in each process: "client" (this process, the SDK clients), "gateway" (the superv
 /proc/<pid>/stat. Then each path against direct for latency (above 1: slower) and throughput
 (below 1: fewer calls/s).
 
+Last, the budget that follows for a gateway at one client (what HTTP costs the app more than
+stdio, in CPU per call) beside what the supervisor spends, and what Hypercorn alone spends per
+request when it answers a fixed reply with nothing behind it (a process of its own, POSTed the
+same body one request at a time).
+
 Printed too: the protocol revision each path's client negotiated, the one the app's upstream
 session speaks (the tool `get_server_stats` tells), and how each endpoint answers a POST
 (plain JSON or an SSE stream), seen on the wire by an httpx2 response hook.
@@ -85,6 +90,30 @@ code = profile.runcall(main, ["run", "--config", "config.toml"])
 profile.dump_stats(sys.argv[1])
 sys.exit(code)
 """
+
+# Hypercorn's Trio worker serving an ASGI app that answers every POST with a fixed JSON-RPC
+# result: what any gateway built on it pays per request before doing anything of its own.
+BARE_HYPERCORN = """\
+import sys, trio, hypercorn.trio
+from hypercorn.config import Config
+BODY = b'{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}'
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        while (await receive())["type"] != "lifespan.shutdown":
+            await send({"type": "lifespan.startup.complete"})
+        await send({"type": "lifespan.shutdown.complete"})
+        return
+    while (await receive()).get("more_body"):
+        pass
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(BODY))]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": BODY})
+config = Config()
+config.bind = [f"127.0.0.1:{sys.argv[1]}"]
+config.accesslog = None
+trio.run(hypercorn.trio.serve, app, config)
+"""
+BARE_CALLS = 2000
 
 
 def cpu_s(pid: int | None) -> float:
@@ -430,8 +459,44 @@ async def measure(
                 await batch(paths[name], level, args.seconds, arguments, measured[name, level])
                 measured[name, level].log_lines += supervisor.lines - lines
 
-    report(args, paths, measured)
+    bare_us = await bare_hypercorn_cpu_us(arguments)
+    report(args, paths, measured, bare_us)
     return stats["/apps/mcp"]["pid"]
+
+
+async def bare_hypercorn_cpu_us(arguments: dict[str, Any]) -> float:
+    """CPU per request of Hypercorn alone (`BARE_HYPERCORN`), POSTed the same tools/call body one
+    at a time from one connection."""
+    port = free_port()
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": TOOL, "arguments": arguments},
+        }
+    )
+    with tempfile.TemporaryDirectory(prefix="mcpapps-bench-") as tmp:
+        script = Path(tmp) / "bare_hypercorn.py"
+        script.write_text(BARE_HYPERCORN)
+        server = Child(
+            "bare Hypercorn", [sys.executable, str(script), str(port)], Path(tmp), environment()
+        )
+        async with trio.open_nursery() as nursery:
+            await server.start(nursery)
+            try:
+                await server.wait_for_port(port)
+                async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+                    headers = {"content-type": "application/json"}
+                    for _ in range(WARM_UP):
+                        (await http.post("/mcp", content=body, headers=headers)).raise_for_status()
+                    before = cpu_s(server.pid)
+                    for _ in range(BARE_CALLS):
+                        (await http.post("/mcp", content=body, headers=headers)).raise_for_status()
+                    return (cpu_s(server.pid) - before) / BARE_CALLS * 1e6
+            finally:
+                await server.stop()
+                nursery.cancel_scope.cancel()
 
 
 async def warm_up(client: mcp.Client, tool: str, arguments: dict[str, Any]) -> None:
@@ -441,7 +506,10 @@ async def warm_up(client: mcp.Client, tool: str, arguments: dict[str, Any]) -> N
 
 
 def report(
-    args: argparse.Namespace, paths: dict[str, Route], measured: dict[tuple[str, int], Measured]
+    args: argparse.Namespace,
+    paths: dict[str, Route],
+    measured: dict[tuple[str, int], Measured],
+    bare_us: float,
 ) -> None:
     print("responses to the timed POSTs (content type, status):")
     for name, path in paths.items():
@@ -518,6 +586,18 @@ def report(
             f"  {level:2d} clients: /apps/mcp adds {added * 1e3:+6.2f} ms;"
             f" the stdio hop alone takes {stdio.p(50) * 1e3:6.2f} ms"
         )
+
+    # One call at a time, the path's processes work one after the other: the gateway path can
+    # match direct only if the gateway costs no more than what HTTP costs the app over stdio.
+    d, stdio = measured["direct", 1], measured["stdio", 1]
+    budget = d.cpu_us("app") - stdio.cpu_us("app")
+    print(
+        f"\nat 1 client the app spends {d.cpu_us('app'):.0f} µs of CPU per call on HTTP and"
+        f" {stdio.cpu_us('app'):.0f} µs on stdio: a gateway in front of its stdio could cost"
+        f" about {budget:.0f} µs per call to match direct; the supervisor spends"
+        f" {measured['/apps/mcp', 1].cpu_us('gateway'):.0f} µs, and Hypercorn alone, answering a"
+        f" fixed reply with nothing behind it, {bare_us:.0f} µs per request"
+    )
 
 
 def main() -> None:
