@@ -33,6 +33,7 @@ _RAW: TypeAdapter[Wire] = TypeAdapter(dict[str, Any])
 UI_EXTENSION = "io.modelcontextprotocol/ui"
 UI_MIME_TYPE = "text/html;profile=mcp-app"
 MAX_PAGES = 10_000  # a server that hands out cursors forever must not hold start-up forever
+KEEPALIVE_EXPIRY_S = 2.0  # idle connections to an http app; see `http_transport`
 
 _MODES: Mapping[Protocol, str] = {
     "auto": "auto",
@@ -379,10 +380,14 @@ _ELICIT: TypeAdapter[Any] = TypeAdapter(types.ElicitResult)
 
 def http_transport(url: str, headers: Mapping[str, str], timeout_s: float) -> Any:
     """The SDK's Streamable HTTP client with the app's headers. The read timeout is the app's
-    request timeout plus a margin: our own deadline is the one that should fire first."""
+    request timeout plus a margin: our own deadline is the one that should fire first. Idle
+    connections are dropped after 2 s, well before servers close theirs (uvicorn and Hypercorn
+    at 5 s, httpx's own default too): a request sent on a connection the server is closing at
+    that moment would be lost."""
     client = httpx2.AsyncClient(
         headers=dict(headers),
         timeout=httpx2.Timeout(30.0, read=timeout_s + 30.0),
+        limits=httpx2.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S),
     )
     return _owned_http_transport(client, url)
 

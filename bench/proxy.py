@@ -1,8 +1,8 @@
 """Gateway benchmark: what the front door adds to a tool call, against the app's own HTTP endpoint.
 
-Three ways to call the same tool of the bundled app `mcpapps/grocery-inventory` (copied into a
-temp project), each with the MCP SDK's Streamable HTTP client, one client session per concurrent
-caller, every session opened and warmed up before anything is timed:
+Four ways to call the same tool of the bundled app `mcpapps/grocery-inventory` (copied into a
+temp project), the first three with the MCP SDK's Streamable HTTP client, one client session per
+concurrent caller, every session opened and warmed up before anything is timed:
 
 - `/apps/mcp`: `/apps/mcp/grocery-inventory` of a real `mcpapps run` (a subprocess on a free
   port), which passes each request to the app's one upstream session (the app on stdio);
@@ -15,7 +15,7 @@ caller, every session opened and warmed up before anything is timed:
   no HTTP at all. It is the hop the gateway adds behind its own HTTP endpoint, measured alone,
   and so a floor for the gateway paths' extra cost over `direct`.
 
-For 1, 8 and 32 concurrent clients, the three paths take turns in short batches (the order
+For 1, 8 and 32 concurrent clients, the four paths take turns in short batches (the order
 rotates every round) so machine noise hits them alike; each batch is `--seconds` long, every
 caller calling in a loop. Per path and level: latency p50/p99, calls/s, and the CPU per call
 in each process: "client" (this process, the SDK clients), "gateway" (the supervisor) and "app"
@@ -426,7 +426,7 @@ async def measure(
     print(
         f"tool: {TOOL} with arguments {json.dumps(arguments)}"
         f" ({len(json.dumps(answers['direct']))} bytes of JSON);"
-        f" client mode {args.mode!r}, one SDK client session per concurrent caller"
+        f" client mode {args.mode!r}, one SDK client session per concurrent caller over HTTP"
     )
     print("protocol revision negotiated:")
     for name, path in paths.items():
@@ -590,7 +590,7 @@ def report(
     # One call at a time, the path's processes work one after the other: the gateway path can
     # match direct only if the gateway costs no more than what HTTP costs the app over stdio.
     d, stdio = measured["direct", 1], measured["stdio", 1]
-    budget = d.cpu_us("app") - stdio.cpu_us("app")
+    budget = max(0.0, d.cpu_us("app") - stdio.cpu_us("app"))
     print(
         f"\nat 1 client the app spends {d.cpu_us('app'):.0f} µs of CPU per call on HTTP and"
         f" {stdio.cpu_us('app'):.0f} µs on stdio: a gateway in front of its stdio could cost"

@@ -454,14 +454,15 @@ async def test_an_idle_connection_outlives_the_clients_idle_expiry(project: Proj
     their next request on it until then. A server that also closed idle connections at 5 s
     would race them, and a request sent as the server closes is lost ("Server disconnected
     without sending a response": the proxy benchmark hit it on the app's own endpoint, which
-    had Hypercorn's default of 5 s). A connection idle past those 5 s still serves."""
+    had Hypercorn's default of 5 s). A connection idle past those 5 s still serves, after a
+    route's answer and after the front door's own refusal alike."""
     write(project)
     async with supervisor_running(project) as supervisor:
         idle = CLIENT_IDLE_EXPIRY_S + 1
-        assert await statuses_across_an_idle_pause(supervisor.port, "/apps/health", idle) == [
-            200,
-            200,
-        ]
+        health = await statuses_across_an_idle_pause(supervisor.port, "/apps/health", idle)
+        assert health == [200, 200]
+        refused = await statuses_across_an_idle_pause(supervisor.port, "//apps/health", idle)
+        assert refused == [400, 400]
 
 
 async def test_shutdown_lets_a_call_through_the_front_door_finish(project: Project) -> None:

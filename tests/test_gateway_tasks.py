@@ -71,7 +71,8 @@ async def test_a_task_is_cancelled_and_bad_task_requests_get_the_apps_errors(
     assert cancelled["status"] == "cancelled"
     assert (await client.result("get_task", taskId=task_id))["status"] == "cancelled"
 
-    # The app's own refusals come back as they are; the session goes on working.
+    # The app's own refusal comes back as it is, a malformed task call gets the gateway's
+    # -32602 naming the field, and the session goes on working.
     unknown = await client.request("get_task", taskId="no-such-task")
     assert not unknown["ok"]
     assert unknown["code"] == -32602, unknown

@@ -180,7 +180,7 @@ class AppEndpoint:
         started would be lost to the client. (On 2026-07-28 tasks are an extension whose
         results the SDK passes on unchecked.)"""
         params = ctx.params
-        if ctx.method != "tools/call" or is_modern(ctx) or not params or "task" not in params:
+        if ctx.method != "tools/call" or is_modern(ctx) or not params or params.get("task") is None:
             return await call_next(ctx)
         try:
             typed = types.CallToolRequestParams.model_validate(params, by_name=False)

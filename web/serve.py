@@ -70,6 +70,9 @@ async def serve_front_door(
     # chats and the apps, each within its grace, and this function cancels the rest.
     hyper.graceful_timeout = math.inf
     hyper.accesslog = None
+    # Clients reuse an idle connection for up to 5 s (httpx, so the SDK's client): closing idle
+    # ones at Hypercorn's default 5 s would race them and lose a request now and then.
+    hyper.keep_alive_timeout = 75.0
     hyper.errorlog = logging.getLogger("mcpapps.web.hypercorn")
 
     facts_in, facts = trio.open_memory_channel[Any](WATCH_BUFFER)
