@@ -58,6 +58,7 @@ from actors.upstream import (
     is_connection_error,
     is_timeout,
 )
+from supervisor import jsonin
 from supervisor.envrefs import expand
 from supervisor.lifecycle import AppState
 from supervisor.manifest import AppDefinition
@@ -942,6 +943,8 @@ def _unsendable(message: CallTool | UpstreamRequest) -> str | None:
     session's writer uses (pydantic's), whose limits are its own: a lone surrogate (which a JSON
     `\\ud800` escape makes) has no UTF-8 form, and nesting has a maximum depth."""
     method, params, what = _request_of(message)
+    if jsonin.depth(params) > jsonin.MAX_DEPTH:
+        return f"{what} cannot be sent to the app: {jsonin.too_deep('its params')}"
     try:
         request = types.JSONRPCRequest(jsonrpc="2.0", id=0, method=method, params=params)
         request.model_dump_json(by_alias=True, exclude_unset=True)

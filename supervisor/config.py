@@ -21,6 +21,7 @@ import attrs
 from cattrs.errors import ClassValidationError
 from cattrs.gen import make_dict_structure_fn, override
 
+from supervisor.limits import LimitsConfig
 from supervisor.manifest import Protocol, RequestTimeout, StartupTimeout
 from supervisor.policy import (
     SUPERVISION_KEYS,
@@ -142,6 +143,7 @@ class Config:
     agent: AgentConfig = attrs.Factory(AgentConfig)
     state: StateConfig = attrs.Factory(StateConfig)
     log: LogConfig = attrs.Factory(LogConfig)
+    limits: LimitsConfig = attrs.Factory(LimitsConfig)
 
     @property
     def folder(self) -> Path:

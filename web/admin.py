@@ -8,7 +8,6 @@ before a request gets here (`web.asgi`).
 from __future__ import annotations
 
 import contextlib
-import json
 from typing import Any
 
 import attrs
@@ -36,6 +35,7 @@ from actors.messages import (
 )
 from actors.runtime import AskTimeout, Mailbox, Overloaded, ask
 from actors.upstream import Catalog
+from supervisor import jsonin
 from supervisor.manifest import camel
 from supervisor.metrics import CONTENT_TYPE, Metrics
 from supervisor.structuring import show
@@ -92,7 +92,7 @@ def admin_blueprint(registry: Mailbox[Any], metrics: Metrics) -> Blueprint:
     @admin.post("/admin/call")
     async def call() -> Any:
         # Read first, whatever the answer: no unread body is left on a kept-alive connection.
-        body = await request.get_data(as_text=True)
+        body = await request.get_data()
         if request.mimetype != "application/json":
             return json_error(
                 415,
@@ -171,15 +171,10 @@ def catalog_json(catalog: Catalog) -> dict[str, Any]:
     }
 
 
-def parse_call(body: str) -> tuple[str, dict[str, Any]]:
+def parse_call(body: str | bytes) -> tuple[str, dict[str, Any]]:
     """The public name and arguments of a `POST /admin/call` body; a ValueError says exactly
     what is wrong with it."""
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError as error:
-        raise ValueError(
-            f"the body is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
-        ) from None
+    data = jsonin.loads(body)
     if not isinstance(data, dict):
         raise ValueError(
             'the body must be a JSON object {"name": "<tool>", "arguments": {...}},'

@@ -9,10 +9,15 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import mcp_types as types
+import trio
+
 from actors.messages import Lookup, UnknownApp
 from actors.runtime import Mailbox, ask
 from supervisor.lifecycle import AppState
+from supervisor.limits import DEFAULT_LIMITS, LimitsConfig
 from web.endpoints import AggregateEndpoint, AppEndpoint
+from web.intake import Refused, jsonrpc_error, mcp_body_problem, read_body, replaying, request_ids
 from web.routes import ASK_TIMEOUT_S
 from web.security import (
     AccessPolicy,
@@ -38,12 +43,16 @@ async def send_json_error(
     message: str,
     *,
     headers: list[tuple[bytes, bytes]] = (),  # type: ignore[assignment]
+    websocket: bool = False,
     **extra: Any,
 ) -> None:
+    """The error body every refusal has. A WebSocket upgrade is refused with the same status and
+    body, as the HTTP answer to its handshake (ASGI's `websocket.http.response`)."""
     body = json.dumps({"error": {"code": code, "message": message, **extra}}).encode()
+    kind = "websocket.http.response" if websocket else "http.response"
     await send(
         {
-            "type": "http.response.start",
+            "type": f"{kind}.start",
             "status": status,
             "headers": [
                 (b"content-type", b"application/json"),
@@ -52,7 +61,7 @@ async def send_json_error(
             ],
         }
     )
-    await send({"type": "http.response.body", "body": body})
+    await send({"type": f"{kind}.body", "body": body})
 
 
 class FrontDoor:
@@ -63,8 +72,10 @@ class FrontDoor:
         routes: Any,
         apps: Mapping[str, AppEndpoint],
         aggregate: AggregateEndpoint,
+        limits: LimitsConfig = DEFAULT_LIMITS,
     ) -> None:
         self._policy = policy
+        self._limits = limits
         self._registry = registry
         self._routes = routes
         self._apps = apps
@@ -87,25 +98,27 @@ class FrontDoor:
         headers = header_map(scope["headers"])
         host, origin = headers.get("host"), headers.get("origin")
         is_http = scope["type"] == "http"
+
+        async def deny(*args: Any, **kwargs: Any) -> None:
+            await send_json_error(send, *args, websocket=not is_http, **kwargs)
+
+        if is_http:
+            send = finishing(send)
         if not host_allowed(self._policy, host):
-            if is_http:
-                await send_json_error(
-                    send,
-                    421,
-                    "host_not_allowed",
-                    f"the Host header '{host}' is not accepted: use localhost, 127.0.0.1 or"
-                    " [::1], or add the name to server.public_hosts",
-                )
+            await deny(
+                421,
+                "host_not_allowed",
+                f"the Host header '{host}' is not accepted: use localhost, 127.0.0.1 or"
+                " [::1], or add the name to server.public_hosts",
+            )
             return
         if not origin_allowed(self._policy, origin, host):
-            if is_http:
-                await send_json_error(
-                    send,
-                    403,
-                    "origin_not_allowed",
-                    f"requests from the origin '{origin}' are not accepted: add it to"
-                    " server.allowed_origins",
-                )
+            await deny(
+                403,
+                "origin_not_allowed",
+                f"requests from the origin '{origin}' are not accepted: add it to"
+                " server.allowed_origins",
+            )
             return
         if is_http and origin is not None:
             if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
@@ -114,39 +127,49 @@ class FrontDoor:
             send = _with_cors(send, origin)
         path: str = scope["path"]
         if not plain_path(path):
-            if is_http:
-                await send_json_error(
-                    send, 400, "bad_path", "the request path must start with a single '/'"
-                )
+            await deny(400, "bad_path", "the request path must start with a single '/'")
             return
         if needs_token(self._policy, path) and not authorized(self._policy, headers):
-            if is_http:
-                await send_json_error(
-                    send,
-                    401,
-                    "unauthorized",
-                    "this server needs its token: send 'Authorization: Bearer <token>' or"
-                    " open /login?token=<token> in the browser",
-                    headers=[(b"www-authenticate", b"Bearer")],
-                )
-            return
-        is_mcp = is_http and (path.rstrip("/") == "/mcp" or path.startswith(APP_PREFIX))
-        if is_mcp and scope["method"] == "POST" and not _is_json(headers.get("content-type")):
-            await send_json_error(
-                send,
-                415,
-                "unsupported_media_type",
-                "MCP requests are JSON-RPC: send them with 'Content-Type: application/json'",
+            await deny(
+                401,
+                "unauthorized",
+                "this server needs its token: send 'Authorization: Bearer <token>' or"
+                " open /login?token=<token> in the browser",
+                headers=[(b"www-authenticate", b"Bearer")],
             )
             return
-        if is_http and path.rstrip("/") == "/mcp":
-            await self._aggregate.manager.handle_request(scope, receive, send)
-        elif is_http and path.startswith(APP_PREFIX):
-            await self._app(path[len(APP_PREFIX) :].rstrip("/"), scope, receive, send)
+        if not is_http:
+            await self._routes(scope, receive, send)
+            return
+        body = await read_body(receive, self._limits.max_body_bytes, self._limits.body_timeout_s)
+        if isinstance(body, Refused):
+            if body.status != 499:  # nobody to answer when the client is gone
+                await send_json_error(send, body.status, body.code, body.message)
+            return
+        receive = replaying(body, receive)
+        is_mcp = path.rstrip("/") == "/mcp" or path.startswith(APP_PREFIX)
+        if is_mcp and scope["method"] == "POST":
+            if not _is_json(headers.get("content-type")):
+                await send_json_error(
+                    send,
+                    415,
+                    "unsupported_media_type",
+                    "MCP requests are JSON-RPC: send them with 'Content-Type: application/json'",
+                )
+                return
+            if (problem := mcp_body_problem(body)) is not None:
+                await _send_jsonrpc_error(send, 400, types.INVALID_REQUEST, problem)
+                return
+        if path.rstrip("/") == "/mcp":
+            await _serve_mcp(self._aggregate, scope, receive, send, headers, body)
+        elif path.startswith(APP_PREFIX):
+            await self._app(path[len(APP_PREFIX) :].rstrip("/"), scope, receive, send, body)
         else:
             await self._routes(scope, receive, send)
 
-    async def _app(self, app_id: str, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def _app(
+        self, app_id: str, scope: dict[str, Any], receive: Any, send: Any, body: bytes
+    ) -> None:
         endpoint = self._apps.get(app_id)
         try:
             status = await ask(self._registry, lambda r: Lookup(app_id, r), ASK_TIMEOUT_S)
@@ -174,7 +197,89 @@ class FrontDoor:
                 lastError=status.last_error,
             )
             return
+        await _serve_mcp(endpoint, scope, receive, send, header_map(scope["headers"]), body)
+
+
+async def _serve_mcp(
+    endpoint: AppEndpoint | AggregateEndpoint,
+    scope: dict[str, Any],
+    receive: Any,
+    send: Any,
+    headers: dict[str, str],
+    body: bytes,
+) -> None:
+    """Hand the request to the endpoint's SDK session manager, refusing a request id that is
+    already in flight on the session, and saying when to try again if no session can open."""
+    session = headers.get("mcp-session-id")
+    if scope["method"] != "POST":
         await endpoint.manager.handle_request(scope, receive, send)
+        return
+    if session is None:
+        await endpoint.manager.handle_request(scope, receive, _retry_later_when_full(send))
+        return
+    ids = request_ids(body)
+    if (taken := endpoint.in_flight.taken(session, ids)) is not None:
+        message = (
+            f"the request id {taken} is already in use by a request in flight on this session:"
+            " give each request of a session its own id"
+        )
+        await _send_jsonrpc_error(send, 400, types.INVALID_REQUEST, message)
+        return
+    endpoint.in_flight.hold(session, ids)
+    try:
+        await endpoint.manager.handle_request(scope, receive, send)
+    finally:
+        endpoint.in_flight.release(session, ids)
+
+
+SESSIONS_RETRY_AFTER_S = 30  # sessions end as clients close them or go idle
+
+
+def _retry_later_when_full(send: Any) -> Any:
+    """The SDK refuses a new session with 503 when `limits.max_sessions` are open; this adds
+    when to try again."""
+
+    async def send_with_retry_after(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start" and message["status"] == 503:
+            retry = (b"retry-after", str(SESSIONS_RETRY_AFTER_S).encode())
+            message = {**message, "headers": [*message.get("headers", []), retry]}
+        await send(message)
+
+    return send_with_retry_after
+
+
+async def _send_jsonrpc_error(send: Any, status: int, code: int, message: str) -> None:
+    body = jsonrpc_error(code, message)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def finishing(send: Any) -> Any:
+    """A `send` whose last message of a response is not cut short by cancellation.
+
+    Hypercorn finishes the connection's business (closing it when the request's body was not
+    read, or starting its idle timer to keep it alive) inside that last `send`, and Quart-Trio
+    cancels its own request task as soon as that send has told it the exchange is over: the
+    business is left half done, and the connection is never closed, or never answers again.
+    Hypercorn writes the bytes themselves under a shield already; this shields the rest."""
+
+    async def send_to_the_end(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            with trio.CancelScope(shield=True):
+                await send(message)
+        else:
+            await send(message)
+
+    return send_to_the_end
 
 
 def _is_json(content_type: str | None) -> bool:

@@ -22,6 +22,7 @@ from actors.agent import Event, TextPiece, ToolFinished, ToolStarted, TurnError,
 from actors.chat import GetSession, Turn
 from actors.chatstore import StoreError
 from actors.runtime import AskTimeout, Mailbox, ask
+from supervisor import jsonin
 from web.errors import json_error
 
 KEEP_ALIVE_S = 15.0
@@ -39,10 +40,10 @@ def chat_blueprint(chats: Mailbox[Any]) -> Blueprint:
 
     @chat.post("/apps/chat")
     async def post_chat() -> Any:
-        body = await request.get_json(force=True, silent=True)
         try:
+            body = jsonin.loads(await request.get_data())
             session_id, user = parse_chat_request(body)
-        except BadChatRequest as error:
+        except (BadChatRequest, jsonin.JSONInputError) as error:
             return json_error(400, "bad_request", str(error))
         events_in, events = trio.open_memory_channel[Event](math.inf)
         await chats.send(Turn(session_id, user, events_in))

@@ -36,12 +36,12 @@ from actors.messages import (
 from actors.runtime import Mailbox, ask
 from actors.upstream import Catalog, Wire
 from supervisor import __version__
+from supervisor.limits import DEFAULT_LIMITS, LimitsConfig
+from web.intake import InFlightIds
 from web.relay import Audience, ClientCaller, app_params, complete_input, is_modern, mcp_error
 
 logger = logging.getLogger("mcpapps.web")
 
-MAX_BODY_BYTES = 4 * 1024 * 1024  # a request body larger than this is refused with 413
-SESSION_IDLE_S = 30 * 60  # a client session nobody has used for this long is closed
 ASK_TIMEOUT_S = 10.0
 
 
@@ -106,21 +106,24 @@ class _Endpoint(Server[Any]):
         )
 
 
-def _manager(server: Server[Any]) -> StreamableHTTPSessionManager:
+def _manager(server: Server[Any], limits: LimitsConfig) -> StreamableHTTPSessionManager:
     # SSE responses, not JSON: a request's stream is where the app's sampling, elicitation and
     # progress reach the client that asked (SPEC §7.3).
     return StreamableHTTPSessionManager(
         server,
         json_response=False,
-        session_idle_timeout=SESSION_IDLE_S,
-        max_request_body_size=MAX_BODY_BYTES,
+        session_idle_timeout=limits.session_idle_s,
+        max_request_body_size=limits.max_body_bytes,
+        max_sessions=limits.max_sessions,
     )
 
 
 class AppEndpoint:
     """`/apps/mcp/<appId>` for one app."""
 
-    def __init__(self, app_id: str, registry: Mailbox[Any]) -> None:
+    def __init__(
+        self, app_id: str, registry: Mailbox[Any], limits: LimitsConfig = DEFAULT_LIMITS
+    ) -> None:
         self.app_id = app_id
         self._registry = registry
         self.audience = Audience(on_close=self._release)
@@ -129,7 +132,8 @@ class AppEndpoint:
             self.server.add_request_handler(method, params_type, self._forward)
         self.server.middleware.append(self._mirror_capabilities)
         self.server.middleware.append(self._task_augmented_call)
-        self.manager = _manager(self.server)
+        self.manager = _manager(self.server, limits)
+        self.in_flight = InFlightIds()
 
     def _release(self, owner: str) -> None:
         self._registry.tell(ToApp(self.app_id, ReleaseSubscriptions(owner)))
@@ -266,7 +270,7 @@ def _with_session_id(ctx: ServerRequestContext[Any, Any], params: Wire | None) -
 class AggregateEndpoint:
     """`/mcp`: every model-visible tool of every Running app, under its public name."""
 
-    def __init__(self, registry: Mailbox[Any]) -> None:
+    def __init__(self, registry: Mailbox[Any], limits: LimitsConfig = DEFAULT_LIMITS) -> None:
         self._registry = registry
         self.audience = Audience()
         self.server = _Endpoint("mcpapps", self.audience)
@@ -274,7 +278,8 @@ class AggregateEndpoint:
             "tools/list", types.PaginatedRequestParams, self._list_tools
         )
         self.server.add_request_handler("tools/call", types.CallToolRequestParams, self._call)
-        self.manager = _manager(self.server)
+        self.manager = _manager(self.server, limits)
+        self.in_flight = InFlightIds()
 
     async def _list_tools(self, ctx: ServerRequestContext[Any, Any], _params: Any) -> Wire:
         table = await ask(self._registry, GetToolTable)

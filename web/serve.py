@@ -58,11 +58,12 @@ async def serve_front_door(
     `GRACEFUL_S`. (A client that stops reading can hold a write that cannot be cancelled: the
     supervisor does not wait for it, see `supervisor.run`.)"""
     statuses = await ask(registry, Snapshot)
-    apps = {s.id: AppEndpoint(s.id, registry) for s in statuses}
-    aggregate = AggregateEndpoint(registry)
+    limits = config.limits
+    apps = {s.id: AppEndpoint(s.id, registry, limits) for s in statuses}
+    aggregate = AggregateEndpoint(registry, limits)
     sandbox = config.sandbox.origin if config.sandbox.enabled else None
     routes = create_app(registry, policy, sandbox, chats=chats, metrics=metrics)
-    front_door = FrontDoor(policy, registry, routes, apps, aggregate)
+    front_door = FrontDoor(policy, registry, routes, apps, aggregate, limits)
 
     hyper = HypercornConfig()
     hyper.bind = [f"{url_host(config.server.host)}:{config.server.port}"]
@@ -72,7 +73,7 @@ async def serve_front_door(
     hyper.accesslog = None
     # Clients reuse an idle connection for up to 5 s (httpx, so the SDK's client): closing idle
     # ones at Hypercorn's default 5 s would race them and lose a request now and then.
-    hyper.keep_alive_timeout = 75.0
+    hyper.keep_alive_timeout = limits.keep_alive_s
     hyper.errorlog = logging.getLogger("mcpapps.web.hypercorn")
 
     facts_in, facts = trio.open_memory_channel[Any](WATCH_BUFFER)

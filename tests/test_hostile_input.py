@@ -1,0 +1,296 @@
+"""Hostile input at the front door, over real HTTP to a real `mcpapps run`: every malformed
+request gets a 4xx that says why (never a 500 or a traceback in the log), nothing is left
+unanswered, no connection is wedged, and the limits of `[limits]` hold on every route."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx2
+import pytest
+import trio
+import trio_websocket
+
+from supervisor import jsonin
+from tests.helpers import Project
+from tests.rawhttp import raw_connection, request
+from tests.running import Supervisor, supervisor_running
+from tests.test_front_door import MCP_HEADERS, TOKEN, events, http, write
+from tests.test_grocery_app import INITIALIZE
+
+HANG_GUARD_S = 15  # far longer than any answer here takes; far shorter than a request timeout
+
+
+def nested(levels: int) -> Any:
+    value: Any = 1
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+def deep_text(levels: int) -> str:
+    return '{"a":' * levels + "1" + "}" * levels
+
+
+def no_tracebacks(supervisor: Supervisor) -> None:
+    assert "Traceback" not in supervisor.log, supervisor.log[-3000:]
+
+
+async def open_session(client: httpx2.AsyncClient, path: str) -> dict[str, str]:
+    opened = await client.post(path, json=INITIALIZE, headers=MCP_HEADERS)
+    assert opened.status_code == 200, opened.text
+    session = {**MCP_HEADERS, "mcp-session-id": opened.headers["mcp-session-id"]}
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert (await client.post(path, json=initialized, headers=session)).status_code == 202
+    return session
+
+
+# ---- bodies that are not JSON we take: 400, on every route ------------------------------------
+
+BAD_BODIES = {
+    "not UTF-8": b'{"name":"\xff"}',
+    "UTF-16 with a BOM": '{"name": "grocery.get_stores"}'.encode("utf-16"),
+    "UTF-8-encoded surrogate": b'{"name":"\xed\xa0\x80"}',
+    "nested 1000 levels": ('{"name":"x","arguments":' + deep_text(1000) + "}").encode(),
+    "nested 65 levels": ('{"name":"x","arguments":' + deep_text(64) + "}").encode(),
+}
+
+
+async def test_bodies_that_are_not_json_we_take_are_400_on_admin_and_chat(
+    project: Project,
+) -> None:
+    write(project)
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        for name, body in BAD_BODIES.items():
+            for path in ("/admin/call", "/apps/chat"):
+                response = await client.post(
+                    path, content=body, headers={"content-type": "application/json"}
+                )
+                assert response.status_code == 400, (name, path, response.text)
+                assert response.json()["error"]["code"] == "bad_request", (name, path)
+
+        # A chat's `/call` with arguments nested too deep: the call's own error, not the engine's.
+        message = "/call grocery.get_stores " + deep_text(1000)
+        response = await client.post("/apps/chat", json={"message": message})
+        frames = [
+            json.loads(line[5:]) for line in response.text.splitlines() if line[:5] == "data:"
+        ]
+        results = [f for f in frames if f["type"] == "result"]
+        assert len(results) == 1, frames
+        assert results[0]["isError"]
+        assert "invalid arguments" in results[0]["text"]
+        assert "nests more than" in results[0]["text"]
+        assert not [f for f in frames if f["type"] == "error"], frames
+        no_tracebacks(supervisor)
+
+
+# ---- one nesting limit, refused up front on every route ---------------------------------------
+
+
+async def test_arguments_an_app_cannot_read_are_refused_at_once_on_every_route(
+    project: Project,
+) -> None:
+    write(project)
+    too_deep = nested(220)  # passes a serializer's checks, refused by the app's parser
+    call = {"name": "get_stores", "arguments": too_deep}
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        with trio.fail_after(HANG_GUARD_S):
+            for path, name in (
+                ("/apps/mcp/grocery-inventory", "get_stores"),
+                ("/mcp", "grocery.get_stores"),
+            ):
+                session = await open_session(client, path)
+                params = {**call, "name": name}
+                message = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
+                response = await client.post(path, json=message, headers=session)
+                assert response.status_code == 400, response.text
+                error = response.json()["error"]
+                assert error["code"] == -32600
+                assert f"more than {jsonin.MAX_DEPTH} levels" in error["message"]
+
+            admin = await client.post(
+                "/admin/call", json={"name": "grocery.get_stores", "arguments": too_deep}
+            )
+            assert admin.status_code == 400, admin.text
+
+            # Just within the limit: the app reads it and answers.
+            fits = {"name": "grocery.get_stores", "arguments": {"x": nested(jsonin.MAX_DEPTH - 2)}}
+            answered = await client.post("/admin/call", json=fits)
+            assert answered.status_code == 200, answered.text
+        no_tracebacks(supervisor)
+
+
+# ---- a body no route reads leaves the connection working --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "target"),
+    [
+        ("PUT", "/admin/call"),  # 405
+        ("GET", "/metrics"),  # 200, with a body it ignores
+        ("POST", "/admin/reload"),  # 501
+        ("POST", "/no/such/route"),  # 404
+    ],
+)
+async def test_a_body_in_a_later_packet_that_no_route_reads_leaves_the_connection_working(
+    project: Project, method: str, target: str
+) -> None:
+    write(project)
+    async with supervisor_running(project) as supervisor:
+        port = supervisor.port
+        async with raw_connection(port) as connection:
+            head = request(
+                method, target, port, content_length="2", content_type="application/json"
+            )
+            with trio.fail_after(HANG_GUARD_S):
+                await connection.send(head)
+                await trio.sleep(0.05)  # the body comes in a packet of its own
+                await connection.send(b"{}")
+                first = await connection.response()
+                assert first is not None
+                await connection.send(request("GET", "/apps/health", port))
+                second = await connection.response()
+            assert second is not None
+            assert second.status == 200, second
+
+
+# ---- a reused request id --------------------------------------------------------------------
+
+
+async def test_a_request_id_in_flight_on_the_session_is_refused_and_the_first_answered(
+    project: Project,
+) -> None:
+    write(project, "", ("slow", ()))
+    path = "/apps/mcp/slow"
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        session = await open_session(client, path)
+        call = {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {"name": "sleep", "arguments": {"seconds": 1}},
+        }
+        first: list[httpx2.Response] = []
+
+        async def call_first() -> None:
+            first.append(await client.post(path, json=call, headers=session))
+
+        with trio.fail_after(HANG_GUARD_S):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(call_first)
+                await supervisor.wait_for_log("sleep started")
+                ping = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
+                second = await client.post(path, json=ping, headers=session)
+        assert second.status_code == 400, second.text
+        assert second.json()["error"]["code"] == -32600
+        assert "already in use" in second.json()["error"]["message"]
+        answers = events(first[0])
+        assert answers[-1]["id"] == 7
+        assert answers[-1]["result"]["content"][0]["text"] == "slept"
+
+        # Once answered, the id is free again.
+        again = await client.post(path, json=call, headers=session)
+        assert events(again)[-1]["result"]["content"][0]["text"] == "slept"
+
+
+# ---- WebSocket upgrades are refused like any request ------------------------------------------
+
+
+async def upgrade(port: int, host: str, headers: list[tuple[bytes, bytes]]) -> Any:
+    """A WebSocket handshake to /admin/events with the Host and headers given; what the
+    server answered if it refused."""
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    rejections: list[trio_websocket.ConnectionRejected] = []
+    try:
+        async with trio.open_nursery() as nursery:
+            connection = await trio_websocket.wrap_client_stream(
+                nursery, stream, host, "/admin/events", extra_headers=headers
+            )
+            await connection.aclose()
+    except* trio_websocket.ConnectionRejected as group:
+        rejections.extend(group.exceptions)  # type: ignore[arg-type]
+    assert rejections, "the upgrade was accepted"
+    return rejections[0]
+
+
+async def test_a_refused_websocket_upgrade_gets_the_same_status_as_http(project: Project) -> None:
+    write(project, "always_require_auth = true\n" + f'token = "{TOKEN}"')
+    auth = [(b"Authorization", f"Bearer {TOKEN}".encode())]
+    async with supervisor_running(project) as supervisor:
+        own = f"127.0.0.1:{supervisor.port}"
+        cases = [
+            (401, "unauthorized", own, []),
+            (421, "host_not_allowed", "evil.example", auth),
+            (403, "origin_not_allowed", own, [*auth, (b"Origin", b"http://evil.example")]),
+        ]
+        for status, code, host, headers in cases:
+            with trio.fail_after(HANG_GUARD_S):
+                rejected = await upgrade(supervisor.port, host, headers)
+            assert rejected.status_code == status
+            assert json.loads(rejected.body)["error"]["code"] == code
+        no_tracebacks(supervisor)
+
+
+# ---- limits: body size and deadline, sessions, idle connections ------------------------------
+
+LIMITS = """
+[limits]
+max_body_bytes = 1000
+body_timeout_s = 1
+max_sessions = 2
+keep_alive_s = 1
+"""
+
+
+async def test_one_body_limit_for_every_route(project: Project) -> None:
+    write(project, "", extra=LIMITS)
+    big = json.dumps({"message": "x" * 1000}).encode()
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        for path in ("/admin/call", "/apps/chat", "/mcp", "/apps/mcp/grocery-inventory"):
+            response = await client.post(path, content=big, headers=MCP_HEADERS)
+            assert response.status_code == 413, (path, response.text)
+        no_tracebacks(supervisor)
+
+
+async def test_a_body_never_finished_is_refused_after_the_deadline(project: Project) -> None:
+    write(project, "", extra=LIMITS)
+    async with supervisor_running(project) as supervisor:
+        for target in ("/admin/call", "/apps/mcp/grocery-inventory"):
+            async with raw_connection(supervisor.port) as connection:
+                head = request(
+                    "POST",
+                    target,
+                    supervisor.port,
+                    content_length="100",
+                    content_type="application/json",
+                )
+                with trio.fail_after(HANG_GUARD_S):
+                    await connection.send(head + b'{"name":')
+                    response = await connection.response()
+                assert response is not None
+                assert response.status == 408, response
+
+
+async def test_sessions_beyond_the_cap_are_503_with_retry_after(project: Project) -> None:
+    write(project, "", extra=LIMITS)
+    path = "/apps/mcp/grocery-inventory"
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        await open_session(client, path)
+        await open_session(client, path)
+        refused = await client.post(path, json=INITIALIZE, headers=MCP_HEADERS)
+        assert refused.status_code == 503, refused.text
+        assert int(refused.headers["retry-after"]) > 0
+        # The other endpoint has its own sessions.
+        await open_session(client, "/mcp")
+
+
+async def test_an_idle_connection_is_closed_after_keep_alive_s(project: Project) -> None:
+    write(project, "", extra=LIMITS)
+    async with supervisor_running(project) as supervisor:
+        for target in ("/apps/health", "/admin/apps", "/no/such/route"):
+            async with raw_connection(supervisor.port) as connection:
+                with trio.fail_after(HANG_GUARD_S):
+                    await connection.send(request("GET", target, supervisor.port))
+                    assert await connection.response() is not None
+                    assert await connection.response() is None  # closed by the server

@@ -1,0 +1,137 @@
+"""What the front door does with a request's body before any route sees it: read it whole,
+under one size limit and one deadline for every route, and hand the routes a `receive` that
+replays it.
+
+Reading it here, once, is what makes the limits the same everywhere (the MCP endpoints, Quart's
+routes), and it leaves no body unread on a kept-alive connection whatever a route answers (a 405
+or a 404 that never looks at the body): the next request on that connection is served as usual.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+import trio
+
+from supervisor import jsonin
+
+
+@attrs.frozen
+class Refused:
+    """Why a body was not taken, as the HTTP answer says it."""
+
+    status: int
+    code: str
+    message: str
+
+
+async def read_body(receive: Any, max_bytes: int, timeout_s: float) -> bytes | Refused:
+    """The whole body, or why not: larger than `max_bytes` (413), not finished within
+    `timeout_s` (408), or the client went away (None of the routes will answer it anyway)."""
+    parts: list[bytes] = []
+    size = 0
+    with trio.move_on_after(timeout_s):
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return Refused(499, "client_closed", "the client closed the connection")
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > max_bytes:
+                return Refused(
+                    413,
+                    "body_too_large",
+                    f"the request body is larger than {max_bytes} bytes (limits.max_body_bytes)",
+                )
+            parts.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(parts)
+    return Refused(
+        408,
+        "body_timeout",
+        f"the request body was not finished within {timeout_s:g} s (limits.body_timeout_s)",
+    )
+
+
+def replaying(body: bytes, receive: Any) -> Any:
+    """A `receive` that gives the body read already, then passes on what comes next (the
+    client's disconnect)."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive_again() -> dict[str, Any]:
+        if pending:
+            return pending.pop()
+        return await receive()
+
+    return receive_again
+
+
+def mcp_body_problem(body: bytes) -> str | None:
+    """Why an MCP request body is refused before the SDK reads it: it nests deeper than the
+    one limit every route has. (Malformed JSON is left to the SDK, which answers it as JSON-RPC
+    says.)"""
+    if not jsonin.may_nest_too_deep(body):
+        return None
+    try:
+        jsonin.loads(body)
+    except jsonin.JSONInputError as error:
+        return str(error) if "nests more than" in str(error) else None
+    return None
+
+
+def request_ids(body: bytes) -> list[str]:
+    """The ids of the JSON-RPC requests in a body, as the SDK keys its streams (`str(id)`);
+    none if the body is not JSON-RPC (the SDK answers that)."""
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return []
+    messages = message if isinstance(message, list) else [message]
+    return [
+        str(m["id"])
+        for m in messages
+        if isinstance(m, dict)
+        and isinstance(m.get("method"), str)
+        and isinstance(m.get("id"), str | int)
+        and not isinstance(m.get("id"), bool)
+    ]
+
+
+def jsonrpc_error(code: int, message: str, request_id: Any = None) -> bytes:
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    ).encode()
+
+
+class InFlightIds:
+    """The JSON-RPC ids of the requests being answered on each MCP session of one endpoint.
+
+    The SDK keys a session's response streams by request id: a second request with the id of
+    one still in flight takes that key over, and the first request's stream then waits for an
+    answer that can never come. So a reused id is refused while its first request is open
+    (JSON-RPC lets a server refuse it; the client learns at once instead of timing out)."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, set[str]] = {}
+
+    def taken(self, session_id: str, ids: list[str]) -> str | None:
+        """The first of `ids` already in flight on the session (or repeated in `ids`)."""
+        open_ids = self._open.get(session_id, set())
+        seen: set[str] = set()
+        for request_id in ids:
+            if request_id in open_ids or request_id in seen:
+                return request_id
+            seen.add(request_id)
+        return None
+
+    def hold(self, session_id: str, ids: list[str]) -> None:
+        self._open.setdefault(session_id, set()).update(ids)
+
+    def release(self, session_id: str, ids: list[str]) -> None:
+        open_ids = self._open.get(session_id)
+        if open_ids is not None:
+            open_ids.difference_update(ids)
+            if not open_ids:
+                del self._open[session_id]
