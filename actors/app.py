@@ -24,6 +24,7 @@ import mcp_types as types
 import trio
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 
+from actors.cancellation import split_cancelled
 from actors.messages import (
     AppNotification,
     AppStatus,
@@ -455,7 +456,14 @@ class AppActor:
         restarted as the policy says), never the actor, the registry or another app."""
         try:
             await fn(*args)
-        except Exception as error:
+        except BaseException as caught:
+            cancelled, error = split_cancelled(caught)
+            if not isinstance(error, Exception):
+                raise
+            if cancelled or death.event.is_set():
+                # Failed as the incarnation went down: that is the death, declared already.
+                logger.debug("app %s: %s ended with the incarnation", self.id, fn.__name__)
+                return
             if is_connection_error(first_leaf(error)):
                 await self._connection_lost(death, first_leaf(error))
             else:
@@ -833,7 +841,14 @@ class AppActor:
             self._last_heard = trio.current_time()
             self._subscribed(message)
             answer = result
-        except Exception as error:
+        except BaseException as caught:
+            cancelled, error = split_cancelled(caught)
+            if not isinstance(error, Exception):
+                raise
+            if cancelled:
+                # Failed as the incarnation went down: the caller is told why below (or was
+                # told already by the death), and the cancellation has done its work.
+                return
             if is_timeout(error):
                 answer = CallTimeout(self.id, self._timeout_text(what, timeout, True))
                 return
