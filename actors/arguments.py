@@ -3,6 +3,7 @@ object is refused). Pure and light: the command line uses it without loading the
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,9 +22,13 @@ def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
         if not raw.strip():
             return {}
         try:
-            raw = jsonin.loads(raw)
-        except jsonin.JSONInputError as error:
-            raise ArgumentError(str(error).replace("the body ", "", 1)) from None
+            raw = json.loads(raw)
+        except json.JSONDecodeError as error:
+            raise ArgumentError(
+                f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
+            ) from None
+        except RecursionError:
+            raise ArgumentError(jsonin.too_deep("the arguments")) from None
     if not isinstance(raw, Mapping):
         raise ArgumentError(f"arguments must be a JSON object, got {_json_kind(raw)}")
     if jsonin.depth(raw) > jsonin.MAX_DEPTH:

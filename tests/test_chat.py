@@ -219,7 +219,7 @@ async def test_bad_requests_are_400_and_break_nothing(project: Project) -> None:
     write(project, "", ("fx", ()))
     async with supervisor_running(project) as supervisor, http(supervisor) as client:
         cases = {
-            b"not json": "the body must be a JSON object",
+            b"not json": "the body is not valid JSON",
             b"[1]": "the body must be a JSON object",
             b"{}": "'message' is missing or empty, and there are no 'appEvents'",
             b'{"message": "  "}': "'message' is missing or empty",
@@ -273,7 +273,7 @@ async def test_arguments_that_cannot_be_sent_harm_nothing(project: Project) -> N
         deep = json.dumps({"text": "a", "x": json.loads("[" * 300 + "]" * 300)})
         nested = await chat_data(client, body(f"/call fx.echo {deep}"))
         assert nested[2]["isError"] is True
-        assert "cannot be sent to the app as JSON" in nested[2]["text"]
+        assert "nests more than 64 levels" in nested[2]["text"]
         # The app was never touched: same process, and it answers.
         echoed = await chat_data(client, body(ECHO))
         assert echoed[2]["text"] == "hello"
