@@ -227,6 +227,14 @@ def report(soak: Soak, log: str, orphans: list[int]) -> None:
             f"{phase:8} {len(rows):7} {share:6.1f} {quantile(ok, 50):>8} {quantile(ok, 99):>8}"
             f" {quantile(err, 50):>8} {quantile(err, 99):>8}"
         )
+    for route in ("/apps/mcp", "/admin/call"):
+        rows = [c for c in soak.calls if c[0] == "during" and c[2] == route]
+        ok = [c[4] for c in rows if c[3] == "ok"]
+        err = [c[4] for c in rows if c[3] not in ("ok", "hung")]
+        print(
+            f"during, {route}: ok p50 {quantile(ok, 50)} ms ({len(ok)}),"
+            f" error p50 {quantile(err, 50)} ms ({len(err)})"
+        )
     kinds = collections.Counter((c[2], c[3]) for c in soak.calls if c[3] != "ok")
     print("errors by kind (route, outcome: count):")
     for (route, outcome), count in kinds.most_common():

@@ -16,6 +16,7 @@ from actors.messages import Lookup, UnknownApp
 from actors.runtime import Mailbox, ask
 from supervisor.lifecycle import AppState
 from supervisor.limits import DEFAULT_LIMITS, LimitsConfig
+from web.appstates import AppStates
 from web.endpoints import AggregateEndpoint, AppEndpoint
 from web.intake import Refused, jsonrpc_error, mcp_body_problem, read_body, replaying, request_ids
 from web.routes import ASK_TIMEOUT_S
@@ -73,9 +74,11 @@ class FrontDoor:
         apps: Mapping[str, AppEndpoint],
         aggregate: AggregateEndpoint,
         limits: LimitsConfig = DEFAULT_LIMITS,
+        states: AppStates | None = None,
     ) -> None:
         self._policy = policy
         self._limits = limits
+        self._states = states or AppStates()
         self._registry = registry
         self._routes = routes
         self._apps = apps
@@ -171,10 +174,13 @@ class FrontDoor:
         self, app_id: str, scope: dict[str, Any], receive: Any, send: Any, body: bytes
     ) -> None:
         endpoint = self._apps.get(app_id)
-        try:
-            status = await ask(self._registry, lambda r: Lookup(app_id, r), ASK_TIMEOUT_S)
-        except UnknownApp:
-            status = None
+        # An app known to be down is refused at once, without waiting on the registry.
+        status = self._states.get(app_id) if endpoint is not None else None
+        if status is None or status.state is AppState.RUNNING:
+            try:
+                status = await ask(self._registry, lambda r: Lookup(app_id, r), ASK_TIMEOUT_S)
+            except UnknownApp:
+                status = None
         if status is None or endpoint is None:
             await send_json_error(send, 404, "unknown_app", f"there is no app '{app_id}'")
             return

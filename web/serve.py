@@ -17,6 +17,7 @@ from actors.messages import (
     AppNotification,
     CatalogChanged,
     Snapshot,
+    StateChanged,
     ToolTableChanged,
     Watch,
 )
@@ -24,6 +25,7 @@ from actors.runtime import Mailbox, ask
 from actors.upstream import Catalog
 from supervisor.config import Config, url_host
 from supervisor.metrics import Metrics
+from web.appstates import AppStates
 from web.asgi import FrontDoor
 from web.endpoints import AggregateEndpoint, AppEndpoint
 from web.routes import create_app
@@ -63,7 +65,8 @@ async def serve_front_door(
     aggregate = AggregateEndpoint(registry, limits)
     sandbox = config.sandbox.origin if config.sandbox.enabled else None
     routes = create_app(registry, policy, sandbox, chats=chats, metrics=metrics)
-    front_door = FrontDoor(policy, registry, routes, apps, aggregate, limits)
+    states = AppStates()
+    front_door = FrontDoor(policy, registry, routes, apps, aggregate, limits, states)
 
     hyper = HypercornConfig()
     hyper.bind = [f"{url_host(config.server.host)}:{config.server.port}"]
@@ -86,7 +89,7 @@ async def serve_front_door(
     ):
         for endpoint in [aggregate, *apps.values()]:
             await stack.enter_async_context(endpoint.manager.run())
-        nursery.start_soon(_relay_facts, facts, apps, aggregate)
+        nursery.start_soon(_relay_facts, facts, apps, aggregate, states)
         binds = await nursery.start(
             lambda task_status: hypercorn.trio.serve(
                 front_door, hyper, shutdown_trigger=shutdown.wait, task_status=task_status
@@ -113,6 +116,7 @@ async def _relay_facts(
     facts: trio.MemoryReceiveChannel[Any],
     apps: dict[str, AppEndpoint],
     aggregate: AggregateEndpoint,
+    states: AppStates,
 ) -> None:
     """Registry facts → notifications: an app's catalog changes (including by a restart) tell
     its clients which lists to fetch again; its other notifications pass through; a change of
@@ -121,6 +125,8 @@ async def _relay_facts(
     async with trio.open_nursery() as nursery:
         async for fact in facts:
             match fact:
+                case StateChanged(status):
+                    states.record(status)
                 case CatalogChanged(app_id, catalog) if app_id in apps:
                     before = seen.get(app_id, Catalog())
                     seen[app_id] = catalog
