@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import mcp_types as types
-import trio
 
 from actors.messages import Lookup, UnknownApp
 from actors.runtime import Mailbox, ask
@@ -18,7 +17,8 @@ from supervisor.lifecycle import AppState
 from supervisor.limits import DEFAULT_LIMITS, LimitsConfig
 from web.appstates import AppStates
 from web.endpoints import AggregateEndpoint, AppEndpoint
-from web.intake import Refused, jsonrpc_error, mcp_body_problem, read_body, replaying, request_ids
+from web.intake import Refused, finishing, mcp_body_problem, read_body, replaying
+from web.mcpdoor import send_jsonrpc_error, serve_mcp
 from web.routes import ASK_TIMEOUT_S
 from web.security import (
     AccessPolicy,
@@ -161,10 +161,10 @@ class FrontDoor:
                 )
                 return
             if (problem := mcp_body_problem(body)) is not None:
-                await _send_jsonrpc_error(send, 400, types.INVALID_REQUEST, problem)
+                await send_jsonrpc_error(send, 400, types.INVALID_REQUEST, problem)
                 return
         if path.rstrip("/") == "/mcp":
-            await _serve_mcp(self._aggregate, scope, receive, send, headers, body)
+            await serve_mcp(self._aggregate, scope, receive, send, headers, body)
         elif path.startswith(APP_PREFIX):
             await self._app(path[len(APP_PREFIX) :].rstrip("/"), scope, receive, send, body)
         else:
@@ -203,89 +203,7 @@ class FrontDoor:
                 lastError=status.last_error,
             )
             return
-        await _serve_mcp(endpoint, scope, receive, send, header_map(scope["headers"]), body)
-
-
-async def _serve_mcp(
-    endpoint: AppEndpoint | AggregateEndpoint,
-    scope: dict[str, Any],
-    receive: Any,
-    send: Any,
-    headers: dict[str, str],
-    body: bytes,
-) -> None:
-    """Hand the request to the endpoint's SDK session manager, refusing a request id that is
-    already in flight on the session, and saying when to try again if no session can open."""
-    session = headers.get("mcp-session-id")
-    if scope["method"] != "POST":
-        await endpoint.manager.handle_request(scope, receive, send)
-        return
-    if session is None:
-        await endpoint.manager.handle_request(scope, receive, _retry_later_when_full(send))
-        return
-    ids = request_ids(body)
-    if (taken := endpoint.in_flight.taken(session, ids)) is not None:
-        message = (
-            f"the request id {taken} is already in use by a request in flight on this session:"
-            " give each request of a session its own id"
-        )
-        await _send_jsonrpc_error(send, 400, types.INVALID_REQUEST, message)
-        return
-    endpoint.in_flight.hold(session, ids)
-    try:
-        await endpoint.manager.handle_request(scope, receive, send)
-    finally:
-        endpoint.in_flight.release(session, ids)
-
-
-SESSIONS_RETRY_AFTER_S = 30  # sessions end as clients close them or go idle
-
-
-def _retry_later_when_full(send: Any) -> Any:
-    """The SDK refuses a new session with 503 when `limits.max_sessions` are open; this adds
-    when to try again."""
-
-    async def send_with_retry_after(message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.start" and message["status"] == 503:
-            retry = (b"retry-after", str(SESSIONS_RETRY_AFTER_S).encode())
-            message = {**message, "headers": [*message.get("headers", []), retry]}
-        await send(message)
-
-    return send_with_retry_after
-
-
-async def _send_jsonrpc_error(send: Any, status: int, code: int, message: str) -> None:
-    body = jsonrpc_error(code, message)
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
-
-
-def finishing(send: Any) -> Any:
-    """A `send` whose last message of a response is not cut short by cancellation.
-
-    Hypercorn finishes the connection's business (closing it when the request's body was not
-    read, or starting its idle timer to keep it alive) inside that last `send`, and Quart-Trio
-    cancels its own request task as soon as that send has told it the exchange is over: the
-    business is left half done, and the connection is never closed, or never answers again.
-    Hypercorn writes the bytes themselves under a shield already; this shields the rest."""
-
-    async def send_to_the_end(message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.body" and not message.get("more_body", False):
-            with trio.CancelScope(shield=True):
-                await send(message)
-        else:
-            await send(message)
-
-    return send_to_the_end
+        await serve_mcp(endpoint, scope, receive, send, header_map(scope["headers"]), body)
 
 
 def _is_json(content_type: str | None) -> bool:

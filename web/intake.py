@@ -5,6 +5,7 @@ replays it.
 Reading it here, once, is what makes the limits the same everywhere (the MCP endpoints, Quart's
 routes), and it leaves no body unread on a kept-alive connection whatever a route answers (a 405
 or a 404 that never looks at the body): the next request on that connection is served as usual.
+`finishing` sees the last message of the answer through whatever cancels the route's task.
 """
 
 from __future__ import annotations
@@ -103,6 +104,25 @@ def jsonrpc_error(code: int, message: str, request_id: Any = None) -> bytes:
     return json.dumps(
         {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
     ).encode()
+
+
+def finishing(send: Any) -> Any:
+    """A `send` whose last message of a response is not cut short by cancellation.
+
+    Hypercorn finishes the connection's business (closing it when the request's body was not
+    read, or starting its idle timer to keep it alive) inside that last `send`, and Quart-Trio
+    cancels its own request task as soon as that send has told it the exchange is over: the
+    business is left half done, and the connection is never closed, or never answers again.
+    Hypercorn writes the bytes themselves under a shield already; this shields the rest."""
+
+    async def send_to_the_end(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            with trio.CancelScope(shield=True):
+                await send(message)
+        else:
+            await send(message)
+
+    return send_to_the_end
 
 
 class InFlightIds:
