@@ -206,6 +206,7 @@ class CallPublicTool:
     meta: dict[str, Any] | None = None
     caller: Caller | None = None
     abandoned: trio.Event | None = None  # set when the caller gives up: the call is cancelled
+    resumed: Wire | None = None  # a 2026-07-28 retry's inputResponses and requestState
 
 
 @attrs.frozen

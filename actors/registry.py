@@ -212,7 +212,14 @@ class Registry:
 
     def _rebuild(self) -> None:
         running = [
-            AppTools(app_id, actor.definition.manifest.tool_name_prefix or "", catalog.tools)
+            AppTools(
+                app_id,
+                actor.definition.manifest.tool_name_prefix or "",
+                catalog.tools,
+                catalog.prompts,
+                catalog.resources,
+                catalog.resource_templates,
+            )
             for app_id, actor in self._actors.items()
             if (catalog := self._catalogs.get(app_id)) is not None
             and self._statuses[app_id].state is AppState.RUNNING
@@ -257,6 +264,8 @@ class Registry:
         params: dict[str, Any] = {"name": tool.name, "arguments": message.arguments}
         if message.meta:
             params["_meta"] = message.meta
+        if message.resumed:
+            params.update(message.resumed)
         request = UpstreamRequest(
             "tools/call", params, answer, message.caller, abandoned=message.abandoned
         )

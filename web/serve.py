@@ -21,11 +21,13 @@ from actors.messages import (
     Watch,
 )
 from actors.runtime import Mailbox, ask
+from actors.tooltable import ToolTable
 from actors.upstream import Catalog
 from supervisor.config import Config, url_host
 from supervisor.metrics import Metrics
+from web.aggregate import AggregateEndpoint
 from web.asgi import FrontDoor
-from web.endpoints import AggregateEndpoint, AppEndpoint
+from web.endpoints import AppEndpoint
 from web.routes import create_app
 from web.security import AccessPolicy
 
@@ -117,6 +119,7 @@ async def _relay_facts(
     its clients which lists to fetch again; its other notifications pass through; a change of
     the tool table tells the clients of `/mcp`."""
     seen: dict[str, Catalog] = {}
+    offered: ToolTable | None = None
     async with trio.open_nursery() as nursery:
         async for fact in facts:
             match fact:
@@ -140,9 +143,24 @@ async def _relay_facts(
                     schemas = {tool.public_name: tool.input_schema for tool in table.tools}
                     aggregate.server.input_schemas.clear()
                     aggregate.server.input_schemas.update(schemas)
-                    nursery.start_soon(
-                        aggregate.audience.notify, "notifications/tools/list_changed", None
-                    )
+                    for method in _aggregate_changes(offered, table):
+                        nursery.start_soon(aggregate.audience.notify, method, None)
+                    offered = table
+
+
+def _aggregate_changes(before: ToolTable | None, after: ToolTable) -> list[str]:
+    """The list_changed notifications `/mcp` sends when its tool table becomes `after`."""
+    if before is None:
+        before = ToolTable()
+    changed = []
+    if before.tools != after.tools:
+        changed.append("notifications/tools/list_changed")
+    if before.offers.prompts != after.offers.prompts:
+        changed.append("notifications/prompts/list_changed")
+    old, new = before.offers, after.offers
+    if old.resources != new.resources or old.templates != new.templates:
+        changed.append("notifications/resources/list_changed")
+    return changed
 
 
 def _input_schemas(catalog: Catalog) -> dict[str, Any]:
