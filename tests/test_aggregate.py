@@ -5,6 +5,7 @@ a real `mcpapps run` with the bundled grocery app and the fixture app."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import mcp
@@ -14,7 +15,14 @@ from tests.helpers import Project
 from tests.officialclients import ts_client
 from tests.running import GUARD_S, fixture_manifest, supervisor_running
 from tests.test_front_door import sdk_client
-from tests.test_gateway_clients import APP_ONLY, grocery_project, only_text, write_config
+from tests.test_gateway_clients import (
+    APP_ONLY,
+    CONFORMANCE_APP,
+    grocery_project,
+    only_text,
+    write_config,
+)
+from tests.test_handshake_style import EXPECTED, python_client
 
 UI_TOOL = "show_store_inventory_dashboard"
 
@@ -151,3 +159,29 @@ async def test_mcp_announces_prompt_list_changes(project: Project) -> None:
         assert after == before | {"fx.fresh"}
         methods = [n["method"] for n in client.notifications[seen:]]
         assert "notifications/tools/list_changed" not in methods
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_2026_app_asks_clients_of_both_eras_through_mcp(
+    project: Project, mode: str
+) -> None:
+    """The conformance fixture reached on 2026-07-28 asks by `input_required`: through `/mcp`
+    a 2026-07-28 client answers it by its own retry (passed through to the app), a handshake-era
+    client is asked on its request's stream and the front door retries for it."""
+    project.manifest(
+        "apps/conformance",
+        {
+            "id": "conformance",
+            "command": sys.executable,
+            "arguments": [str(CONFORMANCE_APP)],
+            "toolNamePrefix": "c.",
+        },
+    )
+    write_config(project, {"conformance": {"protocol": "stateless"}})
+    async with supervisor_running(project) as supervisor:
+        assert "protocol 2026-07-28)" in supervisor.log
+        async with python_client(supervisor.url("/mcp"), mode) as client:
+            sampled = await client.call_tool("c.test_sampling", {"prompt": "hello"})
+            assert sampled.content[0].text == "LLM response: echo hello"
+            elicited = await client.call_tool("c.test_elicitation", {"message": "who?"})
+            assert elicited.content[0].text == EXPECTED["test_elicitation"]

@@ -39,17 +39,30 @@ ASKING = frozenset(
         "elicitation-sep1330-enums",
     }
 )
+# The scenarios about what `/mcp` serves: no logging/setLevel, completions or subscriptions.
+ON_MCP = ASKING | {
+    "server-initialize",
+    "ping",
+    "tools-list",
+    "tools-call-simple-text",
+    "prompts-list",
+    "prompts-get-simple",
+    "resources-list",
+    "resources-read-text",
+    "dns-rebinding-protection",
+    "server-sse-multiple-streams",
+}
 USER = {"username": "ada", "email": "ada@example.com"}
 
 
-def handshake_project(project: Project, protocol: str | None = None) -> None:
+def handshake_project(project: Project, protocol: str | None = None, prefix: str = "hs.") -> None:
     project.manifest(
         "apps/hs",
         {
             "id": "hs",
             "command": sys.executable,
             "arguments": [str(HANDSHAKE_APP)],
-            "toolNamePrefix": "hs.",
+            "toolNamePrefix": prefix,
         },
     )
     write_config(project, {"hs": {"protocol": protocol}} if protocol else None)
@@ -111,7 +124,9 @@ async def test_the_suite_passes_through_the_gateway_as_directly(
 ) -> None:
     """Every scenario the app passes directly (on its own HTTP endpoint) passes through
     `/apps/mcp/hs` with the default config, the asking ones included: the app is reached over
-    the handshake, which it offers."""
+    the handshake, which it offers. So does every one of them that `/mcp` serves (it has no
+    logging/setLevel, completions or subscriptions), with the app offering its names
+    unprefixed there, as the scenarios call them."""
     port = free_port()
     with (tmp_path / "app.log").open("wb") as errlog:
         process = await trio.lowlevel.open_process(
@@ -129,13 +144,22 @@ async def test_the_suite_passes_through_the_gateway_as_directly(
             await stop(process)
     assert direct.passed >= ASKING, direct.summary()
 
-    handshake_project(project)
+    handshake_project(project, prefix="")
     async with supervisor_running(project) as supervisor:
         through = await conformance_through(supervisor, "hs")
+        url = f"http://localhost:{supervisor.port}/mcp"
+        run = functools.partial(run_conformance, url, timeout=SUITE_TIMEOUT_S)
+        aggregate = await trio.to_thread.run_sync(run)
     assert "protocol 2025-11-25)" in supervisor.log
-    print(f"direct {len(direct.passed)}, through the gateway {len(through.passed)}")
+    print(
+        f"direct {len(direct.passed)}, /apps/mcp/hs {len(through.passed)},"
+        f" /mcp {len(aggregate.passed)}"
+    )
     missing = direct.passed - through.passed
     assert not missing, f"{through.summary()}\n\nsupervisor log:\n{supervisor.log[-6000:]}"
+    missing = (direct.passed & ON_MCP) - aggregate.passed
+    assert not missing, f"{aggregate.summary()}\n\nsupervisor log:\n{supervisor.log[-6000:]}"
+    assert aggregate.passed >= ASKING
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
