@@ -282,3 +282,42 @@ async def test_a_client_without_the_capability_is_not_asked(project: Project) ->
                 await client.call_tool("test_elicitation", {"message": "m"})
             assert "did not declare the elicitation capability" in str(refused.value)
             assert await client.call_tool("test_simple_text", {})
+
+
+async def test_a_retry_must_answer_the_question_it_was_given(project: Project) -> None:
+    """A 2026-07-28 retry with our `requestState` must name the same tool and carry the answer
+    under the key it was given; a wrong retry is refused and the question still waits, so the
+    right retry then completes the call."""
+    handshake_project(project)
+    async with supervisor_running(project) as supervisor:
+        url = supervisor.url("/apps/mcp/hs")
+        async with python_client(url, "2026-07-28") as client:
+            session = client.session  # below the client's own retries
+
+            async def call(name: str, **fields: Any) -> Any:
+                params = types.CallToolRequestParams(
+                    name=name, arguments={"message": "m"}, **fields
+                )
+                return await session.send_request(
+                    types.CallToolRequest(params=params), types.CallToolResult
+                )
+
+            asked = await session.send_request(
+                types.CallToolRequest(
+                    params=types.CallToolRequestParams(
+                        name="test_elicitation", arguments={"message": "m"}
+                    )
+                ),
+                types.InputRequiredResult,
+            )
+            [key] = asked.input_requests
+            answer = {key: {"action": "accept", "content": USER}}
+            state = asked.request_state
+            with pytest.raises(mcp.MCPError) as wrong_tool:
+                await call("test_sampling", input_responses=answer, request_state=state)
+            assert "belongs to a request for 'test_elicitation'" in str(wrong_tool.value)
+            with pytest.raises(mcp.MCPError) as no_answer:
+                await call("test_elicitation", input_responses={}, request_state=state)
+            assert f"no answer under inputResponses['{key}']" in str(no_answer.value)
+            done = await call("test_elicitation", input_responses=answer, request_state=state)
+            assert done.content[0].text == EXPECTED["test_elicitation"]
