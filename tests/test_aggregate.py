@@ -185,3 +185,27 @@ async def test_a_2026_app_asks_clients_of_both_eras_through_mcp(
             assert sampled.content[0].text == "LLM response: echo hello"
             elicited = await client.call_tool("c.test_elicitation", {"message": "who?"})
             assert elicited.content[0].text == EXPECTED["test_elicitation"]
+
+
+async def test_mcp_announces_no_resource_subscriptions(project: Project) -> None:
+    """`/mcp` has resources to list and read but none to subscribe to (their updates come on
+    the app's own endpoint): it says so to clients of both eras, and a 2026-07-28 listen stream
+    naming a resource is refused."""
+    grocery_project(project)
+    async with supervisor_running(project) as supervisor:
+        async with sdk_client(supervisor.url("/mcp"), "legacy") as client:
+            resources = client.server_capabilities.resources
+            assert resources is not None
+            assert not resources.subscribe
+            assert resources.list_changed
+        async with sdk_client(supervisor.url("/mcp"), "2026-07-28") as client:
+            # A pinned client adopts a stand-in without asking: ask.
+            discovered = await client.session.send_discover("2026-07-28")
+            resources = discovered["capabilities"]["resources"]
+            assert "subscribe" not in resources
+            assert resources["listChanged"] is True
+        async with sdk_client(supervisor.url("/mcp"), "2026-07-28") as client:
+            with pytest.raises(mcp.MCPError) as refused:
+                async with client.listen(resource_subscriptions=["ui://grocery/x.html"]):
+                    pass
+            assert "no resource subscriptions" in str(refused.value)

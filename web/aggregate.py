@@ -52,7 +52,8 @@ class AggregateEndpoint:
         self._registry = registry
         self.audience = Audience()
         self.round_trips = RoundTrips()
-        self.server = _Endpoint("mcpapps", self.audience)
+        self.server = _Endpoint("mcpapps", self.audience, self._listen)
+        self.server.middleware.append(_no_subscriptions)
         add = self.server.add_request_handler
         add("tools/list", types.PaginatedRequestParams, self._list_tools)
         add("tools/call", types.CallToolRequestParams, self._call)
@@ -62,6 +63,16 @@ class AggregateEndpoint:
         add("resources/templates/list", types.PaginatedRequestParams, self._list_templates)
         add("resources/read", types.ReadResourceRequestParams, self._read_resource)
         self.manager = _manager(self.server)
+
+    async def _listen(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
+        """A 2026-07-28 client's `subscriptions/listen`: list changes, but no resources (a
+        resource's updates come from its app's session: `/apps/mcp/<appId>` has them)."""
+        if params.notifications.resource_subscriptions:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                "/mcp offers no resource subscriptions; subscribe on /apps/mcp/<appId>",
+            )
+        return await self.audience.listen(ctx, params)
 
     async def _table(self) -> ToolTable:
         return await ask(self._registry, GetToolTable)
@@ -169,6 +180,18 @@ class AggregateEndpoint:
 
         result = await send(params)
         return for_client(ctx, await complete_input(ctx, caller, params, result, send))
+
+
+async def _no_subscriptions(ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+    """The SDK announces `resources.subscribe` to 2026-07-28 clients whenever
+    `subscriptions/listen` is served; `/mcp` serves it for list changes only."""
+    result = await call_next(ctx)
+    if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
+        capabilities = result.get("capabilities")
+        resources = capabilities.get("resources") if isinstance(capabilities, dict) else None
+        if isinstance(resources, dict):
+            resources.pop("subscribe", None)
+    return result
 
 
 def _complete(ctx: ServerRequestContext[Any, Any]) -> Callable[[Wire], Awaitable[Wire]]:
