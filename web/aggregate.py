@@ -1,4 +1,4 @@
-"""`/mcp`, the endpoint for agents (SPEC §7.5): every model-visible tool of every Running app
+"""`/mcp`, the endpoint for agents: every model-visible tool of every Running app
 under its public name, and the apps' prompts, resources and resource templates
 (actors/offers.py says how they are named and routed), on the SDK's server like `/apps/mcp`.
 
@@ -33,7 +33,8 @@ _RESUMED = ("inputResponses", "requestState")
 
 
 def for_model(tool: PublicTool, result: Wire) -> Wire:
-    """A tool with a UI keeps its structuredContent from the model (SPEC §6)."""
+    """A tool with a UI keeps its structuredContent from the model, as in the tool bridge: the
+    UI reads it, the model reads the text."""
     if tool.ui_resource_uri is not None and "structuredContent" in result:
         return {k: v for k, v in result.items() if k != "structuredContent"}
     return result

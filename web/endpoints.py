@@ -2,7 +2,7 @@
 
 - `AppEndpoint`, `/apps/mcp/<appId>` (SPEC §7.3): everything a client asks is passed to the
   app's one upstream session, owned by its app actor, and the app's answer comes back as it is;
-- `AggregateEndpoint`, `/mcp` (SPEC §7.5): in web/aggregate.py, on the same server class.
+- `AggregateEndpoint`, `/mcp`: in web/aggregate.py, on the same server class.
 
 Neither keeps app state: each request becomes a message to the registry, which routes it.
 """
