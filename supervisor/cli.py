@@ -97,6 +97,11 @@ def _add_remote_commands(commands: Any) -> dict[str, argparse.ArgumentParser]:
             "list every app of a running supervisor: state, pid, restarts, tools, last error",
         ),
         "call": add("call", "call a tool of a running supervisor by its public name"),
+        "reload": add(
+            "reload",
+            "re-read the config and the manifests of a running supervisor and apply the"
+            " difference; prints what was started, stopped, restarted, unchanged and refused",
+        ),
     }
     call = parsers["call"]
     call.add_argument(
@@ -138,6 +143,8 @@ def _remote_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
                 return remote.apps(api, as_json=args.json, out=out)
             if args.command == "call":
                 return remote.call(api, args.tool, arguments, as_json=args.json, out=out, err=err)
+            if args.command == "reload":
+                return remote.reload(api, as_json=args.json, out=out)
             if args.command == "logs":
                 return remote.logs(api, args.app, as_json=args.json, out=out)
             return remote.control(api, args.app, args.command, as_json=args.json, out=out)

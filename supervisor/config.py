@@ -104,6 +104,7 @@ class AppsConfig:
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     protocol: Protocol = "auto"
+    watch: bool = False  # reload when a file under discovery_paths or config.toml changes
     entries: dict[str, AppEntry] = attrs.Factory(dict)
     # `[apps.inline.<id>]`: manifests written in config.toml (snake_case keys). They are checked
     # app by app during discovery, so that one bad inline app does not stop the others.

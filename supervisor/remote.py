@@ -263,6 +263,22 @@ def _status_line(status: Mapping[str, Any]) -> str:
     return line
 
 
+def reload(remote: Remote, *, as_json: bool, out: TextIO) -> int:
+    """Ask for a reload and print the diff; exit status 1 when anything was refused."""
+    data = remote.post("/admin/reload")
+    if as_json:
+        _print_json(data, out)
+    else:
+        for key in ("started", "stopped", "restarted", "unchanged"):
+            print(f"{key}: {', '.join(data[key]) or '-'}", file=out)
+        for refusal in data["refused"]:
+            for problem in refusal["problems"]:
+                print(f"refused {refusal['app']}: {problem}", file=out)
+        for key in data["needsRestart"]:
+            print(f"needs a restart: {key} changed", file=out)
+    return 1 if data["refused"] else 0
+
+
 def logs(remote: Remote, app_id: str, *, as_json: bool, out: TextIO) -> int:
     """The last lines the app wrote to stderr (up to 200, kept by the supervisor)."""
     data = remote.get(f"/admin/apps/{quote(app_id, safe='')}")

@@ -243,10 +243,6 @@ async def test_commands_on_apps_that_cannot_run_or_do_not_exist(project: Project
         assert response.status_code == 405
         assert response.json()["error"]["code"] == "method_not_allowed"
 
-        response = await client.post("/admin/reload")
-        assert response.status_code == 501
-        assert response.json()["error"]["code"] == "not_implemented"
-
 
 # ---- calls -------------------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from actors.messages import AppStatus, Snapshot
 from actors.runtime import Mailbox, ask
 from supervisor.lifecycle import AppState
 from supervisor.metrics import Metrics
+from supervisor.reloader import Reload
 from web.admin import admin_blueprint
 from web.chat import chat_blueprint
 from web.errors import json_error
@@ -29,10 +30,11 @@ def create_app(
     *,
     chats: Mailbox[Any],
     metrics: Metrics,
+    reload: Reload | None = None,
 ) -> Any:
     app = QuartTrio("mcpapps")
     app.register_blueprint(chat_blueprint(chats))
-    app.register_blueprint(admin_blueprint(registry, metrics))
+    app.register_blueprint(admin_blueprint(registry, metrics, reload=reload))
 
     @app.get("/apps/health")
     async def health() -> Any:
