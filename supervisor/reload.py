@@ -97,6 +97,8 @@ def needs_restart(running: Config, loaded: Config) -> tuple[str, ...]:
     before = attrs.asdict(running, recurse=True)
     after = attrs.asdict(loaded, recurse=True)
     changed: list[str] = []
+    if running.apps.watch != loaded.apps.watch:
+        changed.append("apps.watch")  # the watcher is started (or not) with the process
     for section in after:
         if section == "path" or section in _APPLIED:
             continue

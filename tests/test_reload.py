@@ -343,3 +343,25 @@ async def test_watch_reloads_once_per_edit(project: Project) -> None:
         assert (await apps(supervisor))["one"]["pid"] != pid
         await trio.sleep(1.5)  # longer than the debounce: a second reload would show by now
         assert supervisor.log.count("reloading (") == 1, supervisor.log
+
+
+async def test_an_app_that_gave_up_starts_again_when_its_definition_changes(
+    project: Project,
+) -> None:
+    add_app(project, "broken", "--crash-at-start")
+    add_app(project, "fine")
+    write_config(project, apps="[apps.entries.broken]\nintensity = 1\n")
+    async with supervisor_running(project) as supervisor:
+        with trio.fail_after(GUARD_S):
+            while not (await apps(supervisor))["broken"]["gaveUp"]:
+                await trio.sleep(0.05)
+        # Reloading an unchanged definition leaves it as it is: given up.
+        _, body = await reload(supervisor)
+        assert sorted(body["unchanged"]) == ["broken", "fine"]
+        assert (await apps(supervisor))["broken"]["gaveUp"] is True
+        # The cause fixed: the reload starts it again.
+        add_app(project, "broken")
+        _, body = await reload(supervisor)
+        assert body["restarted"] == ["broken"]
+        await wait_running(supervisor, "broken")
+        assert (await apps(supervisor))["broken"]["gaveUp"] is False
