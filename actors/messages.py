@@ -251,3 +251,10 @@ class Reloaded:
     """A fact: a reload ended with `diff` (a `supervisor.reload.ReloadDiff`)."""
 
     diff: Any
+
+
+@attrs.frozen
+class GetToolReport:
+    """Every tool of every Running app as `actors.toolreport.ToolRow`s: offered or not, why."""
+
+    reply: Reply[Any]

@@ -27,6 +27,7 @@ from actors.messages import (
     CatalogChanged,
     Drain,
     GetStatus,
+    GetToolReport,
     GetToolTable,
     Lookup,
     Reloaded,
@@ -45,6 +46,7 @@ from actors.messages import (
 from actors.process import KILL_REAP_S, STDIN_CLOSE_GRACE_S
 from actors.reaper import Reaper
 from actors.runtime import AskTimeout, Forward, Mailbox, Overloaded, Reply, ask
+from actors.toolreport import tool_report
 from actors.tooltable import AppTools, ToolTable, build_tool_table
 from actors.upstream import Catalog
 from supervisor.discovery import DiscoveredApp, Discovery
@@ -187,6 +189,8 @@ class Registry:
                 self._route(app_id, request)
             case GetToolTable(reply):
                 reply.send(self._table)
+            case GetToolReport(reply):
+                reply.send(tool_report(self._table, self._running_tools()))
             case Snapshot(reply):
                 reply.send(self.snapshot())
             case Lookup(app_id, reply):
@@ -252,14 +256,16 @@ class Registry:
         ):
             self._rebuild()
 
-    def _rebuild(self) -> None:
-        running = [
+    def _running_tools(self) -> list[AppTools]:
+        return [
             AppTools(app_id, actor.definition.manifest.tool_name_prefix or "", catalog.tools)
             for app_id, actor in self._actors.items()
             if (catalog := self._catalogs.get(app_id)) is not None
             and self._statuses[app_id].state is AppState.RUNNING
         ]
-        table = build_tool_table(running)
+
+    def _rebuild(self) -> None:
+        table = build_tool_table(self._running_tools())
         if table != self._table:
             self._table = table
             self._publish(ToolTableChanged(table))

@@ -97,6 +97,11 @@ def _add_remote_commands(commands: Any) -> dict[str, argparse.ArgumentParser]:
             "list every app of a running supervisor: state, pid, restarts, tools, last error",
         ),
         "call": add("call", "call a tool of a running supervisor by its public name"),
+        "tools": add(
+            "tools",
+            "list every tool of a running supervisor: public name, model alias, visibility,"
+            " UI, and why a tool is not offered to the model",
+        ),
         "reload": add(
             "reload",
             "re-read the config and the manifests of a running supervisor and apply the"
@@ -143,6 +148,8 @@ def _remote_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
                 return remote.apps(api, as_json=args.json, out=out)
             if args.command == "call":
                 return remote.call(api, args.tool, arguments, as_json=args.json, out=out, err=err)
+            if args.command == "tools":
+                return remote.tools(api, as_json=args.json, out=out)
             if args.command == "reload":
                 return remote.reload(api, as_json=args.json, out=out)
             if args.command == "logs":

@@ -263,6 +263,32 @@ def _status_line(status: Mapping[str, Any]) -> str:
     return line
 
 
+def tools(remote: Remote, *, as_json: bool, out: TextIO) -> int:
+    """Every tool of every Running app: what the model is offered, under which names, and why
+    the others are not."""
+    data = remote.get("/admin/tools")
+    if as_json:
+        _print_json(data, out)
+        return 0
+    listed = data["tools"]
+    rows = [("APP", "PUBLIC NAME", "MODEL ALIAS", "VISIBILITY", "UI", "NOT OFFERED BECAUSE")]
+    rows += [
+        (
+            t["app"],
+            t["publicName"],
+            _cell(t["alias"]),
+            ",".join(t["visibility"]),
+            _cell(t["uiResourceUri"]),
+            "-" if t["offered"] else _cell(t["reason"]),
+        )
+        for t in listed
+    ]
+    _print_table(rows, out)
+    offered = sum(t["offered"] for t in listed)
+    print(f"\n{_count(len(listed), 'tool')}: {offered} offered to the model", file=out)
+    return 0
+
+
 def reload(remote: Remote, *, as_json: bool, out: TextIO) -> int:
     """Ask for a reload and print the diff; exit status 1 when anything was refused."""
     data = remote.post("/admin/reload")

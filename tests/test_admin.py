@@ -154,7 +154,7 @@ async def test_one_app_has_its_catalog_and_stderr_tail(project: Project) -> None
     )
     async with supervisor_running(project) as supervisor, http(supervisor) as client:
         grocery = await app_status(client, "grocery-inventory")
-        assert set(grocery) == LISTED | {"stderr", "catalog"}
+        assert set(grocery) == LISTED | {"stderr", "catalog", "tools"}
         catalog = grocery["catalog"]
         assert {tool["name"] for tool in catalog["tools"]} == GROCERY_TOOLS
         assert [len(catalog[k]) for k in ("resources", "resourceTemplates", "prompts")] == [1, 2, 3]

@@ -26,6 +26,7 @@ from actors.messages import (
     CallTimeout,
     GetCatalog,
     GetStatus,
+    GetToolReport,
     Restart,
     Snapshot,
     Start,
@@ -74,7 +75,15 @@ def admin_blueprint(
     async def app(app_id: str) -> Any:
         status = await _ask_app(registry, app_id, GetStatus, ASK_TIMEOUT_S)
         catalog = await _catalog(registry, app_id)
-        return {**status_json(status, stderr=True), "catalog": catalog_json(catalog)}
+        rows = await ask(registry, GetToolReport, ASK_TIMEOUT_S)
+        tools = [row.json() for row in rows if row.app_id == app_id]
+        detail = {**status_json(status, stderr=True), "catalog": catalog_json(catalog)}
+        return {**detail, "tools": tools}
+
+    @admin.get("/admin/tools")
+    async def tools() -> Any:
+        rows = await ask(registry, GetToolReport, ASK_TIMEOUT_S)
+        return {"tools": [row.json() for row in rows]}
 
     @admin.post("/admin/apps/<app_id>/<any(start, stop, restart):command>")
     async def control(app_id: str, command: str) -> Any:
