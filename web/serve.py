@@ -81,6 +81,7 @@ async def serve_front_door(
         chats=chats,
         metrics=metrics,
         reload=reload_then_serve if reload is not None else None,
+        public_url=config.server.public_url,
     )
     front_door = FrontDoor(policy, registry, routes, apps, aggregate)
 
