@@ -82,3 +82,40 @@ def test_settings_only_a_restart_applies(project: Project) -> None:
         "state.dir",
     ]
     assert needs_restart(before, attrs.evolve(before)) == ()
+
+
+async def test_the_registry_tells_its_watchers_how_a_reload_went(project: Project) -> None:
+    """In process: a watcher of the registry (the live page's source) hears `Reloaded` with the
+    same diff the reload answered, and the facts of the app it started."""
+    import trio
+
+    from actors.messages import Reloaded, StateChanged, StopAll, Watch
+    from actors.registry import Registry
+    from actors.runtime import ask
+    from supervisor.discovery import discover
+    from supervisor.reloader import Reloader
+    from tests.running import GUARD_S, environment, fixture_manifest
+
+    env = environment()
+    project.manifest("apps/one", fixture_manifest("one"))
+    project.config('[apps]\ndiscovery_paths = ["./apps"]\n[supervision]\nstop_grace_s = 1\n')
+    config = project.load(env)
+    registry = Registry(discover(config, env).apps, environ=env)
+    facts_in, facts = trio.open_memory_channel[object](1000)
+    with trio.fail_after(GUARD_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(registry.run)
+            registry.mailbox.tell(Watch(facts_in))
+            project.manifest("apps/two", fixture_manifest("two"))
+            diff = await Reloader(config, env, registry.mailbox).reload("a test")
+            assert diff.started == ("two",)
+            assert diff.unchanged == ("one",)
+            heard = []
+            async for fact in facts:
+                heard.append(fact)
+                if Reloaded(diff) in heard and any(
+                    isinstance(f, StateChanged) and f.status.id == "two" for f in heard
+                ):
+                    break
+            await ask(registry.mailbox, StopAll)
+            nursery.cancel_scope.cancel()
