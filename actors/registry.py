@@ -374,9 +374,13 @@ class Registry:
         }
         plan = plan_reload(running, discovery)
         async with trio.open_nursery() as nursery:
-            for app_id in (*plan.stop, *(app.id for app in plan.restart)):
-                assert app_id is not None
-                nursery.start_soon(self._retire, app_id)
+            for app_id in plan.stop:
+                nursery.start_soon(self._retire, app_id, False)
+            for app in plan.restart:
+                assert app.id is not None
+                # Its status stays until its successor's: a call meanwhile hears that the app
+                # is Stopped (for a moment), not that there is no such app.
+                nursery.start_soon(self._retire, app.id, True)
         started: list[str] = []
         for app in (*plan.restart, *plan.start):
             if self._stopping:
@@ -400,7 +404,7 @@ class Registry:
             )
         )
 
-    async def _retire(self, app_id: str) -> None:
+    async def _retire(self, app_id: str, replaced: bool) -> None:
         """Stop the app down its stop ladder (its calls in flight may finish first), then end
         its actor; whatever is still in its mailbox is answered, not dropped."""
         actor = self._actors[app_id]
@@ -411,7 +415,8 @@ class Registry:
         self._facts.pop(app_id, None)
         self._sources.pop(app_id, None)
         self._catalogs.pop(app_id, None)
-        self._statuses.pop(app_id, None)
+        if not replaced:
+            self._statuses.pop(app_id, None)
         self._scopes.pop(app_id).cancel()
         actor.mailbox.close()
         for message in actor.mailbox.take_waiting():
