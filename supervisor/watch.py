@@ -21,7 +21,8 @@ from supervisor.reloader import Reloader, ReloadRefused
 
 logger = logging.getLogger("mcpapps.supervisor")
 
-DEBOUNCE_MS = 800  # changes closer together than this are one batch
+QUIET_MS = 300  # a batch ends once no change has come for this long...
+DEBOUNCE_MS = 2000  # ...or after this long, if changes keep coming
 
 
 def watched_paths(config: Config) -> tuple[list[Path], list[Path]]:
@@ -60,7 +61,7 @@ async def watch_and_reload(config: Config, reloader: Reloader) -> None:
 
     async def watch() -> None:
         async for changes in watchfiles.awatch(
-            *folders, watch_filter=keep, debounce=DEBOUNCE_MS, stop_event=stop
+            *folders, watch_filter=keep, debounce=DEBOUNCE_MS, step=QUIET_MS, stop_event=stop
         ):
             names = sorted({path for _, path in changes})
             shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")

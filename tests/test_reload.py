@@ -332,16 +332,19 @@ async def test_watch_reloads_once_per_edit(project: Project) -> None:
         await supervisor.wait_for_log("watching ")
         pid = (await apps(supervisor))["one"]["pid"]
         path = project.root / "apps" / "one" / "openclaw.mcpapp.json"
-        # An editor's save: a temporary file renamed over the manifest, then touched again.
+        # An editor's save: a temporary file renamed over the manifest, then touched again, a
+        # moment apart each.
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(fixture_manifest("one", "--stderr-lines", "1")))
+        await trio.sleep(0.1)
         tmp.rename(path)
+        await trio.sleep(0.1)
         path.touch()
         await supervisor.wait_for_log("reloaded: ")
         assert "restarted one" in supervisor.log
         await wait_running(supervisor, "one")
         assert (await apps(supervisor))["one"]["pid"] != pid
-        await trio.sleep(1.5)  # longer than the debounce: a second reload would show by now
+        await trio.sleep(2.5)  # longer than the debounce: a second reload would show by now
         assert supervisor.log.count("reloading (") == 1, supervisor.log
 
 
