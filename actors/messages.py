@@ -233,3 +233,29 @@ class StopAll:
     """Stop every app in reverse start order (shutdown)."""
 
     reply: Reply[None]
+
+
+# Reload: the registry applies the difference between what runs and a new discovery.
+
+
+@attrs.frozen
+class ApplyReload:
+    """Start, stop and restart apps so that the registry runs what `discovery` describes
+    (a `supervisor.discovery.Discovery`); answered with the `supervisor.reload.ReloadDiff`."""
+
+    discovery: Any
+    reply: Reply[Any]
+
+
+@attrs.frozen
+class Reloaded:
+    """A fact: a reload ended with `diff` (a `supervisor.reload.ReloadDiff`)."""
+
+    diff: Any
+
+
+@attrs.frozen
+class GetToolReport:
+    """Every tool of every Running app as `actors.toolreport.ToolRow`s: offered or not, why."""
+
+    reply: Reply[Any]

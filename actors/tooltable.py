@@ -54,9 +54,21 @@ class AppTools:
 
 
 @attrs.frozen
+class NotOffered:
+    """A model-visible tool of a Running app that the model is not offered, and why."""
+
+    app_id: str
+    name: str  # the app's own name for it
+    public_name: str
+    reason: str  # one sentence naming the tool and the app
+    taken_by: str | None = None  # a name collision: the app that offers that public name
+
+
+@attrs.frozen
 class ToolTable:
     tools: tuple[PublicTool, ...] = ()
     warnings: dict[str, tuple[str, ...]] = attrs.Factory(dict)  # app id → warnings
+    not_offered: tuple[NotOffered, ...] = ()
     _by_public: dict[str, PublicTool] = attrs.Factory(dict)
     _by_alias: dict[str, PublicTool] = attrs.Factory(dict)
     offers: Offers = attrs.Factory(Offers)  # the prompts, resources and templates `/mcp` offers
@@ -124,6 +136,27 @@ def model_alias(public_name: str) -> str:
     return f"{safe[: 64 - _HASH_LENGTH - 1]}_{_short_hash(public_name)}"
 
 
+def _refusal(
+    app_id: str, name: str, public: str, raw: Wire, offered: Mapping[str, PublicTool]
+) -> tuple[str, str | None] | None:
+    """Why a model-visible tool is not offered (and, for a name collision, the app that has
+    the name), or None when it is."""
+    if not MCP_NAME.fullmatch(public):
+        return (
+            f"tool '{name}' of app '{app_id}' is not offered to the model: its public"
+            f" name '{public}' is not 1-128 characters of A-Z a-z 0-9 _ . -"
+        ), None
+    if problem := schema_problem(raw.get("inputSchema")):
+        return f"tool '{name}' of app '{app_id}' is not offered to the model: {problem}", None
+    if (owner := offered.get(public)) is not None:
+        return (
+            f"tool '{public}' of app '{app_id}' is not offered to the model: app"
+            f" '{owner.app_id}' already offers a tool of that name; set"
+            f" tool_name_prefix in [apps.entries.{app_id}] to tell them apart"
+        ), owner.app_id
+    return None
+
+
 def _short_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:_HASH_LENGTH]
 
@@ -136,30 +169,18 @@ def build_tool_table(apps: Iterable[AppTools]) -> ToolTable:
     by_public: dict[str, PublicTool] = {}
     by_alias: dict[str, PublicTool] = {}
     warnings: dict[str, list[str]] = {}
+    not_offered: list[NotOffered] = []
     for app in apps:
         for raw in app.tools:
             name = raw.get("name")
             if not isinstance(name, str) or not model_visible(raw):
                 continue
-            said = warnings.setdefault(app.app_id, [])
             public = app.prefix + name
-            if not MCP_NAME.fullmatch(public):
-                said.append(
-                    f"tool '{name}' of app '{app.app_id}' is not offered to the model: its public"
-                    f" name '{public}' is not 1-128 characters of A-Z a-z 0-9 _ . -"
-                )
-                continue
-            if problem := schema_problem(raw.get("inputSchema")):
-                said.append(
-                    f"tool '{name}' of app '{app.app_id}' is not offered to the model: {problem}"
-                )
-                continue
-            if (owner := by_public.get(public)) is not None:
-                said.append(
-                    f"tool '{public}' of app '{app.app_id}' is not offered to the model: app"
-                    f" '{owner.app_id}' already offers a tool of that name; set"
-                    f" tool_name_prefix in [apps.entries.{app.app_id}] to tell them apart"
-                )
+            refused = _refusal(app.app_id, name, public, raw, by_public)
+            if refused is not None:
+                reason, taken_by = refused
+                warnings.setdefault(app.app_id, []).append(reason)
+                not_offered.append(NotOffered(app.app_id, name, public, reason, taken_by))
                 continue
             tool = PublicTool(
                 public_name=public,
@@ -191,6 +212,7 @@ def build_tool_table(apps: Iterable[AppTools]) -> ToolTable:
     return ToolTable(
         tools=tuple(tools),
         warnings={app: tuple(w) for app, w in warnings.items() if w},
+        not_offered=tuple(not_offered),
         by_public=by_public,
         by_alias=by_alias,
         offers=offers,
