@@ -15,8 +15,9 @@ from actors.messages import Lookup, UnknownApp
 from actors.runtime import Mailbox, ask
 from supervisor.lifecycle import AppState
 from supervisor.limits import DEFAULT_LIMITS, LimitsConfig
+from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates
-from web.endpoints import AggregateEndpoint, AppEndpoint
+from web.endpoints import AppEndpoint
 from web.intake import Refused, finishing, mcp_body_problem, read_body, replaying
 from web.mcpdoor import send_jsonrpc_error, serve_mcp
 from web.routes import ASK_TIMEOUT_S

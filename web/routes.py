@@ -14,6 +14,7 @@ from actors.messages import AppStatus, Snapshot
 from actors.runtime import Mailbox, ask
 from supervisor.lifecycle import AppState
 from supervisor.metrics import Metrics
+from supervisor.reloader import Reload
 from web.admin import admin_blueprint
 from web.chat import chat_blueprint
 from web.errors import json_error
@@ -29,15 +30,19 @@ def create_app(
     *,
     chats: Mailbox[Any],
     metrics: Metrics,
+    reload: Reload | None = None,
+    public_url: str | None = None,
 ) -> Any:
+    """`public_url` (no trailing slash), when set, is the base of every URL handed out: the
+    request's own Host and any X-Forwarded-* headers are never trusted for that."""
     app = QuartTrio("mcpapps")
     app.register_blueprint(chat_blueprint(chats))
-    app.register_blueprint(admin_blueprint(registry, metrics))
+    app.register_blueprint(admin_blueprint(registry, metrics, reload=reload))
 
     @app.get("/apps/health")
     async def health() -> Any:
         statuses = await ask(registry, Snapshot, ASK_TIMEOUT_S)
-        base = request.host_url.rstrip("/")
+        base = public_url or request.host_url.rstrip("/")
         return health_body(statuses, base, sandbox_origin, request.args.get("app"))
 
     @app.get("/login")
@@ -46,7 +51,7 @@ def create_app(
         token = request.args.get("token")
         if policy.require_auth and not token_matches(policy, token):
             return json_error(401, "unauthorized", "the token is missing or wrong")
-        response = redirect("/", 303)
+        response = redirect(f"{public_url or ''}/", 303)
         if policy.token is not None and token_matches(policy, token):
             value = session_value(policy.token)
             response.set_cookie(SESSION_COOKIE, value, httponly=True, samesite="Strict", path="/")
