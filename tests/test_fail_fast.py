@@ -13,9 +13,10 @@ import trio
 from actors.messages import AppStatus
 from actors.runtime import Mailbox
 from supervisor.lifecycle import AppState
+from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates
 from web.asgi import FrontDoor
-from web.endpoints import AggregateEndpoint, AppEndpoint
+from web.endpoints import AppEndpoint
 from web.security import AccessPolicy
 
 POLICY = AccessPolicy(

@@ -129,7 +129,7 @@ async def test_arguments_an_app_cannot_read_are_refused_at_once_on_every_route(
     [
         ("PUT", "/admin/call"),  # 405
         ("GET", "/metrics"),  # 200, with a body it ignores
-        ("POST", "/admin/reload"),  # 501
+        ("POST", "/admin/apps"),  # 405
         ("POST", "/no/such/route"),  # 404
     ],
 )

@@ -4,12 +4,15 @@ again."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
-from web.endpoints import AggregateEndpoint, AppEndpoint
 from web.intake import jsonrpc_error, request_ids
+
+if TYPE_CHECKING:
+    from web.aggregate import AggregateEndpoint
+    from web.endpoints import AppEndpoint
 
 
 async def serve_mcp(
