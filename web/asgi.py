@@ -18,7 +18,15 @@ from supervisor.limits import DEFAULT_LIMITS, LimitsConfig
 from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates
 from web.endpoints import AppEndpoint
-from web.intake import Refused, finishing, mcp_body_problem, read_body, replaying
+from web.intake import (
+    CLOSE,
+    Refused,
+    finishing,
+    mcp_body_problem,
+    read_body,
+    replaying,
+    unread_body,
+)
 from web.mcpdoor import send_jsonrpc_error, serve_mcp
 from web.routes import ASK_TIMEOUT_S
 from web.security import (
@@ -104,6 +112,10 @@ class FrontDoor:
         is_http = scope["type"] == "http"
 
         async def deny(*args: Any, **kwargs: Any) -> None:
+            if is_http and unread_body(headers):
+                # Not read (who may not use the server may not make it read): the connection
+                # is closed after the answer, and the client is told so it does not reuse it.
+                kwargs["headers"] = [*kwargs.get("headers", ()), CLOSE]
             await send_json_error(send, *args, websocket=not is_http, **kwargs)
 
         if is_http:
@@ -148,7 +160,7 @@ class FrontDoor:
         body = await read_body(receive, self._limits.max_body_bytes, self._limits.body_timeout_s)
         if isinstance(body, Refused):
             if body.status != 499:  # nobody to answer when the client is gone
-                await send_json_error(send, body.status, body.code, body.message)
+                await send_json_error(send, body.status, body.code, body.message, headers=[CLOSE])
             return
         receive = replaying(body, receive)
         is_mcp = path.rstrip("/") == "/mcp" or path.startswith(APP_PREFIX)

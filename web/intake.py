@@ -18,6 +18,15 @@ import trio
 
 from supervisor import jsonin
 
+# On an answer given before the body was read whole: the rest of the body is never read, so the
+# connection ends with the answer, and the client must know not to send another on it.
+CLOSE = (b"connection", b"close")
+
+
+def unread_body(headers: dict[str, str]) -> bool:
+    """Whether the request says a body follows its head."""
+    return "transfer-encoding" in headers or headers.get("content-length", "0").strip() != "0"
+
 
 @attrs.frozen
 class Refused:
