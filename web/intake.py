@@ -39,7 +39,7 @@ class Refused:
 
 async def read_body(receive: Any, max_bytes: int, timeout_s: float) -> bytes | Refused:
     """The whole body, or why not: larger than `max_bytes` (413), not finished within
-    `timeout_s` (408), or the client went away (None of the routes will answer it anyway)."""
+    `timeout_s` (408), or gone with the client (499: there is nobody left to answer)."""
     parts: list[bytes] = []
     size = 0
     with trio.move_on_after(timeout_s):
