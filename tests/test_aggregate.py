@@ -5,6 +5,7 @@ a real `mcpapps run` with the bundled grocery app and the fixture app."""
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
@@ -104,7 +105,7 @@ async def test_prompts_and_resources_under_public_names(project: Project, era: s
     assert seen["resources"] == [{**r, "name": f"grocery.{r['name']}"} for r in resources]
     assert seen["templates"] == [{**t, "name": f"grocery.{t['name']}"} for t in templates]
     assert seen["prompt"]["messages"] == prompt["messages"]
-    assert seen["summary"]["contents"] == summary["contents"]
+    assert _timeless(seen["summary"]["contents"]) == _timeless(summary["contents"])
     assert seen["view"]["contents"] == view["contents"]
 
 
@@ -209,3 +210,14 @@ async def test_mcp_announces_no_resource_subscriptions(project: Project) -> None
                 async with client.listen(resource_subscriptions=["ui://grocery/x.html"]):
                     pass
             assert "no resource subscriptions" in str(refused.value)
+
+
+def _timeless(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The summary resource's contents without its `generatedAt` stamp, which differs between two
+    reads a second apart."""
+    out = []
+    for content in contents:
+        body = json.loads(content["text"])
+        body.pop("generatedAt", None)
+        out.append({**content, "text": body})
+    return out
