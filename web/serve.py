@@ -27,6 +27,7 @@ from supervisor.metrics import Metrics
 from web.asgi import FrontDoor
 from web.endpoints import AggregateEndpoint, AppEndpoint
 from web.routes import create_app
+from web.sandbox import serve_sandbox
 from web.security import AccessPolicy
 
 logger = logging.getLogger("mcpapps.web")
@@ -86,6 +87,9 @@ async def serve_front_door(
         for endpoint in [aggregate, *apps.values()]:
             await stack.enter_async_context(endpoint.manager.run())
         nursery.start_soon(_relay_facts, facts, apps, aggregate)
+        if config.sandbox.enabled:
+            sandbox_binds = await nursery.start(serve_sandbox, config, shutdown)
+            logger.info("app sandbox listening on %s", ", ".join(sandbox_binds))
         binds = await nursery.start(
             lambda task_status: hypercorn.trio.serve(
                 front_door, hyper, shutdown_trigger=shutdown.wait, task_status=task_status
