@@ -13,6 +13,7 @@ from actors.messages import Lookup, UnknownApp
 from actors.runtime import Mailbox, ask
 from supervisor.lifecycle import AppState
 from web.endpoints import AggregateEndpoint, AppEndpoint
+from web.events import serve_events
 from web.routes import ASK_TIMEOUT_S
 from web.security import (
     AccessPolicy,
@@ -29,6 +30,7 @@ from web.security import (
 logger = logging.getLogger("mcpapps.web")
 
 APP_PREFIX = "/apps/mcp/"
+EVENTS_PATH = "/admin/events"
 
 
 async def send_json_error(
@@ -76,6 +78,11 @@ class FrontDoor:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self._routes(scope, receive, send)  # lifespan
+            return
+        # The events WebSocket stays open as long as the page does: it is not a request that
+        # shutdown waits for (it is cancelled with the front door).
+        if scope["type"] == "websocket" and scope["path"] == EVENTS_PATH:
+            await self._serve(scope, receive, send)
             return
         self.open_requests += 1
         try:
@@ -143,6 +150,8 @@ class FrontDoor:
             await self._aggregate.manager.handle_request(scope, receive, send)
         elif is_http and path.startswith(APP_PREFIX):
             await self._app(path[len(APP_PREFIX) :].rstrip("/"), scope, receive, send)
+        elif not is_http and path == EVENTS_PATH:
+            await serve_events(self._registry, scope, receive, send)
         else:
             await self._routes(scope, receive, send)
 

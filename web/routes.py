@@ -5,6 +5,7 @@ Auth, Host and Origin are checked before a request gets here (`web.asgi`)."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from quart import redirect, request
 from quart_trio import QuartTrio
@@ -16,6 +17,7 @@ from supervisor.lifecycle import AppState
 from supervisor.metrics import Metrics
 from web.admin import admin_blueprint
 from web.chat import chat_blueprint
+from web.control import control_blueprint
 from web.errors import json_error
 from web.security import SESSION_COOKIE, AccessPolicy, session_value, token_matches
 
@@ -33,6 +35,7 @@ def create_app(
     app = QuartTrio("mcpapps")
     app.register_blueprint(chat_blueprint(chats))
     app.register_blueprint(admin_blueprint(registry, metrics))
+    app.register_blueprint(control_blueprint(registry, sandbox_origin))
 
     @app.get("/apps/health")
     async def health() -> Any:
@@ -46,7 +49,7 @@ def create_app(
         token = request.args.get("token")
         if policy.require_auth and not token_matches(policy, token):
             return json_error(401, "unauthorized", "the token is missing or wrong")
-        response = redirect("/", 303)
+        response = redirect(landing(request.args), 303)
         if policy.token is not None and token_matches(policy, token):
             value = session_value(policy.token)
             response.set_cookie(SESSION_COOKIE, value, httponly=True, samesite="Strict", path="/")
@@ -58,6 +61,13 @@ def create_app(
         return json_error(error.code or 500, code, error.description or error.name)
 
     return app
+
+
+def landing(args: Any) -> str:
+    """Where `/login` sends the browser: the control page, keeping a view's link (`open`,
+    `args`) or an app's (`app`) so that a shared link survives logging in."""
+    kept = {key: args[key] for key in ("open", "args", "app") if args.get(key)}
+    return f"/?{urlencode(kept)}" if kept else "/"
 
 
 def health_body(

@@ -1,0 +1,90 @@
+"""The control page: `GET /` and its static files (plain HTML, CSS and JavaScript from
+`web/static`, no build step), and `GET /admin/tools`, what the page shows of each app's tools.
+
+The page and its files hold no user data, so they are served without the token: a person who
+is not logged in gets the page, which says how to log in. Everything the page shows comes from
+the authenticated admin API and `/admin/events`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from importlib import resources
+from typing import Any
+
+import trio
+from quart import Blueprint, Response
+
+from actors.messages import AppError, GetCatalog, GetToolTable, Snapshot, ToApp
+from actors.runtime import AskTimeout, Mailbox, Overloaded, ask
+from actors.upstream import Catalog
+from supervisor.lifecycle import AppState
+from web.errors import json_error
+from web.toolview import app_tools
+
+ASK_TIMEOUT_S = 10.0
+STATIC_PREFIX = "/static/"
+# The files the page is made of, and their types; the sandbox page is served only by the
+# sandbox listener.
+STATIC_FILES = {
+    "app.js": "text/javascript; charset=utf-8",
+    "host.js": "text/javascript; charset=utf-8",
+    "style.css": "text/css; charset=utf-8",
+}
+_PAGE_HEADERS = {
+    "Cache-Control": "no-cache",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+def _static(name: str) -> bytes:
+    return resources.files("web").joinpath("static", name).read_bytes()
+
+
+def control_blueprint(registry: Mailbox[Any], sandbox_origin: str | None) -> Blueprint:
+    control = Blueprint("control", __name__)
+
+    @control.get("/")
+    async def page() -> Any:
+        html = _static("index.html").decode()
+        # The page learns the sandbox origin from its own markup (no request needed first).
+        html = html.replace("{{SANDBOX_ORIGIN}}", sandbox_origin or "")
+        return Response(html, content_type="text/html; charset=utf-8", headers=_PAGE_HEADERS)
+
+    @control.get("/static/<name>")
+    async def static(name: str) -> Any:
+        if name not in STATIC_FILES:
+            return json_error(404, "not_found", f"there is no file '{name}'")
+        return Response(_static(name), content_type=STATIC_FILES[name], headers=_PAGE_HEADERS)
+
+    @control.get("/admin/tools")
+    async def tools() -> Any:
+        statuses = await ask(registry, Snapshot, ASK_TIMEOUT_S)
+        table = await ask(registry, GetToolTable, ASK_TIMEOUT_S)
+        catalogs: dict[str, Catalog] = {}
+
+        async def fetch(app_id: str) -> None:
+            with contextlib.suppress(AppError, AskTimeout, Overloaded):
+                catalogs[app_id] = await ask(
+                    registry, lambda r: ToApp(app_id, GetCatalog(r)), ASK_TIMEOUT_S
+                )
+
+        async with trio.open_nursery() as nursery:
+            for status in statuses:
+                nursery.start_soon(fetch, status.id)
+        return {
+            "sandbox": f"{sandbox_origin}/sandbox" if sandbox_origin else None,
+            "apps": [
+                app_tools(
+                    s.id,
+                    catalogs.get(s.id, Catalog()),
+                    table,
+                    manifest_has_ui=s.has_ui,
+                    running=s.state is AppState.RUNNING,
+                )
+                for s in statuses
+            ],
+        }
+
+    return control
