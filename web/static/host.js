@@ -140,8 +140,7 @@
     else if (typeof content.blob === "string") bytes = decodeBase64(content.blob);
     else throw new Refusal(`'${uri}' has no text or blob`);
     if (bytes.length > MAX_HTML_BYTES) {
-      const mib = (bytes.length / 1048576).toFixed(1);
-      throw new Refusal(`'${uri}' is ${mib} MiB: a view may be at most 2 MiB, so it is not rendered`);
+      throw new Refusal(`'${uri}' is ${bytes.length} bytes: a view may be at most 2 MiB (${MAX_HTML_BYTES} bytes), so it is not rendered`);
     }
     const html = new TextDecoder().decode(bytes);
     const ui = (content._meta && content._meta.ui) || {};
