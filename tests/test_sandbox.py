@@ -124,3 +124,19 @@ async def test_a_taken_sandbox_port_is_one_clear_line(project: Project) -> None:
     last = done.stderr.decode().strip().splitlines()[-1]
     assert last.startswith(f"mcpapps: error: cannot serve the app sandbox on 127.0.0.1:{port}:")
     assert "Traceback" not in done.stderr.decode()
+
+
+async def test_has_ui_is_what_the_catalog_shows(project: Project) -> None:
+    project.manifest("apps/claims", fixture_manifest("claims", hasUi=True))  # serves no UI
+    project.manifest("apps/serves", fixture_manifest("serves", "--app-only"))  # hasUi unset
+    project.config('[apps]\ndiscovery_paths = ["./apps"]\n')
+    async with supervisor_running(project) as supervisor, httpx2.AsyncClient() as client:
+        health = (await client.get(supervisor.url("/apps/health"))).json()
+        shown = {a["id"]: a["hasUi"] for a in health["apps"]}
+        assert shown == {"claims": False, "serves": True}
+        assert health["name"] == "serves"  # the first Running app with a UI
+        tools = (await client.get(supervisor.url("/admin/tools"))).json()
+        by_id = {a["appId"]: a for a in tools["apps"]}
+        assert by_id["serves"]["hasUi"] is True
+        assert by_id["claims"]["hasUi"] is False
+        assert "says hasUi in its manifest but serves no UI" in by_id["claims"]["warnings"][0]

@@ -15,12 +15,12 @@ from typing import Any
 import trio
 from quart import Blueprint, Response
 
-from actors.messages import AppError, GetCatalog, GetToolTable, Snapshot, ToApp
+from actors.messages import AppError, AppStatus, GetCatalog, GetToolTable, Snapshot, ToApp
 from actors.runtime import AskTimeout, Mailbox, Overloaded, ask
 from actors.upstream import Catalog
 from supervisor.lifecycle import AppState
 from web.errors import json_error
-from web.toolview import app_tools
+from web.toolview import app_tools, catalog_has_ui
 
 ASK_TIMEOUT_S = 10.0
 STATIC_PREFIX = "/static/"
@@ -62,17 +62,7 @@ def control_blueprint(registry: Mailbox[Any], sandbox_origin: str | None) -> Blu
     async def tools() -> Any:
         statuses = await ask(registry, Snapshot, ASK_TIMEOUT_S)
         table = await ask(registry, GetToolTable, ASK_TIMEOUT_S)
-        catalogs: dict[str, Catalog] = {}
-
-        async def fetch(app_id: str) -> None:
-            with contextlib.suppress(AppError, AskTimeout, Overloaded):
-                catalogs[app_id] = await ask(
-                    registry, lambda r: ToApp(app_id, GetCatalog(r)), ASK_TIMEOUT_S
-                )
-
-        async with trio.open_nursery() as nursery:
-            for status in statuses:
-                nursery.start_soon(fetch, status.id)
+        catalogs = await current_catalogs(registry, [s.id for s in statuses])
         return {
             "sandbox": f"{sandbox_origin}/sandbox" if sandbox_origin else None,
             "apps": [
@@ -88,3 +78,27 @@ def control_blueprint(registry: Mailbox[Any], sandbox_origin: str | None) -> Blu
         }
 
     return control
+
+
+async def current_catalogs(registry: Mailbox[Any], app_ids: list[str]) -> dict[str, Catalog]:
+    """The catalogs of `app_ids`, asked of their actors at once; an app that cannot answer (not
+    run at all, or busy) is left out."""
+    catalogs: dict[str, Catalog] = {}
+
+    async def fetch(app_id: str) -> None:
+        with contextlib.suppress(AppError, AskTimeout, Overloaded):
+            catalogs[app_id] = await ask(
+                registry, lambda r: ToApp(app_id, GetCatalog(r)), ASK_TIMEOUT_S
+            )
+
+    async with trio.open_nursery() as nursery:
+        for app_id in app_ids:
+            nursery.start_soon(fetch, app_id)
+    return catalogs
+
+
+async def ui_shown(registry: Mailbox[Any], statuses: tuple[AppStatus, ...]) -> dict[str, bool]:
+    """For each Running app: whether its catalog shows a UI."""
+    running = [s.id for s in statuses if s.state is AppState.RUNNING]
+    catalogs = await current_catalogs(registry, running)
+    return {app_id: catalog_has_ui(catalog) for app_id, catalog in catalogs.items()}

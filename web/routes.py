@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
+import attrs
 from quart import redirect, request
 from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
@@ -17,7 +18,7 @@ from supervisor.lifecycle import AppState
 from supervisor.metrics import Metrics
 from web.admin import admin_blueprint
 from web.chat import chat_blueprint
-from web.control import control_blueprint
+from web.control import control_blueprint, ui_shown
 from web.errors import json_error
 from web.security import SESSION_COOKIE, AccessPolicy, session_value, token_matches
 
@@ -40,6 +41,9 @@ def create_app(
     @app.get("/apps/health")
     async def health() -> Any:
         statuses = await ask(registry, Snapshot, ASK_TIMEOUT_S)
+        # What the catalogs of the Running apps show, not only what the manifests claim.
+        shown = await ui_shown(registry, statuses)
+        statuses = tuple(attrs.evolve(s, has_ui=shown.get(s.id, s.has_ui)) for s in statuses)
         base = request.host_url.rstrip("/")
         return health_body(statuses, base, sandbox_origin, request.args.get("app"))
 
