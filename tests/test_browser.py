@@ -289,6 +289,9 @@ def test_the_official_basic_app_renders_and_its_button_round_trips(
         assert time.monotonic() < deadline
         time.sleep(0.05)
     assert time_text.inner_text() > first
+    # The view said how tall it is (size-changed), and its frame follows.
+    frame_height = page.locator("#canvas iframe").evaluate("frame => frame.style.height")
+    assert frame_height.endswith("px")
     screenshot(page, "basic-app.png")
 
 
@@ -314,6 +317,13 @@ def test_the_sandbox_keeps_the_view_in(served: Served, page: Any) -> None:
     report = probe_report(page, until="undeclared")
     # The view protocol: tool-input exactly once, then the result; nothing before initialized.
     assert report["host"] == "mcpapps"
+    assert report["displayMode"] == "inline"
+    assert report["locale"]
+    assert report["width"] > 0
+    assert {"openLinks", "serverTools", "serverResources", "message", "updateModelContext"} <= set(
+        report["capabilities"]
+    )
+    assert report["ping"] == {}
     assert report["inputs"] == 1
     assert report["args"] == {"label": "probe"}
     report = probe_report(page, until="result")
@@ -373,6 +383,12 @@ def test_a_declined_message_is_not_sent(served: Served, page: Any) -> None:
     report = probe_report(page, until="said")
     assert report["said"] == {"isError": True}
     assert page.locator("#chat-log .msg.user").count() == 0
+    # A link waits for the person as well.
+    view(page).locator("#link").click()
+    page.locator("#confirm:not([hidden])").wait_for()
+    assert "https://example.com/docs" in page.inner_text("#confirm-text")
+    page.click("#confirm-no")
+    assert probe_report(page, until="linked")["linked"] == {"isError": True}
 
 
 def test_model_context_reaches_the_next_turn_as_marked_data(served: Served, page: Any) -> None:
