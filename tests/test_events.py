@@ -133,3 +133,14 @@ async def test_a_ui_tools_result_carries_its_view(project: Project) -> None:
         assert "content" in view["result"]
         plain = await chat_data(client, body('/call fx.echo {"text": "x"}', "view"))
         assert "view" not in next(d for d in plain if d["type"] == "result")
+
+
+async def test_an_open_events_connection_does_not_hold_the_shutdown(project: Project) -> None:
+    write(project, "", ("fx", ()))
+    async with supervisor_running(project) as supervisor:
+        url = f"ws://127.0.0.1:{supervisor.port}/admin/events"
+        async with open_websocket_url(url) as ws:
+            await next_message(ws)
+            assert await supervisor.stop() == 0
+            assert "every app is stopped; exiting" in supervisor.log
+            assert "exiting without it" not in supervisor.log
