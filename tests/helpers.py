@@ -24,6 +24,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def free_port_pair() -> int:
+    """A loopback port P such that P and P + 1 are both free now: a supervisor's main port,
+    whose sandbox listener takes the next one by default."""
+    while True:
+        port = free_port()
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
+
+
 class Project:
     """A folder with a config.toml and manifests under it, as a user would lay them out."""
 

@@ -21,7 +21,7 @@ from actors.runtime import ask
 from supervisor.config import config_from_data
 from supervisor.discovery import discover
 from supervisor.lifecycle import AppState
-from tests.helpers import Project, free_port
+from tests.helpers import Project, free_port_pair
 
 FIXTURE_APP = Path(__file__).parent / "apps" / "fixture_app.py"
 GROCERY = Path(__file__).parent.parent / "mcpapps" / "grocery-inventory"
@@ -177,7 +177,7 @@ class Supervisor:
         self.extra_env = extra_env or {}
         self.log = ""
         self.process: trio.Process | None = None
-        self.port = int(self.extra_env.get("MCPAPPS_PORT") or free_port())
+        self.port = int(self.extra_env.get("MCPAPPS_PORT") or free_port_pair())
 
     async def start(self, nursery: trio.Nursery) -> None:
         command = [str(Path(sys.executable).parent / "mcpapps"), "run", "--config", self.config]
