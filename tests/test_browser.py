@@ -26,7 +26,7 @@ import pytest
 from actors.agent import APP_EVENTS_MARK
 from tests.helpers import free_port
 from tests.nodetools import basic_vanillajs_command
-from tests.running import GROCERY, GUARD_S, environment
+from tests.running import GROCERY, GUARD_S, environment, fixture_manifest
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -98,6 +98,7 @@ def write_project(root: Path, sandbox_port: int, *, auth: bool = False) -> None:
     undeclared = f"http://localhost:{free_port()}"
     declared = f"http://127.0.0.1:{free_port()}"
     manifests = {
+        "fx": fixture_manifest("fx"),
         "basic": {"command": node[0], "arguments": node[1:], "hasUi": True},
         "views": {
             "command": sys.executable,
@@ -409,6 +410,18 @@ def test_model_context_reaches_the_next_turn_as_marked_data(served: Served, page
     page.reload()
     page.locator("#chat-log .msg.user").first.wait_for()
     assert "/tools" in page.inner_text("#chat-log")
+
+
+def test_a_running_turn_is_cancelled_from_the_page(served: Served, page: Any) -> None:
+    page.goto(served.url("/"))
+    page.locator("#live.live").wait_for()
+    page.fill("#chat-input", '/call fx.sleep {"seconds": 60}')
+    page.click("#chat-send")
+    page.locator("details.tool").wait_for()
+    page.click("#chat-cancel")
+    page.locator("#chat-log .msg.error").wait_for()
+    assert "cancelled" in page.inner_text("#chat-log .msg.error")
+    page.locator("#chat-send:not([disabled])").wait_for()
 
 
 def test_dark_theme_and_a_narrow_screen(served: Served, browser: Any) -> None:

@@ -9,6 +9,7 @@ the authenticated admin API and `/admin/events`.
 from __future__ import annotations
 
 import contextlib
+from html import escape
 from importlib import resources
 from typing import Any
 
@@ -49,7 +50,7 @@ def control_blueprint(registry: Mailbox[Any], sandbox_origin: str | None) -> Blu
     async def page() -> Any:
         html = _static("index.html").decode()
         # The page learns the sandbox origin from its own markup (no request needed first).
-        html = html.replace("{{SANDBOX_ORIGIN}}", sandbox_origin or "")
+        html = html.replace("{{SANDBOX_ORIGIN}}", escape(sandbox_origin or ""))
         return Response(html, content_type="text/html; charset=utf-8", headers=_PAGE_HEADERS)
 
     @control.get("/static/<name>")
