@@ -206,6 +206,7 @@ class CallPublicTool:
     meta: dict[str, Any] | None = None
     caller: Caller | None = None
     abandoned: trio.Event | None = None  # set when the caller gives up: the call is cancelled
+    resumed: Wire | None = None  # a 2026-07-28 retry's inputResponses and requestState
 
 
 @attrs.frozen
@@ -232,3 +233,29 @@ class StopAll:
     """Stop every app in reverse start order (shutdown)."""
 
     reply: Reply[None]
+
+
+# Reload: the registry applies the difference between what runs and a new discovery.
+
+
+@attrs.frozen
+class ApplyReload:
+    """Start, stop and restart apps so that the registry runs what `discovery` describes
+    (a `supervisor.discovery.Discovery`); answered with the `supervisor.reload.ReloadDiff`."""
+
+    discovery: Any
+    reply: Reply[Any]
+
+
+@attrs.frozen
+class Reloaded:
+    """A fact: a reload ended with `diff` (a `supervisor.reload.ReloadDiff`)."""
+
+    diff: Any
+
+
+@attrs.frozen
+class GetToolReport:
+    """Every tool of every Running app as `actors.toolreport.ToolRow`s: offered or not, why."""
+
+    reply: Reply[Any]

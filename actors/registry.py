@@ -11,6 +11,7 @@ import logging
 import random
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -18,6 +19,7 @@ import trio
 
 from actors.app import AppActor
 from actors.messages import (
+    ApplyReload,
     AppNotification,
     AppStatus,
     AppUnavailable,
@@ -25,8 +27,10 @@ from actors.messages import (
     CatalogChanged,
     Drain,
     GetStatus,
+    GetToolReport,
     GetToolTable,
     Lookup,
+    Reloaded,
     Snapshot,
     Start,
     StateChanged,
@@ -42,11 +46,13 @@ from actors.messages import (
 from actors.process import KILL_REAP_S, STDIN_CLOSE_GRACE_S
 from actors.reaper import Reaper
 from actors.runtime import AskTimeout, Forward, Mailbox, Overloaded, Reply, ask
+from actors.toolreport import tool_report
 from actors.tooltable import AppTools, ToolTable, build_tool_table
 from actors.upstream import Catalog
-from supervisor.discovery import DiscoveredApp
+from supervisor.discovery import DiscoveredApp, Discovery
 from supervisor.lifecycle import AppState
 from supervisor.metrics import Metrics
+from supervisor.reload import ReloadDiff, RunningApp, plan_reload
 
 logger = logging.getLogger("mcpapps.registry")
 
@@ -89,27 +95,21 @@ class Registry:
         metrics: Metrics | None = None,
     ) -> None:
         self.mailbox: Mailbox[Any] = Mailbox()
+        self._environ = environ
+        self._ui = ui
+        self._rng = rng
+        self._reaper = reaper
+        self._metrics = metrics
         self._actors: dict[str, AppActor] = {}
         self._statuses: dict[str, AppStatus] = {}
+        self._sources: dict[str, Path] = {}
+        self._facts: dict[str, _Facts] = {}  # the current actor's voice, per app id
+        self._scopes: dict[str, trio.CancelScope] = {}
+        self._stopping = False
         for app in apps:
             if app.state is AppState.VALIDATED and app.definition is not None:
-                actor = AppActor(
-                    app.definition,
-                    events=self.mailbox,
-                    environ=environ,
-                    ui=ui,
-                    source=app.source,
-                    rng=rng,
-                    reaper=reaper,
-                    metrics=metrics,
-                )
-                self._actors[actor.id] = actor
-                self._statuses[actor.id] = actor.status()
-            else:
-                status = static_status(app)
-                # A duplicate id is listed too (SPEC §3), under its path.
-                key = status.id if status.id not in self._statuses else str(app.source)
-                self._statuses[key] = attrs.evolve(status, id=key) if key != status.id else status
+                self._new_actor(app)
+        self._statuses = self._listed(apps)
         self._catalogs: dict[str, Catalog] = {}
         self._table = ToolTable()
         self._warned: set[str] = set()
@@ -117,6 +117,40 @@ class Registry:
         self._waiting: list[Reply[tuple[AppStatus, ...]]] = []
         self._nursery: trio.Nursery | None = None
         self._watchers: list[trio.MemorySendChannel[Any]] = []
+
+    def _new_actor(self, app: DiscoveredApp) -> AppActor:
+        assert app.definition is not None
+        facts = _Facts(self.mailbox, app.definition.id)
+        actor = AppActor(
+            app.definition,
+            events=facts,  # type: ignore[arg-type]  # it has the one method an actor uses
+            environ=self._environ,
+            ui=self._ui,
+            source=app.source,
+            rng=self._rng,
+            reaper=self._reaper,
+            metrics=self._metrics,
+        )
+        self._actors[actor.id] = actor
+        self._facts[actor.id] = facts
+        self._sources[actor.id] = app.source
+        return actor
+
+    def _listed(self, apps: Sequence[DiscoveredApp]) -> dict[str, AppStatus]:
+        """Every app in discovery order: the status of each app actor, and a static one for
+        the apps that are not run (a duplicate id is listed too, under its path)."""
+        listed: dict[str, AppStatus] = {}
+        for app in apps:
+            if app.id is not None and app.id in self._actors and app.id not in listed:
+                listed[app.id] = self._statuses.get(app.id) or self._actors[app.id].status()
+                continue
+            status = static_status(app)
+            key = status.id if status.id not in listed else str(app.source)
+            listed[key] = attrs.evolve(status, id=key) if key != status.id else status
+        for app_id, actor in self._actors.items():  # kept by a reload that refused its manifest
+            if app_id not in listed:
+                listed[app_id] = self._statuses.get(app_id) or actor.status()
+        return listed
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         async with trio.open_nursery() as nursery:
@@ -132,6 +166,11 @@ class Registry:
 
     def _handle(self, message: Any) -> None:
         match message:
+            case _From(facts, fact):
+                # A fact of an actor a reload has replaced (its last Stopped, its emptied
+                # catalog) must not overwrite what its successor says.
+                if self._facts.get(facts.app_id) is facts:
+                    self._handle(fact)
             case StateChanged(status):
                 self._on_state(status)
                 self._publish(message)
@@ -150,6 +189,8 @@ class Registry:
                 self._route(app_id, request)
             case GetToolTable(reply):
                 reply.send(self._table)
+            case GetToolReport(reply):
+                reply.send(tool_report(self._table, self._running_tools()))
             case Snapshot(reply):
                 reply.send(self.snapshot())
             case Lookup(app_id, reply):
@@ -163,7 +204,12 @@ class Registry:
                 else:
                     reply.send(self.snapshot())
             case StopAll(reply):
+                self._stopping = True
                 self._spawn(self._stop_all, reply)
+            case ApplyReload(discovery, reply):
+                self._spawn(self._reload, discovery, reply)
+            case Reloaded():
+                self._publish(message)
             case _:
                 logger.error("registry: unknown message %r", message)
 
@@ -210,14 +256,23 @@ class Registry:
         ):
             self._rebuild()
 
-    def _rebuild(self) -> None:
-        running = [
-            AppTools(app_id, actor.definition.manifest.tool_name_prefix or "", catalog.tools)
+    def _running_tools(self) -> list[AppTools]:
+        return [
+            AppTools(
+                app_id,
+                actor.definition.manifest.tool_name_prefix or "",
+                catalog.tools,
+                catalog.prompts,
+                catalog.resources,
+                catalog.resource_templates,
+            )
             for app_id, actor in self._actors.items()
             if (catalog := self._catalogs.get(app_id)) is not None
             and self._statuses[app_id].state is AppState.RUNNING
         ]
-        table = build_tool_table(running)
+
+    def _rebuild(self) -> None:
+        table = build_tool_table(self._running_tools())
         if table != self._table:
             self._table = table
             self._publish(ToolTableChanged(table))
@@ -257,6 +312,8 @@ class Registry:
         params: dict[str, Any] = {"name": tool.name, "arguments": message.arguments}
         if message.meta:
             params["_meta"] = message.meta
+        if message.resumed:
+            params.update(message.resumed)
         request = UpstreamRequest(
             "tools/call", params, answer, message.caller, abandoned=message.abandoned
         )
@@ -281,10 +338,10 @@ class Registry:
         """Shutdown (SPEC §5): every app refuses new calls at once and its calls in flight get
         up to `stop_grace_s` together; then the apps stop one by one in reverse start order."""
         async with trio.open_nursery() as nursery:
-            for actor in self._actors.values():
+            for actor in list(self._actors.values()):
                 grace = actor.definition.supervision.stop_grace_s
                 nursery.start_soon(_ask_quietly, actor, Drain, grace + STOP_MARGIN_S)
-        for actor in reversed(self._actors.values()):
+        for actor in reversed(list(self._actors.values())):
             policy = actor.definition.supervision
             limit = STDIN_CLOSE_GRACE_S + policy.stop_grace_s + KILL_REAP_S + STOP_MARGIN_S
             await _ask_quietly(actor, lambda r: Stop(r, grace=False), limit)
@@ -293,12 +350,18 @@ class Registry:
     async def _run_actor(
         self, actor: AppActor, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        """One app actor; a bug in it ends that app (Failed), never the registry or the others."""
+        """One app actor; a bug in it ends that app (Failed), never the registry or the others.
+        A reload that removes the app cancels it once the app is stopped."""
+        scope = self._scopes[actor.id] = trio.CancelScope()
         try:
-            await actor.run(task_status=task_status)
+            with scope:
+                await actor.run(task_status=task_status)
         except Exception as error:
             logger.exception("app %s: its actor failed", actor.id)
+            if self._actors.get(actor.id) is not actor:
+                return  # a reload has replaced it already
             self._actors.pop(actor.id, None)
+            self._facts.pop(actor.id, None)
             self._unsettled.discard(actor.id)
             self._on_state(
                 attrs.evolve(
@@ -308,6 +371,84 @@ class Registry:
                     last_error=f"internal error in mcpapps: {error!r}; see the log",
                 )
             )
+
+    # ---- reload ------------------------------------------------------------------------------
+
+    async def _reload(self, discovery: Discovery, reply: Reply[ReloadDiff]) -> None:
+        """Apply the difference between the apps that run and `discovery`: every app that is
+        neither stopped nor restarted keeps its actor, its process and its sessions."""
+        running = {
+            app_id: RunningApp(actor.definition, self._sources[app_id])
+            for app_id, actor in self._actors.items()
+        }
+        plan = plan_reload(running, discovery)
+        async with trio.open_nursery() as nursery:
+            for app_id in plan.stop:
+                nursery.start_soon(self._retire, app_id, False)
+            for app in plan.restart:
+                assert app.id is not None
+                # Its status stays until its successor's: a call meanwhile hears that the app
+                # is Stopped (for a moment), not that there is no such app.
+                nursery.start_soon(self._retire, app.id, True)
+        started: list[str] = []
+        for app in (*plan.restart, *plan.start):
+            if self._stopping:
+                break  # shutting down: nothing new starts
+            actor = self._new_actor(app)
+            self._statuses[actor.id] = actor.status()
+            assert self._nursery is not None
+            await self._nursery.start(self._run_actor, actor)
+            actor.mailbox.tell(Start(Reply()))
+            started.append(actor.id)
+        self._statuses = self._listed(discovery.apps)
+        self._rebuild()
+        restarted = {app.id for app in plan.restart}
+        reply.send(
+            ReloadDiff(
+                started=tuple(a.id for a in plan.start if a.id in started),
+                stopped=plan.stop,
+                restarted=tuple(a for a in started if a in restarted),
+                unchanged=(*plan.unchanged, *plan.kept),
+                refused=plan.refused,
+            )
+        )
+
+    async def _retire(self, app_id: str, replaced: bool) -> None:
+        """Stop the app down its stop ladder (its calls in flight may finish first), then end
+        its actor; whatever is still in its mailbox is answered, not dropped."""
+        actor = self._actors[app_id]
+        policy = actor.definition.supervision
+        limit = STDIN_CLOSE_GRACE_S + 2 * policy.stop_grace_s + KILL_REAP_S + STOP_MARGIN_S
+        await _ask_quietly(actor, Stop, limit)
+        self._actors.pop(app_id, None)
+        self._facts.pop(app_id, None)
+        self._sources.pop(app_id, None)
+        self._catalogs.pop(app_id, None)
+        if not replaced:
+            self._statuses.pop(app_id, None)
+        self._scopes.pop(app_id).cancel()
+        actor.mailbox.close()
+        for message in actor.mailbox.take_waiting():
+            if (reply := getattr(message, "reply", None)) is not None:
+                reply.fail(AppUnavailable(app_id, f"app '{app_id}' was stopped by a reload"))
+        self._rebuild()
+
+
+@attrs.frozen
+class _From:
+    facts: _Facts
+    fact: Any
+
+
+class _Facts:
+    """Where one app actor tells its facts: into the registry's mailbox, marked as its own."""
+
+    def __init__(self, registry: Mailbox[Any], app_id: str) -> None:
+        self._registry = registry
+        self.app_id = app_id
+
+    def tell(self, fact: Any) -> None:
+        self._registry.tell(_From(self, fact))
 
 
 async def _ask_quietly(actor: AppActor, make: Any, limit: float) -> None:

@@ -17,11 +17,12 @@ import mcp
 import mcp_types as types
 import trio
 from mcp.client import advertise
+from mcp.client.session import _preconnect_stamp
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import SubscriptionLost
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
 from supervisor import __version__
@@ -35,10 +36,12 @@ UI_MIME_TYPE = "text/html;profile=mcp-app"
 MAX_PAGES = 10_000  # a server that hands out cursors forever must not hold start-up forever
 KEEPALIVE_EXPIRY_S = 2.0  # idle connections to an http app; see `http_transport`
 
+# How the SDK client starts. "auto" starts pinned (no wire traffic) and `connect` negotiates:
+# the handshake first, then `server/discover` if the app refuses the handshake.
 _MODES: Mapping[Protocol, str] = {
-    "auto": "auto",
+    "auto": LATEST_MODERN_VERSION,
     "handshake": "legacy",
-    "stateless": "2026-07-28",
+    "stateless": LATEST_MODERN_VERSION,
 }
 
 Wire = dict[str, Any]
@@ -317,7 +320,7 @@ async def connect(
     on_message: Callable[[Any], Awaitable[None]],
     on_server_request: ServerRequestHandler | None = None,
 ) -> AsyncIterator[Upstream]:
-    """Negotiate a session over `transport` (discover-first or handshake, SPEC §6). With
+    """Negotiate a session over `transport` (`_MODES`, `_handshake_first`). With
     `on_server_request`, the app may ask for sampling and elicitation (the front door relays
     them to the client whose call caused them)."""
     callbacks: dict[str, Any] = {}
@@ -333,12 +336,47 @@ async def connect(
         client_info=types.Implementation(name="mcpapps", version=__version__),
     )
     async with client:
-        if protocol == "stateless":
-            # A pinned revision is adopted without asking the app; ask it anyway, so the
-            # capabilities (which lists exist) are the app's and not a blank stand-in.
-            discovered = await client.session.send_discover(client.protocol_version)
-            client.session.adopt(types.DiscoverResult.model_validate(discovered))
+        if protocol == "auto":
+            await _handshake_first(client.session)
+        elif protocol == "stateless":
+            await _discover(client.session)
         yield Upstream(client)
+
+
+async def _handshake_first(session: Any) -> None:
+    """`protocol = "auto"`: the handshake era when the app offers it, else 2026-07-28.
+
+    The handshake era first, because only a long-lived handshake session has a channel for
+    requests from the app: a tool written in that style (it asks for sampling or elicitation
+    from inside the call, as apps written before 2026-07-28 do) fails on a 2026-07-28
+    connection, while a tool written for 2026-07-28 (an `input_required` result) works on
+    both. The front door carries either kind of question to clients of either era. On one
+    stdio connection the first request fixes the era, so there is no asking `server/discover`
+    first and choosing afterwards. An app that refuses the handshake (a JSON-RPC error, or a
+    version of no handshake revision) is asked `server/discover` on the same connection.
+
+    The client was started pinned to 2026-07-28 (`_MODES`), so its requests carry that era's
+    envelope and headers; `initialize` must go without them, as from a fresh session (over
+    HTTP the server picks the era by the header). `_preconnect_stamp` is private to the pinned
+    SDK (mcp==2.3.0): it is what a fresh session stamps its requests with."""
+    session._stamp = _preconnect_stamp
+    try:
+        await session.initialize()
+    except MCPError as error:
+        if is_timeout(error) or is_connection_error(error):
+            raise
+        logger.debug("the app refused the handshake (%s); trying 2026-07-28", error_text(error))
+        await _discover(session)
+    except RuntimeError as error:  # the SDK: the app answered with a version it cannot serve
+        logger.debug("the app refused the handshake (%s); trying 2026-07-28", error)
+        await _discover(session)
+
+
+async def _discover(session: Any) -> None:
+    """A pinned revision is adopted without asking the app; ask it anyway, so the
+    capabilities (which lists exist) are the app's and not a blank stand-in."""
+    discovered = await session.send_discover(LATEST_MODERN_VERSION)
+    session.adopt(types.DiscoverResult.model_validate(discovered))
 
 
 ServerRequestHandler = Callable[[str, Wire], Awaitable[Wire]]

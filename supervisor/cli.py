@@ -55,10 +55,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="PATH",
         help=f"the config file (default: ${CONFIG_ENV}, else ./config.toml)",
     )
+    import_parser = commands.add_parser(
+        "import-openclaw",
+        help="write a config.toml from an OpenClaw.NET appsettings.json (its McpApps section)",
+        description="Read the McpApps section of an OpenClaw.NET appsettings.json and write the"
+        " same settings as an mcpapps config.toml; every key that cannot be mapped is reported"
+        " (and kept as a comment in the file), with the reason.",
+    )
+    import_parser.add_argument("appsettings", metavar="APPSETTINGS", help="appsettings.json")
+    import_parser.add_argument(
+        "--out", metavar="PATH", help="write the config here (default: print it)"
+    )
     remote_parsers = _add_remote_commands(commands)
     args = parser.parse_args(argv)
     if args.command == "run":
         return run(args.config, environ=os.environ)
+    if args.command == "import-openclaw":
+        return import_openclaw(Path(args.appsettings), args.out and Path(args.out))
     if args.command in remote_parsers:
         return _remote_command(args, remote_parsers[args.command])
     try:
@@ -97,6 +110,16 @@ def _add_remote_commands(commands: Any) -> dict[str, argparse.ArgumentParser]:
             "list every app of a running supervisor: state, pid, restarts, tools, last error",
         ),
         "call": add("call", "call a tool of a running supervisor by its public name"),
+        "tools": add(
+            "tools",
+            "list every tool of a running supervisor: public name, model alias, visibility,"
+            " UI, and why a tool is not offered to the model",
+        ),
+        "reload": add(
+            "reload",
+            "re-read the config and the manifests of a running supervisor and apply the"
+            " difference; prints what was started, stopped, restarted, unchanged and refused",
+        ),
     }
     call = parsers["call"]
     call.add_argument(
@@ -138,6 +161,10 @@ def _remote_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
                 return remote.apps(api, as_json=args.json, out=out)
             if args.command == "call":
                 return remote.call(api, args.tool, arguments, as_json=args.json, out=out, err=err)
+            if args.command == "tools":
+                return remote.tools(api, as_json=args.json, out=out)
+            if args.command == "reload":
+                return remote.reload(api, as_json=args.json, out=out)
             if args.command == "logs":
                 return remote.logs(api, args.app, as_json=args.json, out=out)
             return remote.control(api, args.app, args.command, as_json=args.json, out=out)
@@ -151,6 +178,41 @@ def _remote_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+
+
+def import_openclaw(source: Path, out: Path | None) -> int:
+    """Print (or write to `out`) the config.toml for an OpenClaw.NET appsettings.json; report
+    what was not imported on standard error. 1 when nothing could be imported."""
+    from supervisor import jsontext, openclaw
+
+    err = _Printable(sys.stderr)
+    try:
+        data = jsontext.parse(source.read_bytes().decode("utf-8-sig"))
+        if out is not None and out.exists():
+            raise ValueError(f"{out} exists already: remove it or choose another --out")
+        imported = openclaw.import_openclaw(
+            data, source=source, out_folder=(out or Path()).absolute().parent
+        )
+    except OSError as error:
+        print(f"mcpapps: error: cannot read {source}: {error.strerror or error}", file=err)
+        return 1
+    except UnicodeDecodeError as error:
+        print(f"mcpapps: error: {source} is not UTF-8 text ({error.reason})", file=err)
+        return 1
+    except jsontext.JSONTextError as error:
+        print(f"mcpapps: error: {source} is not valid JSON: {error}", file=err)
+        return 1
+    except (ValueError, openclaw.OpenClawImportError) as error:
+        print(f"mcpapps: error: {error}", file=err)
+        return 1
+    if out is None:
+        print(imported.toml, end="", file=_Printable(sys.stdout))
+    else:
+        out.write_text(imported.toml, encoding="utf-8")
+        print(f"wrote {out}; check it with: mcpapps validate --config {out}", file=err)
+    for problem in imported.unmapped:
+        print(f"not imported: {problem}", file=err)
+    return 0
 
 
 def run(given_path: str | None, *, environ: Mapping[str, str]) -> int:

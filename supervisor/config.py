@@ -55,6 +55,9 @@ class ServerConfig:
     token_file: Path | None = None
     public_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
+    # Where browsers reach the server behind a reverse proxy, path prefix included; the URLs
+    # handed out are built from it (after loading: no trailing slash).
+    public_url: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -64,6 +67,7 @@ class SandboxConfig:
     enabled: bool = True
     port: Port | None = None
     origin: str | None = None
+    public_origin: str | None = None  # where browsers reach the sandbox behind a proxy
 
 
 @attrs.frozen(kw_only=True)
@@ -104,6 +108,7 @@ class AppsConfig:
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     protocol: Protocol = "auto"
+    watch: bool = False  # reload when a file under discovery_paths or config.toml changes
     entries: dict[str, AppEntry] = attrs.Factory(dict)
     # `[apps.inline.<id>]`: manifests written in config.toml (snake_case keys). They are checked
     # app by app during discovery, so that one bad inline app does not stop the others.
@@ -250,10 +255,16 @@ def _resolve(config: Config) -> Config:
     server = config.server
     token_file = resolved(server.token_file) if server.token_file else None
     port = config.sandbox.port or server.port + 1
-    origin = config.sandbox.origin or f"http://{url_host(server.host)}:{port}"
+    # `public_origin` is `origin` under the name a proxy setup looks for (both: a rule error).
+    origin = (
+        config.sandbox.origin
+        or config.sandbox.public_origin
+        or f"http://{url_host(server.host)}:{port}"
+    )
+    public_url = server.public_url.rstrip("/") if server.public_url else None
     return attrs.evolve(
         config,
-        server=attrs.evolve(server, token_file=token_file),
+        server=attrs.evolve(server, token_file=token_file, public_url=public_url),
         sandbox=attrs.evolve(config.sandbox, port=port, origin=origin),
         apps=attrs.evolve(
             config.apps, discovery_paths=tuple(resolved(p) for p in config.apps.discovery_paths)
@@ -292,6 +303,12 @@ def _server_rules(server: ServerConfig) -> Found:
                 ("server", "public_hosts", i),
                 f"'{host}' must be a Host header value such as app.example or app.example:8443",
             )
+    if server.public_url is not None and not _is_public_url(server.public_url):
+        yield (
+            ("server", "public_url"),
+            f"'{server.public_url}' must be an absolute http(s) URL such as"
+            " https://apps.example.com/mcpapps (a path prefix, no query or fragment)",
+        )
     for i, origin in enumerate(server.allowed_origins):
         if not _is_origin(origin):
             yield (
@@ -315,14 +332,29 @@ def _sandbox_rules(config: Config) -> Found:
     if sandbox.port == server.port:
         yield ("sandbox", "port"), "must differ from server.port"
         return
+    if sandbox.public_origin is not None and sandbox.origin != sandbox.public_origin:
+        yield (
+            ("sandbox", "public_origin"),
+            "and sandbox.origin are both set: keep one (public_origin is the origin browsers"
+            " reach the sandbox at, which is what origin means too)",
+        )
+        return
+    key = ("sandbox", "public_origin" if sandbox.public_origin else "origin")
+    public = server.public_url if server.public_url and _is_public_url(server.public_url) else None
     if not _is_origin(sandbox.origin):
         yield (
-            ("sandbox", "origin"),
+            key,
             f"'{sandbox.origin}' must be an origin such as http://127.0.0.1:18790 (no path)",
+        )
+    elif public is not None and _origin_key(sandbox.origin) == _origin_key(public):
+        yield (
+            key,
+            f"'{sandbox.origin}' is the origin of server.public_url: serve app UIs from"
+            " another origin (another host name), or they could reach the control UI",
         )
     elif _origin_key(sandbox.origin) == _origin_key(config.control_origin):
         yield (
-            ("sandbox", "origin"),
+            key,
             f"'{sandbox.origin}' is the control UI's own origin: serve app UIs from"
             " another origin (another port or host), or they could reach the control UI",
         )
@@ -401,6 +433,22 @@ def _is_origin(origin: str) -> bool:
         and parts.path in ("", "/")
         and not parts.query
         and not parts.fragment
+    )
+
+
+def _is_public_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # raises on a port that is not a number
+    except ValueError:
+        return False
+    return (
+        parts.scheme in ("http", "https")
+        and bool(parts.hostname)
+        and not parts.query
+        and not parts.fragment
+        and "?" not in url
+        and "#" not in url
     )
 
 

@@ -7,6 +7,7 @@ folder never hides the others.
 
 from __future__ import annotations
 
+import logging
 import os
 import os.path
 import stat
@@ -37,6 +38,7 @@ from supervisor.problems import Problem, display_path
 from supervisor.structuring import KeyPath, did_you_mean, dotted
 
 MAX_MANIFEST_BYTES = 1024 * 1024
+logger = logging.getLogger("mcpapps.discovery")
 
 
 @attrs.frozen(kw_only=True)
@@ -387,3 +389,23 @@ def _judge(
         disabled_reason=reason,
         inline=draft.inline_path is not None,
     )
+
+
+def log_discovery(discovery: Discovery) -> None:
+    """One log line per app found (where, and how it was judged: Validated, Disabled or
+    refused), then each problem of a refused app on its own line, and the folder warnings."""
+    for warning in discovery.warnings:
+        logger.warning("%s", warning)
+    for app in discovery.apps:
+        name = app.id or str(app.source)
+        where = "config.toml" if app.inline else str(app.source)
+        if app.state is AppState.VALIDATED:
+            logger.info("app %s: found in %s: Validated (%s)", name, where, app.transport)
+        elif app.state is AppState.DISABLED:
+            logger.info("app %s: found in %s: Disabled (%s)", name, where, app.disabled_reason)
+        else:
+            logger.error(
+                "app %s: found in %s: refused, %d problem(s)", name, where, len(app.errors)
+            )
+            for error in app.errors:
+                logger.error("app %s is invalid: %s", name, error)

@@ -263,6 +263,48 @@ def _status_line(status: Mapping[str, Any]) -> str:
     return line
 
 
+def tools(remote: Remote, *, as_json: bool, out: TextIO) -> int:
+    """Every tool of every Running app: what the model is offered, under which names, and why
+    the others are not."""
+    data = remote.get("/admin/tools")
+    if as_json:
+        _print_json(data, out)
+        return 0
+    listed = data["tools"]
+    rows = [("APP", "PUBLIC NAME", "MODEL ALIAS", "VISIBILITY", "UI", "NOT OFFERED BECAUSE")]
+    rows += [
+        (
+            t["app"],
+            t["publicName"],
+            _cell(t["alias"]),
+            ",".join(t["visibility"]),
+            _cell(t["uiResourceUri"]),
+            "-" if t["offered"] else _cell(t["reason"]),
+        )
+        for t in listed
+    ]
+    _print_table(rows, out)
+    offered = sum(t["offered"] for t in listed)
+    print(f"\n{_count(len(listed), 'tool')}: {offered} offered to the model", file=out)
+    return 0
+
+
+def reload(remote: Remote, *, as_json: bool, out: TextIO) -> int:
+    """Ask for a reload and print the diff; exit status 1 when anything was refused."""
+    data = remote.post("/admin/reload")
+    if as_json:
+        _print_json(data, out)
+    else:
+        for key in ("started", "stopped", "restarted", "unchanged"):
+            print(f"{key}: {', '.join(data[key]) or '-'}", file=out)
+        for refusal in data["refused"]:
+            for problem in refusal["problems"]:
+                print(f"refused {refusal['app']}: {problem}", file=out)
+        for key in data["needsRestart"]:
+            print(f"needs a restart: {key} changed", file=out)
+    return 1 if data["refused"] else 0
+
+
 def logs(remote: Remote, app_id: str, *, as_json: bool, out: TextIO) -> int:
     """The last lines the app wrote to stderr (up to 200, kept by the supervisor)."""
     data = remote.get(f"/admin/apps/{quote(app_id, safe='')}")

@@ -22,10 +22,12 @@ from actors.reaper import Reaper
 from actors.registry import Registry, WhenReady
 from actors.runtime import ask
 from supervisor.config import Config
-from supervisor.discovery import discover
+from supervisor.discovery import discover, log_discovery
 from supervisor.lifecycle import AppState
 from supervisor.metrics import Metrics
+from supervisor.reloader import Reloader, ReloadRefused
 from supervisor.sdnotify import notify, watchdog_interval
+from supervisor.watch import watch_and_reload
 from web.security import AccessPolicy, access_policy
 from web.serve import GRACEFUL_S, serve_front_door
 from web.tokens import resolve_token
@@ -43,17 +45,11 @@ async def run_supervisor(
     *,
     task_status: trio.TaskStatus[Registry] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Run until SIGTERM or SIGINT (or until cancelled), then stop every app and return."""
-    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+    """Run until SIGTERM or SIGINT (or until cancelled), then stop every app and return.
+    SIGHUP reloads (it never stops the process)."""
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
         discovery = discover(config, environ)
-        for warning in discovery.warnings:
-            logger.warning("%s", warning)
-        for app in discovery.apps:
-            if app.state is AppState.DISABLED:
-                logger.info("app %s: Disabled (%s)", app.id, app.disabled_reason)
-            elif app.state is not AppState.VALIDATED:
-                for error in app.errors:
-                    logger.error("app %s is invalid: %s", app.id or app.source, error)
+        log_discovery(discovery)
         policy = _access_policy(config)
         metrics = Metrics()
         store = ChatStore(config.state.dir / CHAT_DATABASE)
@@ -108,6 +104,7 @@ async def _supervise(
 ) -> None:
     config, registry, chats = parts.config, parts.registry, parts.chats
     shutdown, close, closed = trio.Event(), trio.Event(), trio.Event()
+    reloader = Reloader(config, environ, registry.mailbox)
 
     async def front_door(task_status: trio.TaskStatus[Any]) -> None:
         try:
@@ -119,6 +116,7 @@ async def _supervise(
                 metrics=parts.metrics,
                 shutdown=shutdown,
                 close=close,
+                reload=reloader.reload,
                 task_status=task_status,
             )
         finally:
@@ -131,10 +129,16 @@ async def _supervise(
         nursery.start_soon(_announce_ready, registry, environ)
         if (interval := watchdog_interval(environ)) is not None:
             nursery.start_soon(_watchdog, interval, environ)
+        if config.apps.watch:
+            nursery.start_soon(watch_and_reload, config, reloader)
         task_status.started(registry)
         async for signum in signals:
+            if signum == signal.SIGHUP:
+                nursery.start_soon(_reload_on_signal, reloader)
+                continue
             logger.info("received %s: stopping", signal.Signals(signum).name)
             break
+        reloader.close()
         nursery.start_soon(_stop_at_once_on_another_signal, signals, parts.reaper)
         notify("STOPPING=1", environ)
         shutdown.set()  # no new connections; requests in flight go on
@@ -154,10 +158,23 @@ async def _supervise(
         nursery.cancel_scope.cancel()
 
 
+async def _reload_on_signal(reloader: Reloader) -> None:
+    """A reload asked for by SIGHUP: whatever happens, it is logged and the process goes on."""
+    try:
+        await reloader.reload("SIGHUP")
+    except ReloadRefused as error:
+        logger.warning("SIGHUP: %s", error)
+    except Exception:
+        logger.exception("SIGHUP: the reload failed; the apps run on as they were")
+
+
 async def _stop_at_once_on_another_signal(signals: Any, reaper: Reaper) -> None:
     """A second SIGTERM or SIGINT (Ctrl-C twice) skips the grace periods."""
     async for signum in signals:
         name = signal.Signals(signum).name
+        if signum == signal.SIGHUP:
+            logger.warning("received SIGHUP while shutting down: no reload")
+            continue
         _exit_now(reaper, f"received {name} again: stopping at once", 1)
 
 

@@ -233,6 +233,7 @@ async def ts_client(
     headers: Mapping[str, str] | None = None,
     *,
     terminate_on_close: bool = False,
+    answers: Mapping[str, Any] | None = None,
     start_timeout: float = START_TIMEOUT_S,
     close_timeout: float = CLOSE_TIMEOUT_S,
 ) -> AsyncIterator[TsClient]:
@@ -244,15 +245,19 @@ async def ts_client(
             answer = await client.request("call_tool", name="get_stores", arguments={})
 
     Connected (initialize done) on entry; `client.ready` holds protocolVersion, serverInfo,
-    capabilities and sessionId. Leaving closes its stdin: the SDK client closes (no DELETE unless
-    `terminate_on_close`), the process exits; it is killed if it takes longer than
-    `close_timeout`. A failed start raises `OfficialClientError` with the client's stderr.
+    capabilities and sessionId. With `answers` (`{"sampling": result, "elicitation": result}`)
+    it declares those capabilities and answers the server's requests with them. Leaving closes
+    its stdin: the SDK client closes (no DELETE unless `terminate_on_close`), the process
+    exits; it is killed if it takes longer than `close_timeout`. A failed start raises
+    `OfficialClientError` with the client's stderr.
     """
     command = [str(node_binary()), str(TS_CLIENT_SCRIPT), url]
     for line in _header_lines(headers):
         command += ["--header", line]
     if terminate_on_close:
         command.append("--terminate-on-close")
+    if answers:
+        command += ["--answers", json.dumps(answers)]
     env = {**os.environ, "MCP_TS_SDK_DIR": str(ts_sdk_dir())}
     process = await trio.lowlevel.open_process(
         command,

@@ -98,7 +98,7 @@ def write_project(root: Path, sandbox_port: int, *, auth: bool = False) -> None:
     undeclared = f"http://localhost:{free_port()}"
     declared = f"http://127.0.0.1:{free_port()}"
     manifests = {
-        "fx": fixture_manifest("fx"),
+        "fx": fixture_manifest("fx", hasUi=True),  # a claim its catalog does not bear out
         "basic": {"command": node[0], "arguments": node[1:], "hasUi": True},
         "views": {
             "command": sys.executable,
@@ -224,6 +224,17 @@ def test_the_page_lists_the_apps_and_a_restart_arrives_live(served: Served, page
     )
     assert int(page.locator("#live").get_attribute("data-seq")) > seq
     assert served.api("/admin/apps/grocery-inventory")["pid"] != pid
+
+
+def test_a_claimed_ui_that_is_not_served_is_a_warning(served: Served, page: Any) -> None:
+    page.goto(served.url("/?app=fx"))
+    warning = page.locator("#ui-warning")
+    warning.wait_for()
+    assert "says hasUi in its manifest but serves no UI" in warning.inner_text()
+    assert "has a UI" not in app_item(page, "fx").inner_text()
+    page.goto(served.url("/?app=views"))
+    page.locator("#tools-visible li").first.wait_for()
+    assert page.locator("#ui-warning").count() == 0
 
 
 def test_stop_and_start_from_the_page(served: Served, page: Any) -> None:

@@ -39,6 +39,11 @@ TOKEN = "s3cret-token"
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
+# The bundled app offers both eras; "auto" reaches it over the handshake. Tests of what the
+# gateway adds for an app of 2026-07-28 pin that era.
+MODERN_GROCERY = '[apps.entries.grocery-inventory]\nprotocol = "stateless"\n'
+
+
 def write(
     project: Project, server: str = "", *apps: tuple[str, tuple[str, ...]], extra: str = ""
 ) -> None:
@@ -500,7 +505,7 @@ async def test_resource_subscriptions_survive_an_app_restart(project: Project) -
     speaks 2026-07-28 (no resources/subscribe there: the app actor asks for the resource on its
     `subscriptions/listen` stream). The app's updates reach the client, and still do after the
     app was killed and restarted, without the client doing anything."""
-    write(project)
+    write(project, extra=MODERN_GROCERY)
     uri = "inventory://stores/1/summary"
     updates: list[str] = []
 

@@ -128,16 +128,17 @@ async def wait_for_count(supervisor: Supervisor, text: str, count: int) -> None:
 
 @pytest.mark.parametrize(
     ("protocol", "negotiated"),
-    [("handshake", "2025-11-25"), (None, "2026-07-28")],
-    ids=["handshake", "auto"],
+    [(None, "2025-11-25"), ("stateless", "2026-07-28")],
+    ids=["auto", "stateless"],
 )
 async def test_conformance_through_the_gateway(
     project: Project, protocol: str | None, negotiated: str
 ) -> None:
     """Every scenario that passes against the conformance fixture directly (all 32) passes
-    through `/apps/mcp/<appId>` too, whichever era the app is reached in: with the handshake, and
-    with the default protocol ("auto", 2026-07-28 with this app, which has no logging/setLevel
-    nor resources/subscribe: the gateway makes up for them)."""
+    through `/apps/mcp/<appId>` too, whichever era the app is reached in: with the default
+    protocol ("auto": the handshake, which this app offers), and on 2026-07-28, which has no
+    logging/setLevel nor resources/subscribe (the gateway makes up for them) and asks by
+    `input_required` results (the gateway asks the suite's client on its request's stream)."""
     conformance_project(project, protocol)
     async with supervisor_running(project) as supervisor:
         result = await conformance_through(supervisor, "conformance")

@@ -16,7 +16,7 @@ import trio
 from actors.upstream import http_transport
 from tests.helpers import Project
 from tests.running import GUARD_S, supervisor_running
-from tests.test_front_door import INITIALIZE, MCP_HEADERS, write
+from tests.test_front_door import INITIALIZE, MCP_HEADERS, MODERN_GROCERY, write
 from tests.test_gateway_clients import conformance_project
 
 URI = "inventory://stores/1/summary"
@@ -146,7 +146,7 @@ async def test_subscriptions_belong_to_their_client(project: Project) -> None:
     """The app (2026-07-28) is watched for a resource while any client wants it: updates go
     only to subscribers, once each; a client that never subscribed cannot end another's
     subscription; when the last subscriber leaves, the updates stop."""
-    write(project)
+    write(project, extra=MODERN_GROCERY)
     updates: dict[str, list[str]] = {"A": [], "B": []}
 
     def collecting(name: str) -> Any:
@@ -219,7 +219,7 @@ async def test_a_cancelled_call_is_cancelled_at_the_app(project: Project) -> Non
 async def test_a_2026_client_listens_for_a_resource(project: Project) -> None:
     """A 2026-07-28 client names the resource on its `subscriptions/listen` stream: the app is
     watched for it while the stream lasts, and the update arrives on that stream."""
-    write(project)
+    write(project, extra=MODERN_GROCERY)
     async with supervisor_running(project) as supervisor:
         url = supervisor.url("/apps/mcp/grocery-inventory")
         events: list[Any] = []

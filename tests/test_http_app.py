@@ -57,7 +57,10 @@ def http_manifest(url: str) -> dict[str, object]:
     }
 
 
-@pytest.mark.parametrize(("protocol", "era"), [("auto", "2026-07-28"), ("handshake", "2025-11-25")])
+@pytest.mark.parametrize(
+    ("protocol", "era"),
+    [("auto", "2025-11-25"), ("handshake", "2025-11-25"), ("stateless", "2026-07-28")],
+)
 async def test_http_app_runs_and_survives_an_upstream_restart(
     project: Project, protocol: str, era: str
 ) -> None:

@@ -45,15 +45,23 @@ async def test_protocol_setting_chooses_the_era(project: Project) -> None:
     project.manifest("apps/auto", fixture_manifest("auto"))
     project.manifest("apps/legacy", fixture_manifest("legacy"))
     project.manifest("apps/modern", fixture_manifest("modern"))
+    project.manifest("apps/newonly", fixture_manifest("newonly", "--modern-only"))
     data = config_data(
         entries={"legacy": {"protocol": "handshake"}, "modern": {"protocol": "stateless"}}
     )
     async with running(project, data) as registry:
         eras = {
             app: (await wait_for(registry, app, AppState.RUNNING)).protocol_version
-            for app in ("auto", "legacy", "modern")
+            for app in ("auto", "legacy", "modern", "newonly")
         }
-        assert eras == {"auto": "2026-07-28", "legacy": "2025-11-25", "modern": "2026-07-28"}
+        # "auto": the handshake when the app offers it (its session then has a channel for
+        # the app's own requests), 2026-07-28 when the app refuses the handshake.
+        assert eras == {
+            "auto": "2025-11-25",
+            "legacy": "2025-11-25",
+            "modern": "2026-07-28",
+            "newonly": "2026-07-28",
+        }
         for app in eras:
             assert await bridge(registry).call(f"{app}.echo", {"text": app}) == app
 

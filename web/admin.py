@@ -26,6 +26,7 @@ from actors.messages import (
     CallTimeout,
     GetCatalog,
     GetStatus,
+    GetToolReport,
     Restart,
     Snapshot,
     Start,
@@ -38,6 +39,8 @@ from actors.runtime import AskTimeout, Mailbox, Overloaded, ask
 from actors.upstream import Catalog
 from supervisor.manifest import camel
 from supervisor.metrics import CONTENT_TYPE, Metrics
+from supervisor.reload import ReloadDiff
+from supervisor.reloader import Reload, ReloadRefused
 from supervisor.structuring import show
 from web.errors import json_error
 
@@ -59,7 +62,9 @@ _ERRORS: tuple[tuple[type[Exception], int, str], ...] = (
 )
 
 
-def admin_blueprint(registry: Mailbox[Any], metrics: Metrics) -> Blueprint:
+def admin_blueprint(
+    registry: Mailbox[Any], metrics: Metrics, *, reload: Reload | None = None
+) -> Blueprint:
     admin = Blueprint("admin", __name__)
 
     @admin.get("/admin/apps")
@@ -70,7 +75,15 @@ def admin_blueprint(registry: Mailbox[Any], metrics: Metrics) -> Blueprint:
     async def app(app_id: str) -> Any:
         status = await _ask_app(registry, app_id, GetStatus, ASK_TIMEOUT_S)
         catalog = await _catalog(registry, app_id)
-        return {**status_json(status, stderr=True), "catalog": catalog_json(catalog)}
+        rows = await ask(registry, GetToolReport, ASK_TIMEOUT_S)
+        tools = [row.json() for row in rows if row.app_id == app_id]
+        detail = {**status_json(status, stderr=True), "catalog": catalog_json(catalog)}
+        return {**detail, "tools": tools}
+
+    @admin.get("/admin/tools")
+    async def tools() -> Any:
+        rows = await ask(registry, GetToolReport, ASK_TIMEOUT_S)
+        return {"tools": [row.json() for row in rows]}
 
     @admin.post("/admin/apps/<app_id>/<any(start, stop, restart):command>")
     async def control(app_id: str, command: str) -> Any:
@@ -82,12 +95,14 @@ def admin_blueprint(registry: Mailbox[Any], metrics: Metrics) -> Blueprint:
         return {"app": status_json(status)}
 
     @admin.post("/admin/reload")
-    async def reload() -> Any:
-        return json_error(
-            501,
-            "not_implemented",
-            "reload is not implemented yet: restart `mcpapps run` to apply changes",
-        )
+    async def reload_route() -> Any:
+        if reload is None:
+            return json_error(501, "not_implemented", "this server cannot reload")
+        try:
+            diff = await reload("POST /admin/reload")
+        except ReloadRefused as error:
+            return json_error(503, "shutting_down", str(error))
+        return reload_response(diff)
 
     @admin.post("/admin/call")
     async def call() -> Any:
@@ -160,6 +175,29 @@ def status_json(status: AppStatus, *, stderr: bool = False) -> dict[str, Any]:
         data["stderr"] = list(stderr_lines)
     data["errors"] = list(data["errors"])
     return data
+
+
+def diff_json(diff: ReloadDiff) -> dict[str, Any]:
+    return {
+        "started": list(diff.started),
+        "stopped": list(diff.stopped),
+        "restarted": list(diff.restarted),
+        "unchanged": list(diff.unchanged),
+        "refused": [{"app": r.app, "problems": list(r.problems)} for r in diff.refused],
+        "needsRestart": list(diff.needs_restart),
+    }
+
+
+def reload_response(diff: ReloadDiff) -> Any:
+    """The diff; when the config itself was refused, a 422 whose body is the diff as well."""
+    if not diff.config_refused:
+        return diff_json(diff)
+    problems = [p for r in diff.refused for p in r.problems]
+    error = {
+        "code": "config_refused",
+        "message": "the config cannot be loaded, so nothing was changed: " + "; ".join(problems),
+    }
+    return {"error": error, **diff_json(diff)}, 422
 
 
 def catalog_json(catalog: Catalog) -> dict[str, Any]:

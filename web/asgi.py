@@ -12,7 +12,8 @@ from typing import Any
 from actors.messages import Lookup, UnknownApp
 from actors.runtime import Mailbox, ask
 from supervisor.lifecycle import AppState
-from web.endpoints import AggregateEndpoint, AppEndpoint
+from web.aggregate import AggregateEndpoint
+from web.endpoints import AppEndpoint
 from web.events import serve_events
 from web.routes import ASK_TIMEOUT_S
 from web.security import (

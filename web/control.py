@@ -1,5 +1,5 @@
 """The control page: `GET /` and its static files (plain HTML, CSS and JavaScript from
-`web/static`, no build step), and `GET /admin/tools`, what the page shows of each app's tools.
+`web/static`, no build step); and whether each Running app's catalog shows a UI.
 
 The page and its files hold no user data, so they are served without the token: a person who
 is not logged in gets the page, which says how to log in. Everything the page shows comes from
@@ -16,12 +16,12 @@ from typing import Any
 import trio
 from quart import Blueprint, Response
 
-from actors.messages import AppError, AppStatus, GetCatalog, GetToolTable, Snapshot, ToApp
+from actors.messages import AppError, AppStatus, GetCatalog, ToApp
 from actors.runtime import AskTimeout, Mailbox, Overloaded, ask
 from actors.upstream import Catalog
 from supervisor.lifecycle import AppState
 from web.errors import json_error
-from web.toolview import app_tools, catalog_has_ui
+from web.uiview import catalog_has_ui
 
 ASK_TIMEOUT_S = 10.0
 STATIC_PREFIX = "/static/"
@@ -43,7 +43,7 @@ def _static(name: str) -> bytes:
     return resources.files("web").joinpath("static", name).read_bytes()
 
 
-def control_blueprint(registry: Mailbox[Any], sandbox_origin: str | None) -> Blueprint:
+def control_blueprint(sandbox_origin: str | None) -> Blueprint:
     control = Blueprint("control", __name__)
 
     @control.get("/")
@@ -58,25 +58,6 @@ def control_blueprint(registry: Mailbox[Any], sandbox_origin: str | None) -> Blu
         if name not in STATIC_FILES:
             return json_error(404, "not_found", f"there is no file '{name}'")
         return Response(_static(name), content_type=STATIC_FILES[name], headers=_PAGE_HEADERS)
-
-    @control.get("/admin/tools")
-    async def tools() -> Any:
-        statuses = await ask(registry, Snapshot, ASK_TIMEOUT_S)
-        table = await ask(registry, GetToolTable, ASK_TIMEOUT_S)
-        catalogs = await current_catalogs(registry, [s.id for s in statuses])
-        return {
-            "sandbox": f"{sandbox_origin}/sandbox" if sandbox_origin else None,
-            "apps": [
-                app_tools(
-                    s.id,
-                    catalogs.get(s.id, Catalog()),
-                    table,
-                    manifest_has_ui=s.has_ui,
-                    running=s.state is AppState.RUNNING,
-                )
-                for s in statuses
-            ],
-        }
 
     return control
 

@@ -2,8 +2,7 @@
 
 - `AppEndpoint`, `/apps/mcp/<appId>` (SPEC §7.3): everything a client asks is passed to the
   app's one upstream session, owned by its app actor, and the app's answer comes back as it is;
-- `AggregateEndpoint`, `/mcp` (SPEC §7.5): the model-visible tools of every Running app under
-  their public names, routed by the registry.
+- `AggregateEndpoint`, `/mcp`: in web/aggregate.py, on the same server class.
 
 Neither keeps app state: each request becomes a message to the registry, which routes it.
 """
@@ -22,21 +21,20 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
+from mcp_types.methods import INPUT_REQUIRED_METHODS
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from actors.messages import (
-    CallPublicTool,
     GetCatalog,
-    GetToolTable,
     ReleaseSubscriptions,
     ToApp,
-    UnknownTool,
     UpstreamRequest,
 )
 from actors.runtime import Mailbox, ask
 from actors.upstream import Catalog, Wire
 from supervisor import __version__
 from web.relay import Audience, ClientCaller, app_params, complete_input, is_modern, mcp_error
+from web.roundtrips import Exchange, RoundTrips
 
 logger = logging.getLogger("mcpapps.web")
 
@@ -124,6 +122,7 @@ class AppEndpoint:
         self.app_id = app_id
         self._registry = registry
         self.audience = Audience(on_close=self._release)
+        self.round_trips = RoundTrips()
         self.server = _Endpoint(f"mcpapps/{app_id}", self.audience, self._listen)
         for method, params_type in FORWARDED.items():
             self.server.add_request_handler(method, params_type, self._forward)
@@ -213,8 +212,22 @@ class AppEndpoint:
             except Exception as error:
                 raise mcp_error(error) from None
 
+        if is_modern(ctx) and ctx.method in INPUT_REQUIRED_METHODS:
+            return await self.round_trips.run(
+                ctx, caller, params, self._start, lambda result: _as_is(ctx, result)
+            )
         result = await send(params)
         return for_client(ctx, await complete_input(ctx, caller, params, result, send))
+
+    def _start(self, params: Wire | None, exchange: Exchange) -> None:
+        """A 2026-07-28 client's request, sent to the app with its exchange as reply and
+        caller (web/roundtrips.py)."""
+        self._registry.tell(
+            ToApp(
+                self.app_id,
+                UpstreamRequest(exchange.method, params, exchange, exchange, exchange.abandoned),
+            )
+        )
 
 
 class _Subscriber:
@@ -227,6 +240,10 @@ class _Subscriber:
 
     async def ask(self, method: str, params: Wire) -> Wire:
         raise MCPError(types.INVALID_REQUEST, f"a listen stream cannot answer {method}")
+
+
+async def _as_is(ctx: ServerRequestContext[Any, Any], result: Wire) -> Wire:
+    return for_client(ctx, result)
 
 
 def for_client(ctx: ServerRequestContext[Any, Any], result: Wire) -> Wire:
@@ -261,55 +278,3 @@ def _with_session_id(ctx: ServerRequestContext[Any, Any], params: Wire | None) -
     meta = dict(params.get("_meta") or {})
     meta["sessionId"] = session_id
     return {**params, "_meta": meta}
-
-
-class AggregateEndpoint:
-    """`/mcp`: every model-visible tool of every Running app, under its public name."""
-
-    def __init__(self, registry: Mailbox[Any]) -> None:
-        self._registry = registry
-        self.audience = Audience()
-        self.server = _Endpoint("mcpapps", self.audience)
-        self.server.add_request_handler(
-            "tools/list", types.PaginatedRequestParams, self._list_tools
-        )
-        self.server.add_request_handler("tools/call", types.CallToolRequestParams, self._call)
-        self.manager = _manager(self.server)
-
-    async def _list_tools(self, ctx: ServerRequestContext[Any, Any], _params: Any) -> Wire:
-        table = await ask(self._registry, GetToolTable)
-        return for_client(
-            ctx,
-            {
-                "tools": [
-                    {
-                        "name": tool.public_name,
-                        "description": tool.description,
-                        "inputSchema": tool.input_schema,
-                    }
-                    for tool in table.tools
-                ]
-            },
-        )
-
-    async def _call(self, ctx: ServerRequestContext[Any, Any], typed: Any) -> Wire:
-        params, token = app_params(ctx.params)
-        assert params is not None
-        caller = ClientCaller(ctx, token)
-        arguments = params.get("arguments") or {}
-        meta = params.get("_meta")
-        try:
-            _tool, result = await ask(
-                self._registry,
-                lambda reply: CallPublicTool(typed.name, arguments, reply, meta, caller),
-            )
-        except UnknownTool as error:
-            raise MCPError(types.INVALID_PARAMS, error.message) from None
-        except Exception as error:
-            raise mcp_error(error) from None
-        if result.get("resultType") == "input_required":
-            raise MCPError(
-                types.INTERNAL_ERROR,
-                f"tool '{typed.name}' asks for input, which /mcp cannot relay yet",
-            )
-        return for_client(ctx, result)

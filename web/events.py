@@ -23,7 +23,7 @@ import trio
 from actors.messages import CatalogChanged, StateChanged, ToolTableChanged, Watch
 from actors.runtime import Mailbox
 from web.admin import status_json
-from web.toolview import catalog_has_ui
+from web.uiview import catalog_has_ui
 
 logger = logging.getLogger("mcpapps.web")
 

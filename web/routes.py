@@ -16,6 +16,7 @@ from actors.messages import AppStatus, Snapshot
 from actors.runtime import Mailbox, ask
 from supervisor.lifecycle import AppState
 from supervisor.metrics import Metrics
+from supervisor.reloader import Reload
 from web.admin import admin_blueprint
 from web.chat import chat_blueprint
 from web.control import control_blueprint, ui_shown
@@ -32,11 +33,15 @@ def create_app(
     *,
     chats: Mailbox[Any],
     metrics: Metrics,
+    reload: Reload | None = None,
+    public_url: str | None = None,
 ) -> Any:
+    """`public_url` (no trailing slash), when set, is the base of every URL handed out: the
+    request's own Host and any X-Forwarded-* headers are never trusted for that."""
     app = QuartTrio("mcpapps")
     app.register_blueprint(chat_blueprint(chats))
-    app.register_blueprint(admin_blueprint(registry, metrics))
-    app.register_blueprint(control_blueprint(registry, sandbox_origin))
+    app.register_blueprint(admin_blueprint(registry, metrics, reload=reload))
+    app.register_blueprint(control_blueprint(sandbox_origin))
 
     @app.get("/apps/health")
     async def health() -> Any:
@@ -44,7 +49,7 @@ def create_app(
         # What the catalogs of the Running apps show, not only what the manifests claim.
         shown = await ui_shown(registry, statuses)
         statuses = tuple(attrs.evolve(s, has_ui=shown.get(s.id, s.has_ui)) for s in statuses)
-        base = request.host_url.rstrip("/")
+        base = public_url or request.host_url.rstrip("/")
         return health_body(statuses, base, sandbox_origin, request.args.get("app"))
 
     @app.get("/login")
@@ -53,7 +58,7 @@ def create_app(
         token = request.args.get("token")
         if policy.require_auth and not token_matches(policy, token):
             return json_error(401, "unauthorized", "the token is missing or wrong")
-        response = redirect(landing(request.args), 303)
+        response = redirect(f"{public_url or ''}{landing(request.args)}", 303)
         if policy.token is not None and token_matches(policy, token):
             value = session_value(policy.token)
             response.set_cookie(SESSION_COOKIE, value, httponly=True, samesite="Strict", path="/")

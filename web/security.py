@@ -56,13 +56,23 @@ def is_loopback(host: str) -> bool:
 
 def access_policy(config: Config, token: str | None) -> AccessPolicy:
     server = config.server
-    require = server.always_require_auth or not is_loopback(server.host)
+    # Behind a proxy, `public_url` is where the world reaches the server: its host and origin
+    # are the server's own, and unless it is a loopback address, a token is required (the
+    # loopback bind says nothing about who reaches the proxy).
+    public = urlsplit(server.public_url) if server.public_url else None
+    public_hosts = {*server.public_hosts, *([public.netloc] if public else [])}
+    public_origins = [*server.allowed_origins, *([server.public_url] if public else [])]
+    require = (
+        server.always_require_auth
+        or not is_loopback(server.host)
+        or (public is not None and not is_loopback(public.hostname or ""))
+    )
     sandbox = config.sandbox.origin if config.sandbox.enabled else None
     return AccessPolicy(
         require_auth=require,
         token=token,
-        hosts=LOCAL_HOSTS | {_host_name(h) for h in server.public_hosts},
-        origins=frozenset(origin_key(o) for o in server.allowed_origins),
+        hosts=LOCAL_HOSTS | {_host_name(h) for h in public_hosts},
+        origins=frozenset(origin_key(o) for o in public_origins),
         sandbox_origin=origin_key(sandbox) if sandbox else None,
     )
 

@@ -16,16 +16,20 @@ from hypercorn.config import Config as HypercornConfig
 from actors.messages import (
     AppNotification,
     CatalogChanged,
+    Reloaded,
     Snapshot,
     ToolTableChanged,
     Watch,
 )
 from actors.runtime import Mailbox, ask
+from actors.tooltable import ToolTable
 from actors.upstream import Catalog
 from supervisor.config import Config, url_host
 from supervisor.metrics import Metrics
+from supervisor.reloader import Reload
+from web.aggregate import AggregateEndpoint
 from web.asgi import FrontDoor
-from web.endpoints import AggregateEndpoint, AppEndpoint
+from web.endpoints import AppEndpoint
 from web.routes import create_app
 from web.sandbox import serve_sandbox
 from web.security import AccessPolicy
@@ -51,6 +55,7 @@ async def serve_front_door(
     metrics: Metrics,
     shutdown: trio.Event,
     close: trio.Event,
+    reload: Reload | None = None,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve until `shutdown` is set: then take no new connections, let open requests go on
@@ -62,7 +67,25 @@ async def serve_front_door(
     apps = {s.id: AppEndpoint(s.id, registry) for s in statuses}
     aggregate = AggregateEndpoint(registry)
     sandbox = config.sandbox.origin if config.sandbox.enabled else None
-    routes = create_app(registry, policy, sandbox, chats=chats, metrics=metrics)
+    added = _AddedEndpoints(apps, registry)
+
+    async def reload_then_serve(why: str) -> Any:
+        """A reload asked for over HTTP: the apps it started are served before it answers."""
+        assert reload is not None
+        diff = await reload(why)
+        for app_id in diff.started:
+            await added.add(app_id)
+        return diff
+
+    routes = create_app(
+        registry,
+        policy,
+        sandbox,
+        chats=chats,
+        metrics=metrics,
+        reload=reload_then_serve if reload is not None else None,
+        public_url=config.server.public_url,
+    )
     front_door = FrontDoor(policy, registry, routes, apps, aggregate)
 
     hyper = HypercornConfig()
@@ -86,7 +109,8 @@ async def serve_front_door(
     ):
         for endpoint in [aggregate, *apps.values()]:
             await stack.enter_async_context(endpoint.manager.run())
-        nursery.start_soon(_relay_facts, facts, apps, aggregate)
+        added.nursery = nursery
+        nursery.start_soon(_relay_facts, facts, apps, aggregate, added)
         if config.sandbox.enabled:
             sandbox_binds = await nursery.start(serve_sandbox, config, shutdown)
             logger.info("app sandbox listening on %s", ", ".join(sandbox_binds))
@@ -103,6 +127,7 @@ async def serve_front_door(
             endpoint.audience.listen.close()  # 2026-07-28 listen streams end gracefully
         # Ending the session managers ends every session and its standing stream (not under
         # a deadline of its own: their task groups must close in the scope they opened in).
+        await added.aclose()
         await stack.aclose()
         # Once no request is open, the connections left are idle, and Hypercorn (which does
         # not close idle ones here) and the fact relay can be cancelled.
@@ -112,15 +137,53 @@ async def serve_front_door(
         nursery.cancel_scope.cancel()
 
 
+class _AddedEndpoints:
+    """`/apps/mcp/<id>` for the apps a reload starts: each one's session manager runs in a task
+    of the front door until shutdown ends it with the others."""
+
+    def __init__(self, apps: dict[str, AppEndpoint], registry: Mailbox[Any]) -> None:
+        self._apps = apps
+        self._registry = registry
+        self._end = trio.Event()
+        self._running = 0
+        self._ended = trio.Event()
+        self.nursery: trio.Nursery | None = None
+
+    async def add(self, app_id: str) -> None:
+        if app_id in self._apps or self.nursery is None or self._end.is_set():
+            return
+        endpoint = AppEndpoint(app_id, self._registry)
+        self._apps[app_id] = endpoint
+        await self.nursery.start(self._serve, endpoint)
+
+    async def _serve(self, endpoint: AppEndpoint, task_status: trio.TaskStatus[None]) -> None:
+        self._running += 1
+        try:
+            async with endpoint.manager.run():
+                task_status.started()
+                await self._end.wait()
+        finally:
+            self._running -= 1
+            if not self._running:
+                self._ended.set()
+
+    async def aclose(self) -> None:
+        self._end.set()
+        if self._running:
+            await self._ended.wait()
+
+
 async def _relay_facts(
     facts: trio.MemoryReceiveChannel[Any],
     apps: dict[str, AppEndpoint],
     aggregate: AggregateEndpoint,
+    added: _AddedEndpoints,
 ) -> None:
     """Registry facts → notifications: an app's catalog changes (including by a restart) tell
     its clients which lists to fetch again; its other notifications pass through; a change of
     the tool table tells the clients of `/mcp`."""
     seen: dict[str, Catalog] = {}
+    offered: ToolTable | None = None
     async with trio.open_nursery() as nursery:
         async for fact in facts:
             match fact:
@@ -140,13 +203,31 @@ async def _relay_facts(
                         nursery.start_soon(apps[app_id].audience.notify, method, None)
                 case AppNotification(app_id, method, params) if app_id in apps:
                     nursery.start_soon(apps[app_id].audience.notify, method, params)
+                case Reloaded(diff):
+                    for app_id in diff.started:
+                        await added.add(app_id)
                 case ToolTableChanged(table):
                     schemas = {tool.public_name: tool.input_schema for tool in table.tools}
                     aggregate.server.input_schemas.clear()
                     aggregate.server.input_schemas.update(schemas)
-                    nursery.start_soon(
-                        aggregate.audience.notify, "notifications/tools/list_changed", None
-                    )
+                    for method in _aggregate_changes(offered, table):
+                        nursery.start_soon(aggregate.audience.notify, method, None)
+                    offered = table
+
+
+def _aggregate_changes(before: ToolTable | None, after: ToolTable) -> list[str]:
+    """The list_changed notifications `/mcp` sends when its tool table becomes `after`."""
+    if before is None:
+        before = ToolTable()
+    changed = []
+    if before.tools != after.tools:
+        changed.append("notifications/tools/list_changed")
+    if before.offers.prompts != after.offers.prompts:
+        changed.append("notifications/prompts/list_changed")
+    old, new = before.offers, after.offers
+    if old.resources != new.resources or old.templates != new.templates:
+        changed.append("notifications/resources/list_changed")
+    return changed
 
 
 def _input_schemas(catalog: Catalog) -> dict[str, Any]:

@@ -74,6 +74,7 @@ from mcp.types import (
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field
+from scenario_schemas import DEFAULTS_SCHEMA, ENUMS_SCHEMA, USER_INFO_SCHEMA
 
 log = logging.getLogger("conformance-app")
 
@@ -358,16 +359,6 @@ async def test_sampling(
     return f"LLM response: {reply}"
 
 
-USER_INFO_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "username": {"type": "string", "description": "User's response"},
-        "email": {"type": "string", "description": "User's email address"},
-    },
-    "required": ["username", "email"],
-}
-
-
 @tool()
 async def test_elicitation(
     message: Annotated[str, Field(description="The message to show the user")], ctx: Context
@@ -379,24 +370,6 @@ async def test_elicitation(
     return f"User response: {_describe(result)}"
 
 
-# SEP-1034: a default for every primitive type.
-DEFAULTS_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "description": "User name", "default": "John Doe"},
-        "age": {"type": "integer", "description": "User age", "default": 30},
-        "score": {"type": "number", "description": "User score", "default": 95.5},
-        "status": {
-            "type": "string",
-            "description": "User status",
-            "enum": ["active", "inactive", "pending"],
-            "default": "active",
-        },
-        "verified": {"type": "boolean", "description": "Verified user", "default": True},
-    },
-}
-
-
 @tool()
 async def test_elicitation_sep1034_defaults(ctx: Context) -> str | InputRequiredResult:
     """Elicits with a default value for every primitive type (SEP-1034)"""
@@ -404,51 +377,6 @@ async def test_elicitation_sep1034_defaults(ctx: Context) -> str | InputRequired
     if isinstance(result, InputRequiredResult):
         return result
     return f"Elicitation completed: {_describe(result)}"
-
-
-# SEP-1330: the five ways to offer choices. The values are the ones the scenario's client
-# answers with (option1, value1, opt1, ...).
-ENUMS_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "untitledSingle": {
-            "type": "string",
-            "title": "Untitled single-select",
-            "enum": ["option1", "option2", "option3"],
-        },
-        "titledSingle": {
-            "type": "string",
-            "title": "Titled single-select",
-            "oneOf": [
-                {"const": "value1", "title": "First Option"},
-                {"const": "value2", "title": "Second Option"},
-                {"const": "value3", "title": "Third Option"},
-            ],
-        },
-        "legacyEnum": {
-            "type": "string",
-            "title": "Legacy titled enum (deprecated enumNames)",
-            "enum": ["opt1", "opt2", "opt3"],
-            "enumNames": ["Option One", "Option Two", "Option Three"],
-        },
-        "untitledMulti": {
-            "type": "array",
-            "title": "Untitled multi-select",
-            "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
-        },
-        "titledMulti": {
-            "type": "array",
-            "title": "Titled multi-select",
-            "items": {
-                "anyOf": [
-                    {"const": "value1", "title": "First Choice"},
-                    {"const": "value2", "title": "Second Choice"},
-                    {"const": "value3", "title": "Third Choice"},
-                ]
-            },
-        },
-    },
-}
 
 
 @tool()

@@ -38,6 +38,7 @@ from mcp.server.subscriptions import (
     ToolsListChanged,
 )
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 UI_EXTENSION = "io.modelcontextprotocol/ui"
@@ -470,7 +471,36 @@ class Fixture:
             prompts_changed=self.options.changing_prompts,
         )
         async with stdio_server(stdin=self.wire, stdout=self.wire) as (read, write):  # type: ignore[arg-type]
-            await server.run(read, write, server.create_initialization_options(notify))
+            if not self.options.modern_only:
+                await server.run(read, write, server.create_initialization_options(notify))
+                return
+            async with trio.open_nursery() as nursery:
+                inbound, filtered = trio.open_memory_channel[Any](16)
+                nursery.start_soon(_refuse_the_handshake, read, write, inbound)
+                await server.run(filtered, write, server.create_initialization_options(notify))
+                nursery.cancel_scope.cancel()
+
+
+async def _refuse_the_handshake(read: Any, write: Any, inbound: Any) -> None:
+    """--modern-only: an app of the 2026-07-28 revision alone, as some SDKs build them. It
+    answers `initialize` with "unsupported protocol version" naming the revisions it serves."""
+    async with inbound:
+        async for message in read:
+            request = getattr(message, "message", None)
+            if isinstance(request, types.JSONRPCRequest) and request.method == "initialize":
+                log("refusing initialize: this app serves 2026-07-28 only")
+                error = types.JSONRPCError(
+                    jsonrpc="2.0",
+                    id=request.id,
+                    error=types.ErrorData(
+                        code=types.UNSUPPORTED_PROTOCOL_VERSION,
+                        message="this server speaks 2026-07-28 only",
+                        data={"supported": list(MODERN_PROTOCOL_VERSIONS)},
+                    ),
+                )
+                await write.send(SessionMessage(error))
+                continue
+            await inbound.send(message)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -492,6 +522,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--changing-tools", action="store_true", help="add_tool/remove_tool + list_changed")
     add("--bad-schema", action="store_true", help="a tool whose inputSchema is not an object")
     add("--app-only", action="store_true", help="MCP Apps tools (app-only, ui-bound) + ui resource")
+    add("--modern-only", action="store_true", help="refuse initialize (2026-07-28 only)")
     add("--gates", action="store_true", help="tools gate (waits for a file) and gated (how many)")
     return parser.parse_args(argv)
 

@@ -1,6 +1,7 @@
 // A long-lived MCP client built on the official TypeScript SDK, driven by JSON lines on stdin.
 //
 //   node ts_client.mjs <url> [--header 'Name: value']... [--terminate-on-close] [--client-name N]
+//                      [--answers JSON]
 //
 // The SDK is imported by absolute path: ESM ignores NODE_PATH, and this file does not live under
 // the node_modules that hold the SDK. Its folder comes from the environment variable MCP_TS_SDK_DIR
@@ -74,6 +75,12 @@ function parseArgs(argv) {
             options.terminateOnClose = true;
         } else if (arg === '--client-name') {
             options.clientName = argv[++i];
+        } else if (arg === '--answers') {
+            try {
+                options.answers = JSON.parse(argv[++i]);
+            } catch (error) {
+                usage(`--answers needs JSON, got ${JSON.stringify(argv[i])}`);
+            }
         } else if (arg.startsWith('-')) {
             usage(`unknown option ${arg}`);
         } else if (options.url === undefined) {
@@ -106,10 +113,12 @@ function describeError(error) {
 const options = parseArgs(process.argv.slice(2));
 
 let Client, StreamableHTTPClientTransport, McpError, StreamableHTTPError, CreateTaskResultSchema, CallToolResultSchema;
+let CreateMessageRequestSchema, ElicitRequestSchema;
 try {
     ({ Client } = await sdk('client/index.js'));
     ({ StreamableHTTPClientTransport, StreamableHTTPError } = await sdk('client/streamableHttp.js'));
-    ({ McpError, CreateTaskResultSchema, CallToolResultSchema } = await sdk('types.js'));
+    ({ McpError, CreateTaskResultSchema, CallToolResultSchema, CreateMessageRequestSchema, ElicitRequestSchema } =
+        await sdk('types.js'));
 } catch (error) {
     write({ ready: false, error: `cannot load the TypeScript SDK from ${sdkDir}: ${error.message}` });
     process.exit(1);
@@ -138,7 +147,26 @@ const transport = new StreamableHTTPClientTransport(new URL(options.url), {
     requestInit: { headers: options.headers },
     fetch: observingFetch
 });
-const client = new Client({ name: options.clientName, version: '1.0.0' }, { capabilities: {} });
+// --answers '{"sampling": <CreateMessageResult>, "elicitation": <ElicitResult>}': the client
+// declares those capabilities and answers every such request from the server with that result
+// (and reports the request as an event: {"serverRequest": {"method", "params"}}).
+const answers = options.answers ?? {};
+const capabilities = {};
+if (answers.sampling) capabilities.sampling = {};
+if (answers.elicitation) capabilities.elicitation = {};
+const client = new Client({ name: options.clientName, version: '1.0.0' }, { capabilities });
+if (answers.sampling) {
+    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+        event({ serverRequest: { method: request.method, params: request.params } });
+        return answers.sampling;
+    });
+}
+if (answers.elicitation) {
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+        event({ serverRequest: { method: request.method, params: request.params } });
+        return answers.elicitation;
+    });
+}
 client.fallbackNotificationHandler = async (notification) => {
     write({ notification: { method: notification.method, params: notification.params } });
 };

@@ -7,9 +7,9 @@
   const $ = (id) => document.getElementById(id);
   const params = new URLSearchParams(location.search);
   const apps = new Map();  // id → status, as /admin/apps and /admin/events say
-  let tools = new Map();   // id → {modelVisible, appOnly, notOffered, hasUi, warnings}
+  let tools = [];          // GET /admin/tools: one row per tool of every Running app
+  const catalogUi = new Map();  // id → whether the app's catalog shows a UI (/admin/events)
   let selected = params.get("app");
-  let toolTable = [];      // the model-visible tools: publicName, appId, name, resourceUri
 
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
@@ -67,7 +67,7 @@
   // ---- apps -----------------------------------------------------------------------------------
 
   async function loadApps() {
-    const body = await api("/admin/apps");
+    const body = await api("admin/apps");
     apps.clear();
     for (const status of body.apps) apps.set(status.id, status);
     renderApps();
@@ -80,16 +80,36 @@
   }
 
   async function loadTools() {
-    const body = await api("/admin/tools");
-    tools = new Map(body.apps.map((a) => [a.appId, a]));
+    tools = (await api("admin/tools")).tools;
     renderApps();
+  }
+
+  // The selected app's tools: offered to the model, app-only (for its own view), or not
+  // offered, with the reason the tool table gave.
+  function split(appId) {
+    const mine = tools.filter((t) => t.app === appId);
+    return {
+      modelVisible: mine.filter((t) => t.offered),
+      appOnly: mine.filter((t) => !t.offered && !t.visibility.includes("model")),
+      notOffered: mine.filter((t) => !t.offered && t.visibility.includes("model")),
+    };
+  }
+
+  function hasUi(status) {
+    return catalogUi.has(status.id) ? catalogUi.get(status.id) : status.hasUi;
+  }
+
+  function uiWarning(status) {
+    if (!status.hasUi || status.state !== "Running" || catalogUi.get(status.id) !== false) return null;
+    return `app '${status.id}' says hasUi in its manifest but serves no UI: no tool's `
+      + "_meta.ui.resourceUri names a ui:// resource of type text/html;profile=mcp-app";
   }
 
   function control(id, command) {
     return async (event) => {
       event.stopPropagation();
       try {
-        await api(`/admin/apps/${encodeURIComponent(id)}/${command}`, { method: "POST" });
+        await api(`admin/apps/${encodeURIComponent(id)}/${command}`, { method: "POST" });
       } catch (error) {
         alert(`${command} ${id}: ${error.message}`);
       }
@@ -100,8 +120,6 @@
     const list = $("apps");
     list.replaceChildren(
       ...[...apps.values()].map((s) => {
-        const split = tools.get(s.id);
-        const hasUi = split ? split.hasUi : s.hasUi;
         return el(
           "li",
           {
@@ -119,7 +137,7 @@
               s.pid ? `pid ${s.pid}` : null,
               `restarts ${s.restarts}`,
               s.protocolVersion ? `protocol ${s.protocolVersion}` : null,
-              hasUi ? "has a UI" : null,
+              hasUi(s) ? "has a UI" : null,
             ].filter(Boolean).join(" · ")),
           s.lastError ? el("div", { class: "error" }, s.lastError) : null,
           el("div", { class: "buttons" },
@@ -144,22 +162,24 @@
   let stderr = { id: null, lines: [] };
   async function loadStderr(id) {
     try {
-      const body = await api(`/admin/apps/${encodeURIComponent(id)}`);
+      const body = await api(`admin/apps/${encodeURIComponent(id)}`);
       stderr = { id, lines: body.stderr || [] };
       renderDetail();
     } catch (error) { /* shown by the list */ }
   }
 
-  function toolItem(appId, tool, extra) {
-    const open = tool.resourceUri
+  function toolItem(tool, options) {
+    const open = options.open && tool.uiResourceUri
       ? el("button", {
           type: "button",
           class: "open-view",
           "data-tool": tool.name,
-          onclick: () => Host.openView({ appId, toolName: tool.name, publicName: tool.publicName, args: {} }),
+          onclick: () => Host.openView({ appId: tool.app, toolName: tool.name, publicName: tool.publicName, args: {} }),
         }, "Open view")
       : null;
-    return el("li", { "data-tool": tool.name }, el("code", {}, tool.publicName || tool.name), " ", extra || "", " ", open);
+    const name = options.open ? tool.publicName : tool.name;
+    const why = options.reason ? el("span", { class: "error" }, tool.reason) : "";
+    return el("li", { "data-tool": tool.name }, el("code", {}, name), " ", why, " ", open);
   }
 
   function renderDetail() {
@@ -169,17 +189,17 @@
       detail.replaceChildren();
       return;
     }
-    const split = tools.get(selected) || { modelVisible: [], appOnly: [], notOffered: [], warnings: [] };
+    const groups = split(selected);
+    const warning = uiWarning(status);
     detail.replaceChildren(
       el("h3", {}, `Tools of ${status.id}`),
       el("div", { class: "meta" }, "Model-visible"),
-      el("ul", { id: "tools-visible" }, split.modelVisible.map((t) => toolItem(status.id, t))),
+      el("ul", { id: "tools-visible" }, groups.modelVisible.map((t) => toolItem(t, { open: true }))),
       el("div", { class: "meta" }, "App-only (for the app's own view)"),
-      el("ul", { id: "tools-app-only" }, split.appOnly.map((t) => toolItem(status.id, { ...t, resourceUri: null }))),
+      el("ul", { id: "tools-app-only" }, groups.appOnly.map((t) => toolItem(t, {}))),
       el("div", { class: "meta" }, "Not offered to the model"),
-      el("ul", { id: "tools-not-offered" }, split.notOffered.map((t) =>
-        toolItem(status.id, { ...t, resourceUri: null }, el("span", { class: "error", "data-kind": t.kind }, t.reason)))),
-      split.warnings.map((w) => el("p", { class: "error" }, w)),
+      el("ul", { id: "tools-not-offered" }, groups.notOffered.map((t) => toolItem(t, { reason: true }))),
+      warning ? el("p", { class: "error", id: "ui-warning" }, warning) : null,
       el("h3", {}, "stderr (last lines)"),
       el("pre", { id: "stderr" }, stderr.id === status.id ? stderr.lines.slice(-50).join("\n") : "…"),
     );
@@ -189,8 +209,9 @@
 
   let lastSeq = 0;
   function connectEvents() {
-    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-    const socket = new WebSocket(`${scheme}//${location.host}/admin/events`);
+    const url = new URL("admin/events", location.href);
+    url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
+    const socket = new WebSocket(url);
     lastSeq = 0;
     socket.onopen = () => {
       $("live").textContent = "live";
@@ -206,9 +227,9 @@
         renderApps();
         if (message.app.id === selected && (!before || before.state !== message.app.state)) loadStderr(selected);
       } else if (message.type === "catalog") {
+        catalogUi.set(message.appId, message.hasUi);
         loadToolsSoon();
       } else if (message.type === "toolTable") {
-        toolTable = message.tools;
         loadToolsSoon();
       }
     };
@@ -270,7 +291,7 @@
 
   async function restoreChat() {
     if (!sessionId) return;
-    const response = await fetch(`/apps/chat/${encodeURIComponent(sessionId)}`, { credentials: "same-origin" });
+    const response = await fetch(`apps/chat/${encodeURIComponent(sessionId)}`, { credentials: "same-origin" });
     if (!response.ok) return;
     const saved = await response.json();
     for (const message of saved.messages || []) {
@@ -305,7 +326,7 @@
     const calls = new Map();
     let assistant = null;
     try {
-      const response = await fetch("/apps/chat", {
+      const response = await fetch("apps/chat", {
         method: "POST",
         credentials: "same-origin",
         headers: { "content-type": "application/json" },
@@ -386,7 +407,7 @@
   });
   $("chat-cancel").addEventListener("click", async () => {
     if (!sessionId) return;
-    await fetch(`/apps/chat/${encodeURIComponent(sessionId)}/cancel`, { method: "POST", credentials: "same-origin" });
+    await fetch(`apps/chat/${encodeURIComponent(sessionId)}/cancel`, { method: "POST", credentials: "same-origin" });
   });
   $("chat-new").addEventListener("click", () => {
     sessionId = null;
@@ -407,13 +428,11 @@
       $("canvas").replaceChildren(el("p", { class: "refusal" }, `args must be a URL-encoded JSON object: ${error.message}`));
       return;
     }
-    const body = await api("/admin/tools");
-    for (const app of body.apps) {
-      const tool = app.modelVisible.find((t) => t.publicName === name);
-      if (tool) {
-        Host.openView({ appId: app.appId, toolName: tool.name, publicName: name, args });
-        return;
-      }
+    const body = await api("admin/tools");
+    const tool = body.tools.find((t) => t.offered && t.publicName === name && t.uiResourceUri);
+    if (tool) {
+      Host.openView({ appId: tool.app, toolName: tool.name, publicName: name, args });
+      return;
     }
     $("canvas").replaceChildren(el("p", { class: "refusal" }, `there is no tool '${name}' with a UI to open`));
   }

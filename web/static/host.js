@@ -18,7 +18,7 @@
   class McpClient {
     constructor(appId) {
       this.appId = appId;
-      this.url = "/apps/mcp/" + encodeURIComponent(appId);
+      this.url = "apps/mcp/" + encodeURIComponent(appId);
       this.session = null;
       this.version = null;
       this.nextId = 1;

@@ -1,0 +1,97 @@
+"""Drives a reload (SIGHUP, `POST /admin/reload`, `mcpapps reload`, the file watcher): read the
+config again, discover again, have the registry apply the difference, and tell systemd, the log
+and the registry's watchers how it went.
+
+Reloads run one at a time, in the order they were asked for; once shutdown has begun, none is
+taken. A config that cannot be loaded changes nothing: the answer lists its problems as the one
+refusal, and every app runs on as it was.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import trio
+
+from actors.messages import ApplyReload, Reloaded, Snapshot
+from actors.runtime import Mailbox, ask
+from supervisor.config import Config, ConfigError, load_config
+from supervisor.discovery import Discovery, discover, log_discovery
+from supervisor.lifecycle import AppState
+from supervisor.reload import Refusal, ReloadDiff, needs_restart
+from supervisor.sdnotify import notify
+
+logger = logging.getLogger("mcpapps.supervisor")
+
+Reload = Callable[[str], Awaitable[ReloadDiff]]
+"""Reload now, for the reason given; what the front door and the watcher are handed."""
+
+
+class ReloadRefused(Exception):
+    """No reload now (the supervisor is shutting down); the message says so."""
+
+
+class Reloader:
+    def __init__(self, config: Config, environ: Mapping[str, str], registry: Mailbox[Any]):
+        self._running = config  # what the process started with: the settings only it applies
+        self._environ = environ
+        self._registry = registry
+        self._lock = trio.Lock()
+        self._closed = False
+
+    def close(self) -> None:
+        """Shutdown has begun: refuse every reload from now on."""
+        self._closed = True
+
+    async def reload(self, why: str) -> ReloadDiff:
+        """Reload now (after any reload under way); raises ReloadRefused during shutdown."""
+        self._refuse_if_closed()
+        async with self._lock:
+            self._refuse_if_closed()
+            logger.info("reloading (%s)", why)
+            usec = time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
+            notify(f"RELOADING=1\nMONOTONIC_USEC={usec}", self._environ)
+            try:
+                diff = await self._reload()
+            finally:
+                notify("READY=1", self._environ)
+            for refusal in diff.refused:
+                for problem in refusal.problems:
+                    logger.error("reload refused %s: %s", refusal.app, problem)
+            for key in diff.needs_restart:
+                logger.warning("reload: %s changed and needs a restart to take effect", key)
+            logger.info("reloaded: %s", diff.summary())
+            self._registry.tell(Reloaded(diff))
+            return diff
+
+    def _refuse_if_closed(self) -> None:
+        if self._closed:
+            raise ReloadRefused("the supervisor is shutting down: no reload is taken")
+
+    async def _reload(self) -> ReloadDiff:
+        try:
+            config = load_config(self._running.path, self._environ)
+        except ConfigError as error:
+            statuses = await ask(self._registry, Snapshot)
+            not_run = (AppState.DISABLED, AppState.DISCOVERED)
+            running = tuple(s.id for s in statuses if s.state not in not_run)
+            problems = tuple(str(p) for p in error.problems)
+            return ReloadDiff(
+                unchanged=running,
+                refused=(Refusal(str(self._running.path), problems),),
+                config_refused=True,
+            )
+        discovery: Discovery = discover(config, self._environ)
+        log_discovery(discovery)
+        diff: ReloadDiff = await ask(self._registry, lambda reply: ApplyReload(discovery, reply))
+        return ReloadDiff(
+            started=diff.started,
+            stopped=diff.stopped,
+            restarted=diff.restarted,
+            unchanged=diff.unchanged,
+            refused=diff.refused,
+            needs_restart=needs_restart(self._running, config),
+        )

@@ -1,0 +1,370 @@
+"""Reload as an operator uses it: `mcpapps run` in a subprocess, real apps, real clients, the
+config and the manifests edited on disk, then POST /admin/reload, SIGHUP, `mcpapps reload`, or
+the file watcher."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import signal
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import trio
+
+from tests.helpers import Project, run_mcpapps
+from tests.officialclients import ts_client
+from tests.running import (
+    FAST,
+    GUARD_S,
+    Supervisor,
+    alive,
+    fixture_manifest,
+    wait_gone,
+)
+from tests.running import supervisor_running as _supervisor_running
+from tests.test_gateway_clients import only_text, wait_running
+
+
+@contextlib.asynccontextmanager
+async def supervisor_running(project: Project) -> AsyncIterator[Supervisor]:
+    """`mcpapps run`, with its log printed when the test fails (pytest shows it)."""
+    async with _supervisor_running(project) as supervisor:
+        try:
+            yield supervisor
+        except BaseException:
+            print(supervisor.log)
+            raise
+
+
+def write_config(project: Project, extra: str = "", apps: str = "") -> None:
+    supervision = "\n".join(f"{k} = {v}" for k, v in FAST.items())
+    project.config(
+        f'[apps]\ndiscovery_paths = ["./apps"]\n{apps}\n[supervision]\n{supervision}\n{extra}'
+    )
+
+
+def add_app(project: Project, app_id: str, *options: str) -> Path:
+    return project.manifest(f"apps/{app_id}", fixture_manifest(app_id, *options))
+
+
+async def admin(supervisor: Supervisor, method: str, path: str) -> httpx2.Response:
+    async with httpx2.AsyncClient(timeout=GUARD_S) as http:
+        return await http.request(method, supervisor.url(path))
+
+
+async def apps(supervisor: Supervisor) -> dict[str, dict[str, Any]]:
+    response = await admin(supervisor, "GET", "/admin/apps")
+    return {app["id"]: app for app in response.json()["apps"]}
+
+
+async def reload(supervisor: Supervisor) -> tuple[int, dict[str, Any]]:
+    response = await admin(supervisor, "POST", "/admin/reload")
+    return response.status_code, response.json()
+
+
+def diff_of(body: dict[str, Any]) -> dict[str, Any]:
+    """The diff's app lists, order-free."""
+    keys = ("started", "stopped", "restarted", "unchanged")
+    return {
+        **{k: sorted(body[k]) for k in keys},
+        "refused": sorted(r["app"] for r in body["refused"]),
+    }
+
+
+async def test_a_reload_applies_only_the_difference(project: Project) -> None:
+    """One reload adds, removes, changes and leaves alone apps at once. The untouched app keeps
+    its process, a call in flight on it finishes, and a client's MCP session on
+    /apps/mcp/<id> goes on without a new initialize; the changed app runs its new definition;
+    the removed app's process is gone; /mcp clients hear tools/list_changed; the diff is
+    exact."""
+    add_app(project, "keep")
+    add_app(project, "change")
+    gone_manifest = add_app(project, "gone")
+    write_config(project)
+    async with (
+        supervisor_running(project) as supervisor,
+        ts_client(supervisor.url("/apps/mcp/keep")) as keep_client,
+        ts_client(supervisor.url("/mcp")) as mcp_client,
+    ):
+        assert await mcp_client.get_stream() == 200
+        session = keep_client.ready["sessionId"]
+        before = await apps(supervisor)
+        keep_pid, change_pid, gone_pid = (before[a]["pid"] for a in ("keep", "change", "gone"))
+
+        # The edit: `gone` removed, `change` runs with another name, `new` appears.
+        gone_manifest.unlink()
+        gone_manifest.parent.rmdir()
+        add_app(project, "change", "--stderr-lines", "1")
+        add_app(project, "new")
+
+        in_flight: dict[str, Any] = {}
+        seen = len(mcp_client.notifications)
+
+        async def slow_call() -> None:
+            in_flight.update(
+                await keep_client.request(
+                    "call_tool", name="sleep", arguments={"seconds": 1.5}, timeout=GUARD_S
+                )
+            )
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(slow_call)
+            await supervisor.wait_for_log("app keep stderr: fixture: sleep started")
+            status, body = await reload(supervisor)
+        assert status == 200, body
+        assert diff_of(body) == {
+            "started": ["new"],
+            "stopped": ["gone"],
+            "restarted": ["change"],
+            "unchanged": ["keep"],
+            "refused": [],
+        }
+        assert body["needsRestart"] == []
+        assert in_flight["ok"] is True, in_flight
+        assert only_text(in_flight["result"]) == "slept"
+
+        # The untouched app: same process, same client session, no new initialize.
+        assert (await apps(supervisor))["keep"]["pid"] == keep_pid
+        echoed = await keep_client.result("call_tool", name="echo", arguments={"text": "still"})
+        assert only_text(echoed) == "still"
+        assert (await keep_client.result("session"))["sessionId"] == session
+        assert supervisor.log.count("app keep: Loaded → Running") == 1
+
+        # The changed app runs its new definition, on a new process; the removed one is gone.
+        await wait_running(supervisor, "change")
+        await wait_running(supervisor, "new")
+        after = await apps(supervisor)
+        assert after["change"]["pid"] != change_pid
+        assert "gone" not in after
+        await wait_gone(gone_pid)
+        assert not alive(change_pid)
+        detail = (await admin(supervisor, "GET", "/admin/apps/change")).json()
+        assert "fixture stderr line 1" in " ".join(detail["stderr"])
+        new = (await admin(supervisor, "GET", "/admin/apps/new")).json()
+        assert new["state"] == "Running"
+
+        # /mcp clients hear that the tool table changed; the new app is served at once.
+        await mcp_client.wait_for_notification(
+            "notifications/tools/list_changed", after=seen, timeout=GUARD_S
+        )
+        names = {t["name"] for t in (await mcp_client.result("list_tools"))["tools"]}
+        assert "new.echo" in names
+        assert "gone.echo" not in names
+        async with ts_client(supervisor.url("/apps/mcp/new")) as new_client:
+            echoed = await new_client.result("call_tool", name="echo", arguments={"text": "hi"})
+            assert only_text(echoed) == "hi"
+        assert "reloaded: started new; stopped gone; restarted change; unchanged keep" in (
+            supervisor.log
+        )
+
+
+async def test_a_broken_config_is_refused_and_nothing_changes(project: Project) -> None:
+    add_app(project, "one")
+    write_config(project)
+    async with supervisor_running(project) as supervisor:
+        pid = (await apps(supervisor))["one"]["pid"]
+        add_app(project, "two")  # would start, if the config could be read
+        project.config("[apps\nnot toml")
+        status, body = await reload(supervisor)
+        assert status == 422, body
+        assert body["error"]["code"] == "config_refused"
+        assert "is not valid TOML" in body["error"]["message"]
+        assert diff_of(body) == {
+            "started": [],
+            "stopped": [],
+            "restarted": [],
+            "unchanged": ["one"],
+            "refused": [str(project.config_path)],
+        }
+        now = await apps(supervisor)
+        assert set(now) == {"one"}
+        assert now["one"]["pid"] == pid
+        assert now["one"]["state"] == "Running"
+
+        # Fixed, the next reload applies it.
+        write_config(project)
+        status, body = await reload(supervisor)
+        assert status == 200
+        assert body["started"] == ["two"]
+
+
+async def test_a_broken_manifest_is_refused_and_its_app_runs_on(project: Project) -> None:
+    """An app whose manifest became invalid keeps running as it was; the diff names it refused
+    with the problem; another app changed in the same reload is still restarted."""
+    add_app(project, "one")
+    other = add_app(project, "two")
+    write_config(project)
+    async with supervisor_running(project) as supervisor:
+        before = await apps(supervisor)
+        (project.root / "apps" / "one" / "openclaw.mcpapp.json").write_text('{"id": "one", ')
+        status, body = await reload(supervisor)
+        assert status == 200, body
+        assert diff_of(body) == {
+            "started": [],
+            "stopped": [],
+            "restarted": [],
+            "unchanged": ["one", "two"],
+            "refused": [str(project.root / "apps" / "one" / "openclaw.mcpapp.json")],
+        }
+        [refusal] = body["refused"]
+        assert "line 1" in refusal["problems"][0]
+        now = await apps(supervisor)
+        assert now["one"]["pid"] == before["one"]["pid"]
+        assert now["one"]["state"] == "Running"
+
+        # A manifest with an id but a broken rule: the same. And `two` changes meanwhile.
+        manifest = fixture_manifest("one", startupTimeoutSeconds=0)
+        (project.root / "apps" / "one" / "openclaw.mcpapp.json").write_text(json.dumps(manifest))
+        other.write_text(json.dumps(fixture_manifest("two", "--stderr-lines", "1")))
+        status, body = await reload(supervisor)
+        assert diff_of(body)["refused"] == ["one"]
+        assert diff_of(body)["restarted"] == ["two"]
+        assert "startupTimeoutSeconds" in body["refused"][0]["problems"][0]
+        assert (await apps(supervisor))["one"]["pid"] == before["one"]["pid"]
+
+
+async def test_sighup_reloads_and_never_exits(project: Project) -> None:
+    """SIGHUP reloads and the process lives on; two reloads asked at once run one after the
+    other; `mcpapps reload` prints the diff; a new config setting that only a restart
+    applies is reported as such."""
+    add_app(project, "one")
+    write_config(project)
+    async with supervisor_running(project) as supervisor:
+        assert supervisor.process is not None
+        add_app(project, "two")
+        supervisor.process.send_signal(signal.SIGHUP)
+        await supervisor.wait_for_log("reloaded: started two")
+        assert supervisor.process.returncode is None
+        await wait_running(supervisor, "two")
+
+        # Two at once: each is answered, the second after the first has ended.
+        answers: list[dict[str, Any]] = []
+
+        async def one() -> None:
+            answers.append((await reload(supervisor))[1])
+
+        add_app(project, "three")
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(one)
+            nursery.start_soon(one)
+        assert sorted(a["started"] for a in answers) == [[], ["three"]]
+        steps = re.findall(r"mcpapps\.supervisor: (reloading|reloaded)", supervisor.log)
+        assert steps[-4:] == [
+            "reloading",
+            "reloaded",
+            "reloading",
+            "reloaded",
+        ], steps
+
+        write_config(project, extra="[state]\ndir = './elsewhere'\n")
+        done = await trio.to_thread.run_sync(
+            lambda: run_mcpapps("reload", "--url", supervisor.url(), cwd=project.root)
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines() == [
+            "started: -",
+            "stopped: -",
+            "restarted: -",
+            "unchanged: one, three, two",
+            "needs a restart: state.dir changed",
+        ]
+        assert await supervisor.stop() == 0
+
+
+async def test_a_reload_during_shutdown_is_refused(project: Project) -> None:
+    """Once SIGTERM has begun the shutdown, a reload is refused (503) and SIGHUP does nothing
+    but say so; the process still exits 0."""
+    add_app(project, "slow", "--stubborn")
+    write_config(project, extra="", apps="")
+    async with supervisor_running(project) as supervisor:
+        assert supervisor.process is not None
+        supervisor.process.send_signal(signal.SIGTERM)
+        await supervisor.wait_for_log("received SIGTERM: stopping")
+        supervisor.process.send_signal(signal.SIGHUP)
+        await supervisor.wait_for_log("received SIGHUP while shutting down: no reload")
+        assert await supervisor.wait() == 0
+
+
+async def test_sd_notify_reloading_then_ready(project: Project, tmp_path: Path) -> None:
+    """Under systemd (Type=notify-reload): RELOADING=1 with MONOTONIC_USEC, then READY=1."""
+    add_app(project, "one")
+    write_config(project)
+    address = str(tmp_path / "notify.sock")
+    received: list[str] = []
+    with trio.socket.socket(trio.socket.AF_UNIX, trio.socket.SOCK_DGRAM) as sock:
+        await sock.bind(address)
+        supervisor = Supervisor(project, extra_env={"NOTIFY_SOCKET": address})
+
+        async def listen() -> None:
+            while True:
+                received.append((await sock.recv(4096)).decode())
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(listen)
+            await supervisor.start(nursery)
+            await supervisor.wait_for_log("ready: 1 running")
+            assert supervisor.process is not None
+            supervisor.process.send_signal(signal.SIGHUP)
+            await supervisor.wait_for_log("reloaded: ")
+            with trio.fail_after(GUARD_S):
+                while received[-1:] != ["READY=1"]:
+                    await trio.sleep(0.02)
+            assert await supervisor.stop() == 0
+            nursery.cancel_scope.cancel()
+    reloading = [i for i, m in enumerate(received) if m.startswith("RELOADING=1\n")]
+    assert len(reloading) == 1, received
+    usec = received[reloading[0]].split("\n")[1]
+    assert usec.startswith("MONOTONIC_USEC=")
+    assert int(usec.removeprefix("MONOTONIC_USEC=")) > 0
+    assert received[reloading[0] + 1] == "READY=1"
+    assert received.index("STOPPING=1") > reloading[0] + 1
+
+
+async def test_watch_reloads_once_per_edit(project: Project) -> None:
+    """`[apps] watch = true`: saving a manifest triggers one reload, with the same diff."""
+    add_app(project, "one")
+    write_config(project, apps="watch = true\n")
+    async with supervisor_running(project) as supervisor:
+        await supervisor.wait_for_log("watching ")
+        pid = (await apps(supervisor))["one"]["pid"]
+        path = project.root / "apps" / "one" / "openclaw.mcpapp.json"
+        # An editor's save: a temporary file renamed over the manifest, then touched again, a
+        # moment apart each.
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(fixture_manifest("one", "--stderr-lines", "1")))
+        await trio.sleep(0.1)
+        tmp.rename(path)
+        await trio.sleep(0.1)
+        path.touch()
+        await supervisor.wait_for_log("reloaded: ")
+        assert "restarted one" in supervisor.log
+        await wait_running(supervisor, "one")
+        assert (await apps(supervisor))["one"]["pid"] != pid
+        await trio.sleep(2.5)  # longer than the debounce: a second reload would show by now
+        assert supervisor.log.count("reloading (") == 1, supervisor.log
+
+
+async def test_an_app_that_gave_up_starts_again_when_its_definition_changes(
+    project: Project,
+) -> None:
+    add_app(project, "broken", "--crash-at-start")
+    add_app(project, "fine")
+    write_config(project, apps="[apps.entries.broken]\nintensity = 1\n")
+    async with supervisor_running(project) as supervisor:
+        with trio.fail_after(GUARD_S):
+            while not (await apps(supervisor))["broken"]["gaveUp"]:
+                await trio.sleep(0.05)
+        # Reloading an unchanged definition leaves it as it is: given up.
+        _, body = await reload(supervisor)
+        assert sorted(body["unchanged"]) == ["broken", "fine"]
+        assert (await apps(supervisor))["broken"]["gaveUp"] is True
+        # The cause fixed: the reload starts it again.
+        add_app(project, "broken")
+        _, body = await reload(supervisor)
+        assert body["restarted"] == ["broken"]
+        await wait_running(supervisor, "broken")
+        assert (await apps(supervisor))["broken"]["gaveUp"] is False

@@ -1,0 +1,121 @@
+"""The reload's decisions as pure values: which apps start, stop, restart, stay, are refused,
+and which settings need a restart."""
+
+from __future__ import annotations
+
+import attrs
+
+from supervisor.reload import RunningApp, needs_restart, plan_reload
+from tests.helpers import Project, stdio
+
+
+def running_now(project: Project) -> dict[str, RunningApp]:
+    return {
+        app.id: RunningApp(app.definition, app.source)
+        for app in project.discover().apps
+        if app.definition is not None and app.id is not None
+    }
+
+
+def test_each_kind_of_change(project: Project) -> None:
+    project.config('[apps]\ndiscovery_paths = ["./apps"]\n')
+    for app_id in ("keep", "change", "gone", "off"):
+        project.manifest(f"apps/{app_id}", stdio(app_id))
+    now = running_now(project)
+
+    (project.root / "apps" / "gone" / "openclaw.mcpapp.json").unlink()
+    project.manifest("apps/change", stdio("change", arguments=["-v"]))
+    project.manifest("apps/new", stdio("new"))
+    project.config('[apps]\ndiscovery_paths = ["./apps"]\ndeny = ["off"]\n')
+    plan = plan_reload(now, project.discover())
+    assert [a.id for a in plan.start] == ["new"]
+    assert sorted(plan.stop) == ["gone", "off"]
+    assert [a.id for a in plan.restart] == ["change"]
+    assert plan.unchanged == ("keep",)
+    assert plan.refused == ()
+
+
+def test_an_entry_or_a_supervision_key_is_part_of_the_definition(project: Project) -> None:
+    project.config('[apps]\ndiscovery_paths = ["./apps"]\n')
+    project.manifest("apps/a", stdio("a"))
+    project.manifest("apps/b", stdio("b"))
+    now = running_now(project)
+    project.config(
+        '[apps]\ndiscovery_paths = ["./apps"]\n[apps.entries.a]\nenvironment = {X = "1"}\n'
+        "[supervision]\nping_interval_s = 7\n"
+    )
+    plan = plan_reload(now, project.discover())
+    assert sorted(a.id for a in plan.restart) == ["a", "b"]
+
+
+def test_an_invalid_manifest_keeps_its_running_app(project: Project) -> None:
+    project.config('[apps]\ndiscovery_paths = ["./apps"]\n')
+    project.manifest("apps/a", stdio("a"))
+    project.manifest("apps/b", stdio("b"))
+    now = running_now(project)
+    project.manifest("apps/a", "{not json")  # no id left to match: matched by its file
+    project.manifest("apps/b", stdio("b", startupTimeoutSeconds=0))  # matched by its id
+    project.manifest("apps/c", stdio("c", transport="carrier-pigeon"))  # new and invalid
+    plan = plan_reload(now, project.discover())
+    assert plan.stop == ()
+    assert plan.start == ()
+    assert sorted(plan.kept) == ["a", "b"]
+    refused = {r.app: r.problems for r in plan.refused}
+    manifest_a = str(project.root / "apps" / "a" / "openclaw.mcpapp.json")
+    assert sorted(refused) == sorted(["b", "c", manifest_a])
+    assert all(refused.values())
+
+
+def test_settings_only_a_restart_applies(project: Project) -> None:
+    project.config("[server]\nport = 9000\n")
+    before = project.load()
+    project.config(
+        '[server]\nport = 9001\n[state]\ndir = "./s"\n[apps]\nwatch = true\ndeny = ["x"]\n'
+        "[supervision]\nintensity = 2\n"
+    )
+    after = project.load()
+    assert sorted(needs_restart(before, after)) == [
+        "apps.watch",
+        "sandbox.origin",
+        "sandbox.port",
+        "server.port",
+        "state.dir",
+    ]
+    assert needs_restart(before, attrs.evolve(before)) == ()
+
+
+async def test_the_registry_tells_its_watchers_how_a_reload_went(project: Project) -> None:
+    """In process: a watcher of the registry (the live page's source) hears `Reloaded` with the
+    same diff the reload answered, and the facts of the app it started."""
+    import trio
+
+    from actors.messages import Reloaded, StateChanged, StopAll, Watch
+    from actors.registry import Registry
+    from actors.runtime import ask
+    from supervisor.discovery import discover
+    from supervisor.reloader import Reloader
+    from tests.running import GUARD_S, environment, fixture_manifest
+
+    env = environment()
+    project.manifest("apps/one", fixture_manifest("one"))
+    project.config('[apps]\ndiscovery_paths = ["./apps"]\n[supervision]\nstop_grace_s = 1\n')
+    config = project.load(env)
+    registry = Registry(discover(config, env).apps, environ=env)
+    facts_in, facts = trio.open_memory_channel[object](1000)
+    with trio.fail_after(GUARD_S):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(registry.run)
+            registry.mailbox.tell(Watch(facts_in))
+            project.manifest("apps/two", fixture_manifest("two"))
+            diff = await Reloader(config, env, registry.mailbox).reload("a test")
+            assert diff.started == ("two",)
+            assert diff.unchanged == ("one",)
+            heard = []
+            async for fact in facts:
+                heard.append(fact)
+                if Reloaded(diff) in heard and any(
+                    isinstance(f, StateChanged) and f.status.id == "two" for f in heard
+                ):
+                    break
+            await ask(registry.mailbox, StopAll)
+            nursery.cancel_scope.cancel()

@@ -1,0 +1,202 @@
+"""`/mcp`, the endpoint for agents: every model-visible tool of every Running app
+under its public name, and the apps' prompts, resources and resource templates
+(actors/offers.py says how they are named and routed), on the SDK's server like `/apps/mcp`.
+
+What a tool lists here is what its app lists (title, annotations, outputSchema, execution), under
+the public name, without the UI link (actors/tooltable.py `public_listing`). A tool with a UI
+keeps its `structuredContent` from the model here, as the tool bridge does: the UI, not the
+model, is its reader. Each request becomes a message to the registry; the endpoint keeps no app
+state (only the 2026-07-28 round trips waiting for a client's answer, web/roundtrips.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import mcp_types as types
+import trio
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from actors.messages import CallPublicTool, GetToolTable, ToApp, UnknownTool, UpstreamRequest
+from actors.runtime import Forward, Mailbox, ask
+from actors.tooltable import PublicTool, ToolTable
+from actors.upstream import Wire
+from web.endpoints import _Endpoint, _manager, for_client
+from web.relay import Audience, ClientCaller, app_params, complete_input, is_modern, mcp_error
+from web.roundtrips import Exchange, RoundTrips
+
+RESOURCE_NOT_FOUND = -32002  # MCP's code for a resource no one serves
+# What a retry of a 2026-07-28 request carries besides its own params.
+_RESUMED = ("inputResponses", "requestState")
+
+
+def for_model(tool: PublicTool, result: Wire) -> Wire:
+    """A tool with a UI keeps its structuredContent from the model, as in the tool bridge: the
+    UI reads it, the model reads the text."""
+    if tool.ui_resource_uri is not None and "structuredContent" in result:
+        return {k: v for k, v in result.items() if k != "structuredContent"}
+    return result
+
+
+def _error(error: Exception) -> MCPError:
+    if isinstance(error, UnknownTool):
+        return MCPError(types.INVALID_PARAMS, error.message)
+    return mcp_error(error)
+
+
+class AggregateEndpoint:
+    """`/mcp`: what every Running app offers agents, under public names."""
+
+    def __init__(self, registry: Mailbox[Any]) -> None:
+        self._registry = registry
+        self.audience = Audience()
+        self.round_trips = RoundTrips()
+        self.server = _Endpoint("mcpapps", self.audience, self._listen)
+        self.server.middleware.append(_no_subscriptions)
+        add = self.server.add_request_handler
+        add("tools/list", types.PaginatedRequestParams, self._list_tools)
+        add("tools/call", types.CallToolRequestParams, self._call)
+        add("prompts/list", types.PaginatedRequestParams, self._list_prompts)
+        add("prompts/get", types.GetPromptRequestParams, self._get_prompt)
+        add("resources/list", types.PaginatedRequestParams, self._list_resources)
+        add("resources/templates/list", types.PaginatedRequestParams, self._list_templates)
+        add("resources/read", types.ReadResourceRequestParams, self._read_resource)
+        self.manager = _manager(self.server)
+
+    async def _listen(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
+        """A 2026-07-28 client's `subscriptions/listen`: list changes, but no resources (a
+        resource's updates come from its app's session: `/apps/mcp/<appId>` has them)."""
+        if params.notifications.resource_subscriptions:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                "/mcp offers no resource subscriptions; subscribe on /apps/mcp/<appId>",
+            )
+        return await self.audience.listen(ctx, params)
+
+    async def _table(self) -> ToolTable:
+        return await ask(self._registry, GetToolTable)
+
+    # ---- listings ---------------------------------------------------------------------------
+
+    async def _list_tools(self, ctx: ServerRequestContext[Any, Any], _params: Any) -> Wire:
+        table = await self._table()
+        return for_client(ctx, {"tools": [tool.listing for tool in table.tools]})
+
+    async def _list_prompts(self, ctx: ServerRequestContext[Any, Any], _params: Any) -> Wire:
+        offers = (await self._table()).offers
+        return for_client(ctx, {"prompts": [p.listing for p in offers.prompts]})
+
+    async def _list_resources(self, ctx: ServerRequestContext[Any, Any], _params: Any) -> Wire:
+        offers = (await self._table()).offers
+        return for_client(ctx, {"resources": [r.listing for r in offers.resources]})
+
+    async def _list_templates(self, ctx: ServerRequestContext[Any, Any], _params: Any) -> Wire:
+        offers = (await self._table()).offers
+        return for_client(ctx, {"resourceTemplates": [t.listing for t in offers.templates]})
+
+    # ---- requests passed to one app ---------------------------------------------------------
+
+    async def _call(self, ctx: ServerRequestContext[Any, Any], typed: Any) -> Wire:
+        params, token = app_params(ctx.params)
+        assert params is not None
+        caller = ClientCaller(ctx, token)
+
+        def message(
+            params: Wire, reply: Any, caller: Any, abandoned: trio.Event | None
+        ) -> CallPublicTool:
+            resumed = {k: params[k] for k in _RESUMED if k in params}
+            return CallPublicTool(
+                typed.name,
+                params.get("arguments") or {},
+                Forward(reply, lambda answer: for_model(*answer)),
+                params.get("_meta"),
+                caller,
+                abandoned,
+                resumed or None,
+            )
+
+        return await self._pass_on(ctx, caller, params, message)
+
+    async def _get_prompt(self, ctx: ServerRequestContext[Any, Any], typed: Any) -> Wire:
+        prompt = (await self._table()).offers.prompt(typed.name)
+        if prompt is None:
+            raise MCPError(types.INVALID_PARAMS, f"unknown prompt '{typed.name}'")
+        params, token = app_params(ctx.params)
+        params = {**(params or {}), "name": prompt.name}
+        return await self._to_app(ctx, prompt.app_id, params, ClientCaller(ctx, token))
+
+    async def _read_resource(self, ctx: ServerRequestContext[Any, Any], typed: Any) -> Wire:
+        uri = str(typed.uri)
+        app_id = (await self._table()).offers.owner_of(uri)
+        if app_id is None:
+            raise MCPError(
+                RESOURCE_NOT_FOUND,
+                f"no running app offers the resource '{uri}'",
+                data={"uri": uri},
+            )
+        params, token = app_params(ctx.params)
+        return await self._to_app(ctx, app_id, params, ClientCaller(ctx, token))
+
+    async def _to_app(
+        self, ctx: ServerRequestContext[Any, Any], app_id: str, params: Wire | None, caller: Any
+    ) -> Wire:
+        def message(params: Wire, reply: Any, caller: Any, abandoned: trio.Event | None) -> ToApp:
+            return ToApp(app_id, UpstreamRequest(ctx.method, params, reply, caller, abandoned))
+
+        return await self._pass_on(ctx, caller, params or {}, message)
+
+    async def _pass_on(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        caller: ClientCaller,
+        params: Wire,
+        message: Callable[[Wire, Any, Any, trio.Event | None], Any],
+    ) -> Wire:
+        """Send the request to its app and answer the client in its own era: a 2026-07-28
+        client through a round trip (the app's questions become `input_required`), a
+        handshake-era client asked on its request's stream (and on its behalf when the app
+        answers `input_required`)."""
+        if is_modern(ctx):
+
+            def start(params: Wire | None, exchange: Exchange) -> None:
+                self._registry.tell(message(params or {}, exchange, exchange, exchange.abandoned))
+
+            return await self.round_trips.run(
+                ctx, caller, params, start, _complete(ctx), errors=_error
+            )
+
+        async def send(params: Wire | None) -> Wire:
+            abandoned = trio.Event()
+            try:
+                return await ask(
+                    self._registry, lambda reply: message(params or {}, reply, caller, abandoned)
+                )
+            except trio.Cancelled:
+                abandoned.set()  # the client cancelled or went away: so does the request
+                raise
+            except Exception as error:
+                raise _error(error) from None
+
+        result = await send(params)
+        return for_client(ctx, await complete_input(ctx, caller, params, result, send))
+
+
+async def _no_subscriptions(ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+    """The SDK announces `resources.subscribe` to 2026-07-28 clients whenever
+    `subscriptions/listen` is served; `/mcp` serves it for list changes only."""
+    result = await call_next(ctx)
+    if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
+        capabilities = result.get("capabilities")
+        resources = capabilities.get("resources") if isinstance(capabilities, dict) else None
+        if isinstance(resources, dict):
+            resources.pop("subscribe", None)
+    return result
+
+
+def _complete(ctx: ServerRequestContext[Any, Any]) -> Callable[[Wire], Awaitable[Wire]]:
+    async def finish(result: Wire) -> Wire:
+        return for_client(ctx, result)
+
+    return finish
