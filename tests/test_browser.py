@@ -202,7 +202,8 @@ def test_the_page_lists_the_apps_and_a_restart_arrives_live(served: Served, page
         app_item(page, app_id).locator(".state-Running").wait_for()
     grocery = app_item(page, "grocery-inventory")
     assert "has a UI" in grocery.inner_text()
-    assert "protocol 2026-07-28" in grocery.inner_text()
+    protocol = served.api("/admin/apps/grocery-inventory")["protocolVersion"]
+    assert f"protocol {protocol}" in grocery.inner_text()
     page.locator("#live.live").wait_for()
     # The selected app's tools, split, and its stderr tail.
     visible = page.locator("#tools-visible").inner_text()
