@@ -176,6 +176,7 @@ class Supervisor:
         self.config = config
         self.extra_env = extra_env or {}
         self.log = ""
+        self.log_ended = False  # stderr is closed: the process is gone
         self.process: trio.Process | None = None
         self.port = int(self.extra_env.get("MCPAPPS_PORT") or free_port_pair())
 
@@ -195,10 +196,12 @@ class Supervisor:
         assert self.process.stderr is not None
         async for chunk in self.process.stderr:
             self.log += chunk.decode()
+        self.log_ended = True
 
     async def wait_for_log(self, text: str) -> None:
         with trio.fail_after(GUARD_S):
             while text not in self.log:
+                assert not self.log_ended, f"mcpapps ended without logging {text!r}:\n{self.log}"
                 await trio.sleep(0.02)
 
     async def stop(self, signum: signal.Signals = signal.SIGTERM) -> int:

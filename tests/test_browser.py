@@ -24,7 +24,7 @@ import httpx2
 import pytest
 
 from actors.agent import APP_EVENTS_MARK
-from tests.helpers import free_port
+from tests.helpers import free_port, free_port_pair
 from tests.nodetools import basic_vanillajs_command
 from tests.running import GROCERY, GUARD_S, environment, fixture_manifest
 
@@ -130,8 +130,9 @@ def write_project(root: Path, sandbox_port: int, *, auth: bool = False) -> None:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     require_chromium()
     root = tmp_path_factory.mktemp("browser")
-    write_project(root, free_port())
-    supervisor = Served(root, free_port())
+    port = free_port_pair()
+    write_project(root, port + 1)
+    supervisor = Served(root, port)
     supervisor.start()
     yield supervisor
     supervisor.stop()
@@ -464,8 +465,9 @@ def _sandbox_port(served: Served) -> int:
 def test_with_auth_the_page_says_how_to_log_in_and_login_keeps_the_link(
     browser: Any, tmp_path: Path
 ) -> None:
-    write_project(tmp_path, free_port(), auth=True)
-    supervisor = Served(tmp_path, free_port())
+    port = free_port_pair()
+    write_project(tmp_path, port + 1, auth=True)
+    supervisor = Served(tmp_path, port)
     supervisor.start()
     try:
         context = browser.new_context()

@@ -144,3 +144,22 @@ async def test_an_open_events_connection_does_not_hold_the_shutdown(project: Pro
             assert await supervisor.stop() == 0
             assert "every app is stopped; exiting" in supervisor.log
             assert "exiting without it" not in supervisor.log
+
+
+async def test_a_reload_is_told_and_a_new_app_arrives(project: Project) -> None:
+    write(project, "", ("fx", ()))
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        url = f"ws://127.0.0.1:{supervisor.port}/admin/events"
+        async with open_websocket_url(url) as ws:
+            while (await next_message(ws))["type"] != "toolTable":
+                pass
+            project.manifest("apps/fy", fixture_manifest("fy"))
+            answer = await client.post("/admin/reload")
+            assert answer.status_code == 200, answer.text
+            seen: list[dict[str, Any]] = []
+            while not any(m["type"] == "reloaded" for m in seen):
+                seen.append(await next_message(ws))
+            reloaded = next(m for m in seen if m["type"] == "reloaded")
+            assert reloaded["reload"]["started"] == ["fy"]
+            while not any(m["type"] == "app" and m["app"]["id"] == "fy" for m in seen):
+                seen.append(await next_message(ws))

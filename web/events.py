@@ -1,7 +1,8 @@
 """`GET /admin/events`: the registry's facts as a WebSocket of JSON messages, so that the control
 page shows state changes, restarts and catalog changes as they happen instead of polling.
 
-Each message is an object with a `type` (`app`, `catalog`, `toolTable`) and `seq`, counting from
+Each message is an object with a `type` (`app`, `catalog`, `toolTable`, `reloaded`) and `seq`,
+counting from
 1 on each connection; a new connection first gets how things stand now. The route is reached
 after the front door's checks (Host, Origin, token), as for the rest of `/admin`.
 
@@ -20,9 +21,9 @@ from typing import Any
 
 import trio
 
-from actors.messages import CatalogChanged, StateChanged, ToolTableChanged, Watch
+from actors.messages import CatalogChanged, Reloaded, StateChanged, ToolTableChanged, Watch
 from actors.runtime import Mailbox
-from web.admin import status_json
+from web.admin import diff_json, status_json
 from web.uiview import catalog_has_ui
 
 logger = logging.getLogger("mcpapps.web")
@@ -78,6 +79,9 @@ def event_message(fact: Any) -> dict[str, Any] | None:
                 ],
                 "warnings": {app: list(w) for app, w in table.warnings.items()},
             }
+        case Reloaded(diff):
+            # Apps may have come or gone: the page reads the list again.
+            return {"type": "reloaded", "reload": diff_json(diff)}
     return None
 
 

@@ -231,6 +231,9 @@
         loadToolsSoon();
       } else if (message.type === "toolTable") {
         loadToolsSoon();
+      } else if (message.type === "reloaded") {
+        loadApps().catch(() => {});  // apps may have come or gone
+        loadToolsSoon();
       }
     };
     socket.onclose = () => {
