@@ -228,6 +228,7 @@
         if (message.app.id === selected && (!before || before.state !== message.app.state)) loadStderr(selected);
       } else if (message.type === "catalog") {
         catalogUi.set(message.appId, message.hasUi);
+        renderApps();
         loadToolsSoon();
       } else if (message.type === "toolTable") {
         loadToolsSoon();
