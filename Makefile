@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 CONFIG ?= config.toml
 
-.PHONY: run validate node-tools test lint bench clean
+.PHONY: run validate node-tools browser test lint bench clean
 
 # The stamp is rebuilt whenever pyproject.toml changes, so a pulled dependency change is installed.
 $(BIN)/.installed: pyproject.toml
@@ -26,7 +26,15 @@ validate: $(BIN)/.installed
 node-tools:
 	bash scripts/node-tools.sh
 
-test: $(BIN)/.installed node-tools
+# The browser tests drive Debian's chromium (Playwright is told its path; it downloads no browser
+# of its own). Installed here when it can be (root on Debian); otherwise the tests fail and name
+# the command that installs it.
+browser:
+	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update && apt-get install -y chromium; \
+	fi
+
+test: $(BIN)/.installed node-tools browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
@@ -42,4 +50,4 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/proxy.py
 
 clean:
-	rm -rf $(VENV) .tools .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .tools .pytest_cache .ruff_cache .hypothesis .screenshots

@@ -51,6 +51,9 @@ class ToolFinished:
     id: str
     text: str
     is_error: bool
+    # For a tool with a UI: what the page needs to open its view (the app, the tool's own
+    # name, its `ui://` resource and the raw result); the model only ever reads `text`.
+    view: Mapping[str, Any] | None = None
 
 
 @attrs.frozen
@@ -95,6 +98,7 @@ class ToolOutcome:
     public_name: str
     text: str  # what the model reads (SPEC §6)
     is_error: bool
+    view: Mapping[str, Any] | None = None  # see ToolFinished.view
 
 
 async def call_tool(bridge: ToolBridge, name: str, arguments: Any) -> ToolOutcome:
@@ -116,7 +120,15 @@ async def call_tool(bridge: ToolBridge, name: str, arguments: Any) -> ToolOutcom
         tool=tool.public_name,
         has_ui=tool.ui_resource_uri is not None,
     )
-    return ToolOutcome(tool.public_name, text, bool(result.get("isError")))
+    view = None
+    if tool.ui_resource_uri is not None:
+        view = {
+            "appId": tool.app_id,
+            "tool": tool.name,
+            "resourceUri": tool.ui_resource_uri,
+            "result": result,
+        }
+    return ToolOutcome(tool.public_name, text, bool(result.get("isError")), view)
 
 
 def app_events_text(events: Sequence[Mapping[str, Any]]) -> str:

@@ -35,6 +35,7 @@ IDLE_S = 600.0  # a session with no turn for this long leaves memory (it stays s
 SWEEP_S = 60.0
 STOPPING = "the supervisor is stopping: send this message again once it is back"
 CUT_SHORT = "the supervisor stopped before this turn was finished; the turn was not saved"
+CANCELLED = "the turn was cancelled; what was asked is kept, nothing was answered"
 
 
 @attrs.frozen
@@ -53,6 +54,15 @@ class GetSession:
 
     session_id: str
     reply: Reply[SavedSession]
+
+
+@attrs.frozen
+class CancelTurn:
+    """Cut short the turn `session_id` is running now (the person pressed Cancel); the reply
+    says whether one was running. Turns waiting behind it still run."""
+
+    session_id: str
+    reply: Reply[bool]
 
 
 @attrs.frozen
@@ -138,6 +148,9 @@ class ChatHub:
                 self._check_all_done()
             case GetSession(session_id, reply):
                 self._spawn(self._load, session_id, reply)
+            case CancelTurn(session_id, reply):
+                entry = self._sessions.get(session_id)
+                reply.send(entry is not None and entry.session.cancel_turn())
             case StopChats(grace, reply):
                 self._stopping.set()
                 self._check_all_done()
@@ -215,6 +228,14 @@ class ChatSession:
         self._stopping = stopping
         self._history: list[Message] | None = None  # read from the store on the first turn
         self._unsaved: list[list[Message]] = []  # turns in the history, not yet in the store
+        self._turn_scope: trio.CancelScope | None = None  # the running turn's, for CancelTurn
+
+    def cancel_turn(self) -> bool:
+        """Cancel the running turn, if any (its own scope: the session goes on)."""
+        if self._turn_scope is None:
+            return False
+        self._turn_scope.cancel()
+        return True
 
     async def run(self) -> None:
         try:
@@ -251,15 +272,21 @@ class ChatSession:
             failed = failed or isinstance(event, TurnError)
             _emit(turn.events, event)
 
+        added: list[Message] = []
+        scope = self._turn_scope = trio.CancelScope()
         try:
-            added = await self._engine.run_turn(tuple(history), turn.user, emit)
+            with scope:
+                added = await self._engine.run_turn(tuple(history), turn.user, emit)
         except trio.Cancelled:
             emit(TurnError(CUT_SHORT))
             raise
         except Exception as error:  # an engine bug ends this turn, not the session
             logger.exception("chat session %s: the %s engine failed", self.id, self._engine.name)
             emit(TurnError(f"internal error in the {self._engine.name} engine: {error!r}"))
-            added = []
+        finally:
+            self._turn_scope = None
+        if scope.cancelled_caught:
+            emit(TurnError(CANCELLED))
         messages = [turn.user.message(), *added]
         history.extend(messages)
         self._unsaved.append(messages)

@@ -63,7 +63,7 @@ class DirectEngine:
         call_id = f"call-{uuid.uuid4().hex[:12]}"
         emit(ToolStarted(call_id, public_name, shown))
         outcome = await call_tool(self._bridge, name, raw)
-        emit(ToolFinished(call_id, outcome.text, outcome.is_error))
+        emit(ToolFinished(call_id, outcome.text, outcome.is_error, outcome.view))
         request = {
             "id": call_id,
             "type": "function",

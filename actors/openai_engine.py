@@ -238,7 +238,7 @@ class OpenAIEngine:
         public_name = tool.public_name if tool is not None else call.name
         emit(ToolStarted(call.id, public_name, _input(call.arguments)))
         outcome = await call_tool(self._bridge, public_name, call.arguments)
-        emit(ToolFinished(call.id, outcome.text, outcome.is_error))
+        emit(ToolFinished(call.id, outcome.text, outcome.is_error, outcome.view))
         return {"role": "tool", "tool_call_id": call.id, "content": outcome.text}
 
     async def _ask(

@@ -240,9 +240,18 @@ def run(given_path: str | None, *, environ: Mapping[str, str]) -> int:
         if leaf is None:
             raise
         where = f"{config.server.host}:{config.server.port}"
-        print(f"mcpapps: error: cannot serve on {where}: {leaf.strerror or leaf}", file=sys.stderr)
+        why = leaf.strerror or leaf
+        # The sandbox port's error names its own port and what to do.
+        line = why if _is_sandbox_error(leaf) else f"cannot serve on {where}: {why}"
+        print(f"mcpapps: error: {line}", file=sys.stderr)
         return 1
     return 0
+
+
+def _is_sandbox_error(error: OSError) -> bool:
+    from web.sandbox import SandboxUnavailable
+
+    return isinstance(error, SandboxUnavailable)
 
 
 _BIND_ERRORS = frozenset({errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -22,6 +23,21 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def free_port_pair() -> int:
+    """A loopback port P such that P and P + 1 are both free now: a supervisor's main port,
+    whose sandbox listener takes the next one by default. Chosen below the kernel's ephemeral
+    range, so that no `free_port()` or outgoing connection is handed P + 1 meanwhile."""
+    while True:
+        port = random.randrange(20000, 32000)
+        try:
+            for candidate in (port, port + 1):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", candidate))
+        except OSError:
+            continue
+        return port
 
 
 class Project:

@@ -55,3 +55,11 @@ def conformance_script() -> Path:
     """The entry script of the pinned MCP conformance suite (run it with `node_binary()`)."""
     script = TOOLS / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist"
     return _require(script / "index.js", "@modelcontextprotocol/conformance")
+
+
+def basic_vanillajs_command() -> list[str]:
+    """The official MCP App example `@modelcontextprotocol/server-basic-vanillajs` over stdio:
+    a tool `get-time` whose view (built with the official App SDK) has a button that calls it."""
+    package = TOOLS / "node_modules" / "@modelcontextprotocol" / "server-basic-vanillajs"
+    script = _require(package / "dist" / "index.js", "@modelcontextprotocol/server-basic-vanillajs")
+    return [str(node_binary()), str(script), "--stdio"]

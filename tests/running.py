@@ -21,7 +21,7 @@ from actors.runtime import ask
 from supervisor.config import config_from_data
 from supervisor.discovery import discover
 from supervisor.lifecycle import AppState
-from tests.helpers import Project, free_port
+from tests.helpers import Project, free_port_pair
 
 FIXTURE_APP = Path(__file__).parent / "apps" / "fixture_app.py"
 GROCERY = Path(__file__).parent.parent / "mcpapps" / "grocery-inventory"
@@ -176,8 +176,9 @@ class Supervisor:
         self.config = config
         self.extra_env = extra_env or {}
         self.log = ""
+        self.log_ended = False  # stderr is closed: the process is gone
         self.process: trio.Process | None = None
-        self.port = int(self.extra_env.get("MCPAPPS_PORT") or free_port())
+        self.port = int(self.extra_env.get("MCPAPPS_PORT") or free_port_pair())
 
     async def start(self, nursery: trio.Nursery) -> None:
         command = [str(Path(sys.executable).parent / "mcpapps"), "run", "--config", self.config]
@@ -195,10 +196,12 @@ class Supervisor:
         assert self.process.stderr is not None
         async for chunk in self.process.stderr:
             self.log += chunk.decode()
+        self.log_ended = True
 
     async def wait_for_log(self, text: str) -> None:
         with trio.fail_after(GUARD_S):
             while text not in self.log:
+                assert not self.log_ended, f"mcpapps ended without logging {text!r}:\n{self.log}"
                 await trio.sleep(0.02)
 
     async def stop(self, signum: signal.Signals = signal.SIGTERM) -> int:

@@ -48,9 +48,12 @@ def test_auth_is_needed_off_loopback_or_when_asked() -> None:
     assert policy(host="0.0.0.0").require_auth
     assert not needs_token(policy(), "/apps/health")
     strict = policy(always_require_auth=True)
-    for path in ("/apps/health", "/apps/mcp/x", "/mcp", "/admin/apps", "/metrics", "/"):
+    for path in ("/apps/health", "/apps/mcp/x", "/mcp", "/admin/apps", "/admin/events", "/metrics"):
         assert needs_token(strict, path)
-    assert not needs_token(strict, "/login")
+    # The login, and the control page with its files (no user data: it says how to log in).
+    for path in ("/login", "/", "/static/app.js"):
+        assert not needs_token(strict, path)
+    assert needs_token(strict, "/static")
 
 
 def test_only_plain_paths() -> None:

@@ -18,6 +18,7 @@ from supervisor.limits import DEFAULT_LIMITS, LimitsConfig
 from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates
 from web.endpoints import AppEndpoint
+from web.events import serve_events
 from web.intake import (
     CLOSE,
     Refused,
@@ -44,6 +45,7 @@ from web.security import (
 logger = logging.getLogger("mcpapps.web")
 
 APP_PREFIX = "/apps/mcp/"
+EVENTS_PATH = "/admin/events"
 
 
 async def send_json_error(
@@ -100,6 +102,11 @@ class FrontDoor:
         if scope["type"] not in ("http", "websocket"):
             await self._routes(scope, receive, send)  # lifespan
             return
+        # The events WebSocket stays open as long as the page does: it is not a request that
+        # shutdown waits for (it is cancelled with the front door).
+        if scope["type"] == "websocket" and scope["path"] == EVENTS_PATH:
+            await self._serve(scope, receive, send)
+            return
         self.open_requests += 1
         try:
             await self._serve(scope, receive, send)
@@ -155,7 +162,10 @@ class FrontDoor:
             )
             return
         if not is_http:
-            await self._routes(scope, receive, send)
+            if path == EVENTS_PATH:
+                await serve_events(self._registry, scope, receive, send)
+            else:
+                await self._routes(scope, receive, send)
             return
         body = await read_body(receive, self._limits.max_body_bytes, self._limits.body_timeout_s)
         if isinstance(body, Refused):

@@ -19,7 +19,7 @@ import trio
 from quart import Blueprint, Response, request
 
 from actors.agent import Event, TextPiece, ToolFinished, ToolStarted, TurnError, UserTurn
-from actors.chat import GetSession, Turn
+from actors.chat import CancelTurn, GetSession, Turn
 from actors.chatstore import StoreError
 from actors.runtime import AskTimeout, Mailbox, ask
 from supervisor import jsonin
@@ -66,6 +66,17 @@ def chat_blueprint(chats: Mailbox[Any]) -> Blueprint:
         if not saved.turns:
             return json_error(404, "not_found", f"there is no saved session '{session_id}'")
         return {"sessionId": saved.id, "turns": saved.turns, "messages": list(saved.messages)}
+
+    @chat.post("/apps/chat/<session_id>/cancel")
+    async def cancel_turn(session_id: str) -> Any:
+        """Cut short the session's running turn: `{"cancelled": false}` when none was running."""
+        if not SESSION_ID.fullmatch(session_id):
+            return json_error(400, "bad_request", _SESSION_ID_RULE)
+        try:
+            cancelled = await ask(chats, lambda r: CancelTurn(session_id, r), ASK_TIMEOUT_S)
+        except AskTimeout as error:
+            return json_error(503, "unavailable", f"the chat could not answer: {error}")
+        return {"cancelled": cancelled}
 
     return chat
 
@@ -141,8 +152,9 @@ def event_data(event: Event) -> tuple[str, dict[str, Any]]:
             return "text", {"text": text}
         case ToolStarted(call_id, name, arguments):
             return "tool", {"id": call_id, "name": name, "input": arguments}
-        case ToolFinished(call_id, text, is_error):
-            return "result", {"id": call_id, "text": text, "isError": is_error}
+        case ToolFinished(call_id, text, is_error, view):
+            data = {"id": call_id, "text": text, "isError": is_error}
+            return "result", {**data, "view": view} if view is not None else data
         case TurnError(message):
             return "error", {"message": message}
     raise TypeError(f"not a chat event: {event!r}")

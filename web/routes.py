@@ -5,7 +5,9 @@ Auth, Host and Origin are checked before a request gets here (`web.asgi`)."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
+import attrs
 from quart import redirect, request
 from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
@@ -17,6 +19,7 @@ from supervisor.metrics import Metrics
 from supervisor.reloader import Reload
 from web.admin import admin_blueprint
 from web.chat import chat_blueprint
+from web.control import control_blueprint, ui_shown
 from web.errors import json_error
 from web.security import SESSION_COOKIE, AccessPolicy, session_value, token_matches
 
@@ -38,10 +41,14 @@ def create_app(
     app = QuartTrio("mcpapps")
     app.register_blueprint(chat_blueprint(chats))
     app.register_blueprint(admin_blueprint(registry, metrics, reload=reload))
+    app.register_blueprint(control_blueprint(sandbox_origin))
 
     @app.get("/apps/health")
     async def health() -> Any:
         statuses = await ask(registry, Snapshot, ASK_TIMEOUT_S)
+        # What the catalogs of the Running apps show, not only what the manifests claim.
+        shown = await ui_shown(registry, statuses)
+        statuses = tuple(attrs.evolve(s, has_ui=shown.get(s.id, s.has_ui)) for s in statuses)
         base = public_url or request.host_url.rstrip("/")
         return health_body(statuses, base, sandbox_origin, request.args.get("app"))
 
@@ -51,7 +58,7 @@ def create_app(
         token = request.args.get("token")
         if policy.require_auth and not token_matches(policy, token):
             return json_error(401, "unauthorized", "the token is missing or wrong")
-        response = redirect(f"{public_url or ''}/", 303)
+        response = redirect(f"{public_url or ''}{landing(request.args)}", 303)
         if policy.token is not None and token_matches(policy, token):
             value = session_value(policy.token)
             response.set_cookie(SESSION_COOKIE, value, httponly=True, samesite="Strict", path="/")
@@ -63,6 +70,13 @@ def create_app(
         return json_error(error.code or 500, code, error.description or error.name)
 
     return app
+
+
+def landing(args: Any) -> str:
+    """Where `/login` sends the browser: the control page, keeping a view's link (`open`,
+    `args`) or an app's (`app`) so that a shared link survives logging in."""
+    kept = {key: args[key] for key in ("open", "args", "app") if args.get(key)}
+    return f"/?{urlencode(kept)}" if kept else "/"
 
 
 def health_body(

@@ -27,8 +27,10 @@ CORS_ALLOW_HEADERS = (
 )
 CORS_EXPOSE_HEADERS = "Mcp-Session-Id"
 CORS_ALLOW_METHODS = "GET, POST, DELETE, OPTIONS"
-# When auth is required, every path needs the token but these (a browser must reach the login).
-PUBLIC_PATHS = frozenset({"/login"})
+# When auth is required, every path needs the token but these: a browser must reach the login,
+# and the control page and its static files (no user data) say how to log in.
+PUBLIC_PATHS = frozenset({"/login", "/"})
+PUBLIC_PREFIX = "/static/"
 # A Host header as browsers and HTTP clients send it: a name, an IPv4 address or a bracketed
 # IPv6 address, and an optional port. Anything else (userinfo, a path) is refused outright.
 _HOST_HEADER = re.compile(r"(?P<name>[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:(?P<port>[0-9]{1,5}))?")
@@ -148,7 +150,8 @@ def token_matches(policy: AccessPolicy, presented: str | None) -> bool:
 
 
 def needs_token(policy: AccessPolicy, path: str) -> bool:
-    return policy.require_auth and path not in PUBLIC_PATHS
+    public = path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIX)
+    return policy.require_auth and not public
 
 
 def plain_path(path: str) -> bool:

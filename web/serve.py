@@ -34,6 +34,7 @@ from web.appstates import AppStates
 from web.asgi import FrontDoor
 from web.endpoints import AppEndpoint
 from web.routes import create_app
+from web.sandbox import serve_sandbox
 from web.security import AccessPolicy
 
 logger = logging.getLogger("mcpapps.web")
@@ -115,6 +116,9 @@ async def serve_front_door(
             await stack.enter_async_context(endpoint.manager.run())
         added.nursery = nursery
         nursery.start_soon(_relay_facts, facts, apps, aggregate, added, states)
+        if config.sandbox.enabled:
+            sandbox_binds = await nursery.start(serve_sandbox, config, shutdown)
+            logger.info("app sandbox listening on %s", ", ".join(sandbox_binds))
         binds = await nursery.start(
             lambda task_status: hypercorn.trio.serve(
                 front_door, hyper, shutdown_trigger=shutdown.wait, task_status=task_status

@@ -1,0 +1,86 @@
+"""An MCP App for the browser tests of the view host: one view that probes its sandbox, and
+tools whose UI resources the host must refuse (not `ui://`, a wrong MIME type, over 2 MiB).
+
+Run over stdio: `python views_app.py --declared-origin http://127.0.0.1:PORT`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import trio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
+
+UI_MIME = "text/html;profile=mcp-app"
+TWO_MIB = 2 * 1024 * 1024
+
+# The probe: speaks the view protocol by hand, then reports what its sandbox lets it do.
+PROBE = Path(__file__).with_name("views_probe.html").read_text()
+
+
+def build(declared: str, undeclared: str) -> MCPServer:
+    server = MCPServer("views")
+    probe_uri = "ui://views/probe.html"
+
+    def ui(uri: str) -> dict[str, Any]:
+        return {"ui": {"resourceUri": uri}}
+
+    async def show_probe(label: str = "") -> dict[str, Any]:
+        return {"label": label, "shown": True}
+
+    async def note(text: str) -> str:
+        print(f"views: note {text}", file=sys.stderr, flush=True)
+        return f"noted {text}"
+
+    async def plain() -> str:
+        return "nothing to see"
+
+    server.add_tool(show_probe, name="show_probe", meta=ui(probe_uri))
+    server.add_tool(note, name="note", meta={"ui": {"visibility": ["app"]}})
+    server.add_tool(plain, name="not_ui_scheme", meta=ui("https://views.example/page.html"))
+    server.add_tool(plain, name="wrong_mime", meta=ui("ui://views/wrong-mime.html"))
+    server.add_tool(plain, name="too_big", meta=ui("ui://views/big.html"))
+
+    html = PROBE.replace("UNDECLARED", undeclared).replace("DECLARED", declared)
+
+    @server.resource(
+        probe_uri,
+        mime_type=UI_MIME,
+        meta={"ui": {"csp": {"connectDomains": [declared]}}},
+    )
+    def probe_page() -> str:
+        return html
+
+    @server.resource("ui://views/wrong-mime.html", mime_type="text/html")
+    def wrong_mime_page() -> str:
+        return "<p>served as plain text/html</p>"
+
+    @server.resource("ui://views/big.html", mime_type=UI_MIME)
+    def big_page() -> str:
+        return "<p>" + "x" * TWO_MIB + "</p>"
+
+    return server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--declared-origin", required=True)
+    parser.add_argument("--undeclared-origin", required=True)
+    options = parser.parse_args()
+    server = build(options.declared_origin, options.undeclared_origin)
+
+    async def serve() -> None:
+        async with stdio_server() as (read, write):
+            await server._lowlevel_server.run(
+                read, write, server._lowlevel_server.create_initialization_options()
+            )
+
+    trio.run(serve)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,486 @@
+"""The control page in a real browser (Debian's headless Chromium, driven by Playwright) against a
+real `mcpapps run`: the app list and its live updates, views opened from the chat, the app list
+and a URL, the official example app built with the official App SDK, the refusals, and what the
+sandbox keeps an app's script from doing. Screenshots are saved (not compared) for the README.
+
+These tests are synchronous (Playwright's sync API): the supervisor runs as a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx2
+import pytest
+
+from actors.agent import APP_EVENTS_MARK
+from tests.helpers import free_port, free_port_pair
+from tests.nodetools import basic_vanillajs_command
+from tests.running import GROCERY, GUARD_S, environment, fixture_manifest
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+VIEWS_APP = Path(__file__).parent / "apps" / "views_app.py"
+SCREENSHOTS = Path(
+    os.environ.get("MCPAPPS_SCREENSHOTS", Path(__file__).parent.parent / ".screenshots")
+)
+TOKEN = "browser-s3cret"
+WAIT_MS = GUARD_S * 1000
+
+
+def require_chromium() -> None:
+    if not CHROMIUM.exists():
+        pytest.fail(
+            "the browser tests need Debian's chromium at /usr/bin/chromium:"
+            " install it with `sudo apt-get install -y chromium` (make test does it as root)"
+        )
+
+
+class Served:
+    """`mcpapps run` on a project folder, in a subprocess, until stopped."""
+
+    def __init__(self, root: Path, port: int) -> None:
+        self.root = root
+        self.port = port
+        self.log_path = root / "mcpapps.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        command = [str(Path(sys.executable).parent / "mcpapps"), "run"]
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                command,
+                cwd=self.root,
+                env={**environment(), "MCPAPPS_PORT": str(self.port)},
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+        deadline = time.monotonic() + GUARD_S
+        while "ready: " not in self.log_path.read_text():
+            assert self.process.poll() is None, self.log_path.read_text()
+            assert time.monotonic() < deadline, self.log_path.read_text()
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(GUARD_S)
+
+    def url(self, path: str = "/") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def api(self, path: str, **kwargs: Any) -> Any:
+        headers = {"authorization": f"Bearer {TOKEN}"}
+        response = httpx2.get(self.url(path), headers=headers, timeout=GUARD_S, **kwargs)
+        return response.json()
+
+
+def write_project(root: Path, sandbox_port: int, *, auth: bool = False) -> None:
+    shutil.copytree(GROCERY, root / "apps" / "grocery-inventory")
+    node = basic_vanillajs_command()
+    undeclared = f"http://localhost:{free_port()}"
+    declared = f"http://127.0.0.1:{free_port()}"
+    manifests = {
+        "fx": fixture_manifest("fx", hasUi=True),  # a claim its catalog does not bear out
+        "basic": {"command": node[0], "arguments": node[1:], "hasUi": True},
+        "views": {
+            "command": sys.executable,
+            "arguments": [
+                str(VIEWS_APP),
+                "--declared-origin",
+                declared,
+                "--undeclared-origin",
+                undeclared,
+            ],
+            "hasUi": True,
+        },
+    }
+    for app_id, fields in manifests.items():
+        folder = root / "apps" / app_id
+        folder.mkdir(parents=True)
+        manifest = {"id": app_id, "toolNamePrefix": f"{app_id}.", **fields}
+        (folder / "openclaw.mcpapp.json").write_text(json.dumps(manifest))
+    server = f'always_require_auth = true\ntoken = "{TOKEN}"\n' if auth else ""
+    (root / "config.toml").write_text(
+        f"[server]\n{server}[sandbox]\nport = {sandbox_port}\n"
+        '[apps]\ndiscovery_paths = ["./apps"]\n'
+    )
+    (root / "declared").write_text(declared)
+    (root / "undeclared").write_text(undeclared)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    require_chromium()
+    root = tmp_path_factory.mktemp("browser")
+    port = free_port_pair()
+    write_project(root, port + 1)
+    supervisor = Served(root, port)
+    supervisor.start()
+    yield supervisor
+    supervisor.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    context.set_default_timeout(WAIT_MS)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page
+    context.close()
+    assert errors == [], errors  # no script error on the control page
+
+
+def screenshot(page: Any, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / name))
+
+
+def app_item(page: Any, app_id: str) -> Any:
+    return page.locator(f'#apps li[data-app-id="{app_id}"]')
+
+
+def view(page: Any) -> Any:
+    """The app's document: the inner frame of the sandbox page in the canvas."""
+    return page.frame_locator("#canvas iframe").frame_locator("iframe")
+
+
+def store_column(page: Any) -> list[str]:
+    """The dashboard's Store column, read in one go (the view redraws it as a whole)."""
+    rows = view(page).locator("#rows")
+    return rows.evaluate("body => [...body.rows].map((row) => row.cells[0].textContent)")
+
+
+def probe_report(page: Any, until: str) -> dict[str, Any]:
+    report = view(page).locator("#report")
+    deadline = time.monotonic() + GUARD_S
+    while True:
+        text = report.inner_text()
+        if text.startswith("{"):
+            data = json.loads(text)
+            if until in data:
+                return data
+        assert time.monotonic() < deadline, text
+        time.sleep(0.05)
+
+
+# ---- the app list -----------------------------------------------------------------------------
+
+
+def test_the_page_lists_the_apps_and_a_restart_arrives_live(served: Served, page: Any) -> None:
+    page.goto(served.url("/?app=grocery-inventory"))
+    for app_id in ("grocery-inventory", "basic", "views"):
+        app_item(page, app_id).locator(".state-Running").wait_for()
+    grocery = app_item(page, "grocery-inventory")
+    assert "has a UI" in grocery.inner_text()
+    protocol = served.api("/admin/apps/grocery-inventory")["protocolVersion"]
+    assert f"protocol {protocol}" in grocery.inner_text()
+    page.locator("#live.live").wait_for()
+    # The selected app's tools, split, and its stderr tail.
+    visible = page.locator("#tools-visible").inner_text()
+    assert "grocery.show_store_inventory_dashboard" in visible
+    assert "get_store_dashboard_data" in page.locator("#tools-app-only").inner_text()
+    assert "get_store_dashboard_data" not in visible
+    screenshot(page, "control-page.png")
+
+    pid = served.api("/admin/apps/grocery-inventory")["pid"]
+    seq = int(page.locator("#live").get_attribute("data-seq"))
+    grocery.locator('button[data-command="restart"]').click()
+    # The page does not poll: the new state and pid come over /admin/events.
+    page.wait_for_function(
+        """([pid]) => {
+            const li = document.querySelector('#apps li[data-app-id="grocery-inventory"]');
+            return li && li.dataset.state === "Running" && !li.textContent.includes(`pid ${pid}`);
+        }""",
+        arg=[pid],
+    )
+    assert int(page.locator("#live").get_attribute("data-seq")) > seq
+    assert served.api("/admin/apps/grocery-inventory")["pid"] != pid
+
+
+def test_a_claimed_ui_that_is_not_served_is_a_warning(served: Served, page: Any) -> None:
+    page.goto(served.url("/?app=fx"))
+    warning = page.locator("#ui-warning")
+    warning.wait_for()
+    assert "says hasUi in its manifest but serves no UI" in warning.inner_text()
+    assert "has a UI" not in app_item(page, "fx").inner_text()
+    page.goto(served.url("/?app=views"))
+    page.locator("#tools-visible li").first.wait_for()
+    assert page.locator("#ui-warning").count() == 0
+
+
+def test_stop_and_start_from_the_page(served: Served, page: Any) -> None:
+    page.goto(served.url("/"))
+    basic = app_item(page, "basic")
+    basic.locator(".state-Running").wait_for()
+    basic.locator('button[data-command="stop"]').click()
+    basic.locator(".state-Stopped").wait_for()
+    basic.locator('button[data-command="start"]').click()
+    basic.locator(".state-Running").wait_for()
+
+
+# ---- views ------------------------------------------------------------------------------------
+
+
+def test_the_grocery_dashboard_opens_from_the_chat_and_a_click_updates_it(
+    served: Served, page: Any
+) -> None:
+    page.goto(served.url("/"))
+    page.locator("#live.live").wait_for()
+    page.fill("#chat-input", "/call grocery.show_store_inventory_dashboard {}")
+    page.click("#chat-send")
+    view(page).locator("#rows tr").first.wait_for()
+    everything = store_column(page)
+    assert len(set(everything)) > 1
+    assert "tool grocery.show_store_inventory_dashboard" in page.inner_text("#chat-log")
+    # Choosing a store makes the view call its app-only tool through the host and redraw.
+    select = view(page).locator("#store")
+    select.locator("option").nth(1).wait_for(state="attached")
+    store_name = select.locator("option").nth(1).inner_text().split(" (")[0]  # "Name (City, ST)"
+    select.select_option(index=1)
+    deadline = time.monotonic() + GUARD_S
+    while set(store_column(page)) != {store_name}:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert len(store_column(page)) < len(everything)
+    screenshot(page, "grocery-dashboard.png")
+
+
+def test_the_grocery_dashboard_opens_from_the_app_list(served: Served, page: Any) -> None:
+    page.goto(served.url("/?app=grocery-inventory"))
+    button = page.locator(
+        '#tools-visible li[data-tool="show_store_inventory_dashboard"] button.open-view'
+    )
+    button.click()
+    view(page).locator("#rows tr").first.wait_for()
+    assert page.inner_text("#canvas-title") == "grocery.show_store_inventory_dashboard"
+
+
+def test_the_official_basic_app_renders_and_its_button_round_trips(
+    served: Served, page: Any
+) -> None:
+    page.goto(served.url("/?open=basic.get-time"))
+    time_text = view(page).locator("#server-time")
+    page.wait_for_function("() => window.McpHost.current() && window.McpHost.current().initialized")
+    deadline = time.monotonic() + GUARD_S
+    while not time_text.inner_text().startswith("20"):  # the tool result's ISO time
+        assert time.monotonic() < deadline, time_text.inner_text()
+        time.sleep(0.05)
+    first = time_text.inner_text()
+    time.sleep(0.01)
+    view(page).locator("#get-time-btn").click()
+    while time_text.inner_text() == first:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert time_text.inner_text() > first
+    # The view said how tall it is (size-changed), and its frame follows.
+    frame_height = page.locator("#canvas iframe").evaluate("frame => frame.style.height")
+    assert frame_height.endswith("px")
+    screenshot(page, "basic-app.png")
+
+
+@pytest.mark.parametrize(
+    ("tool", "message"),
+    [
+        ("views.not_ui_scheme", "is not a ui:// resource"),
+        ("views.wrong_mime", "has the MIME type 'text/html', not text/html;profile=mcp-app"),
+        ("views.too_big", "a view may be at most 2 MiB"),
+    ],
+)
+def test_refusals_are_clear_messages(served: Served, page: Any, tool: str, message: str) -> None:
+    page.goto(served.url(f"/?open={tool}"))
+    refusal = page.locator("#canvas .refusal")
+    refusal.wait_for()
+    assert message in refusal.inner_text()
+    assert page.locator("#canvas iframe").count() == 0
+
+
+def test_the_sandbox_keeps_the_view_in(served: Served, page: Any) -> None:
+    args = quote(json.dumps({"label": "probe"}))
+    page.goto(served.url(f"/?open=views.show_probe&args={args}"))
+    report = probe_report(page, until="undeclared")
+    # The view protocol: tool-input exactly once, then the result; nothing before initialized.
+    assert report["host"] == "mcpapps"
+    assert report["displayMode"] == "inline"
+    assert report["locale"]
+    assert report["width"] > 0
+    assert {"openLinks", "serverTools", "serverResources", "message", "updateModelContext"} <= set(
+        report["capabilities"]
+    )
+    assert report["ping"] == {}
+    assert report["inputs"] == 1
+    assert report["args"] == {"label": "probe"}
+    report = probe_report(page, until="result")
+    assert report["results"] == 1
+    assert report["result"] == {"label": "probe", "shown": True}
+    sent = page.evaluate("window.McpHost.current().sent")
+    assert sent == ["ui/notifications/tool-input", "ui/notifications/tool-result"]
+    # The inner document: an opaque origin that cannot reach the control page or its cookie,
+    # and a CSP that allows the declared origin only.
+    assert report["origin"] == "null"
+    assert report["top"] == "blocked: SecurityError"
+    assert report["cookie"] == "blocked: SecurityError"
+    undeclared = (served.root / "undeclared").read_text()
+    declared = (served.root / "declared").read_text()
+    assert report["undeclared"] == "failed"
+    assert any(v.startswith(f"connect-src {undeclared}") for v in report["violations"])
+    assert not any(declared in v for v in report["violations"])
+    outer = page.locator("#canvas iframe")
+    assert outer.get_attribute("sandbox") == "allow-scripts allow-same-origin"
+    assert outer.get_attribute("src").startswith(f"http://127.0.0.1:{_sandbox_port(served)}/")
+    inner = page.frame_locator("#canvas iframe").locator("iframe")
+    assert inner.get_attribute("sandbox") == "allow-scripts allow-forms"
+    assert inner.get_attribute("allow") is None  # no camera, microphone, geolocation
+
+    # An app-only tool called from the view goes through /apps/mcp to the app.
+    view(page).locator("#note").click()
+    probe_report(page, until="notes")
+    deadline = time.monotonic() + GUARD_S
+    while "noted clicked" not in probe_report(page, until="notes")["notes"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+    # ui/message waits for the person; what they allow becomes their own chat turn.
+    view(page).locator("#say").click()
+    page.locator("#confirm:not([hidden])").wait_for()
+    assert "views.note" in page.inner_text("#confirm-text")
+    page.click("#confirm-yes")
+    page.locator("#chat-log .msg.user").wait_for()
+    assert "from the view" in page.inner_text("#chat-log .msg.user")
+    assert probe_report(page, until="said")["said"] == {}
+
+    # Closing the view asks it to tear down first (it notes that with its app).
+    page.click("#canvas-close")
+    deadline = time.monotonic() + GUARD_S
+    while "views: note teardown" not in served.api("/admin/apps/views")["stderr"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert page.locator("#canvas iframe").count() == 0
+
+
+def test_a_declined_message_is_not_sent(served: Served, page: Any) -> None:
+    page.goto(served.url("/?open=views.show_probe"))
+    probe_report(page, until="undeclared")
+    view(page).locator("#say").click()
+    page.locator("#confirm:not([hidden])").wait_for()
+    page.click("#confirm-no")
+    report = probe_report(page, until="said")
+    assert report["said"] == {"isError": True}
+    assert page.locator("#chat-log .msg.user").count() == 0
+    # A link waits for the person as well.
+    view(page).locator("#link").click()
+    page.locator("#confirm:not([hidden])").wait_for()
+    assert "https://example.com/docs" in page.inner_text("#confirm-text")
+    page.click("#confirm-no")
+    assert probe_report(page, until="linked")["linked"] == {"isError": True}
+
+
+def test_model_context_reaches_the_next_turn_as_marked_data(served: Served, page: Any) -> None:
+    page.goto(served.url("/?open=views.show_probe"))
+    probe_report(page, until="undeclared")
+    view(page).locator("#context").click()
+    assert probe_report(page, until="context")["context"] == {}
+    page.fill("#chat-input", "/tools")
+    page.click("#chat-send")
+    page.locator("#chat-log .msg.assistant").wait_for()
+    session = page.evaluate("localStorage.getItem('mcpapps.chat.session')")
+    saved = httpx2.get(served.url(f"/apps/chat/{session}"), timeout=GUARD_S).json()
+    said = next(m["content"] for m in saved["messages"] if m["role"] == "user")
+    assert said.startswith(APP_EVENTS_MARK)
+    assert "the person looks at the probe" in said
+    assert said.endswith("/tools")
+    # The session is kept across a reload of the page.
+    page.reload()
+    page.locator("#chat-log .msg.user").first.wait_for()
+    assert "/tools" in page.inner_text("#chat-log")
+
+
+def test_a_running_turn_is_cancelled_from_the_page(served: Served, page: Any) -> None:
+    page.goto(served.url("/"))
+    page.locator("#live.live").wait_for()
+    page.fill("#chat-input", '/call fx.sleep {"seconds": 60}')
+    page.click("#chat-send")
+    page.locator("details.tool").wait_for()
+    page.click("#chat-cancel")
+    page.locator("#chat-log .msg.error").wait_for()
+    assert "cancelled" in page.inner_text("#chat-log .msg.error")
+    page.locator("#chat-send:not([disabled])").wait_for()
+
+
+def test_dark_theme_and_a_narrow_screen(served: Served, browser: Any) -> None:
+    context = browser.new_context(viewport={"width": 360, "height": 740}, color_scheme="dark")
+    context.set_default_timeout(WAIT_MS)
+    page = context.new_page()
+    try:
+        page.goto(served.url("/?open=views.show_probe"))
+        report = probe_report(page, until="undeclared")
+        assert report["theme"] == "dark"  # the host context says which
+        assert page.evaluate("document.documentElement.dataset.theme") == "dark"
+        app_item(page, "views").wait_for()
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 360  # nothing sticks out sideways
+        screenshot(page, "narrow-dark.png")
+    finally:
+        context.close()
+
+
+def _sandbox_port(served: Served) -> int:
+    text = (served.root / "config.toml").read_text()
+    return int(text.split("[sandbox]\nport = ")[1].split("\n")[0])
+
+
+# ---- login ------------------------------------------------------------------------------------
+
+
+def test_with_auth_the_page_says_how_to_log_in_and_login_keeps_the_link(
+    browser: Any, tmp_path: Path
+) -> None:
+    port = free_port_pair()
+    write_project(tmp_path, port + 1, auth=True)
+    supervisor = Served(tmp_path, port)
+    supervisor.start()
+    try:
+        context = browser.new_context()
+        context.set_default_timeout(WAIT_MS)
+        page = context.new_page()
+        page.goto(supervisor.url("/?open=basic.get-time"))
+        page.locator("#login:not([hidden])").wait_for()
+        assert "/login?token=" in page.inner_text("#login")
+        page.fill('#login-form input[name="token"]', TOKEN)
+        page.click("#login-form button")
+        page.wait_for_url("**/?open=basic.get-time")
+        view(page).locator("#get-time-btn").wait_for()
+        app_item(page, "basic").wait_for()
+        context.close()
+    finally:
+        supervisor.stop()

@@ -1,0 +1,134 @@
+"""The sandbox listener: a second port, a second origin, serving one thing, the proxy page that
+app UIs render inside (`GET /sandbox`).
+
+App HTML comes from the apps, not from us. It runs in an inner frame of this page with an opaque
+origin, and this page lives on an origin of its own, so that nothing an app's script does can
+reach the control page, its cookie or the authenticated routes. Hence this listener serves no
+cookie, no token and no user data: every other path is 404, whatever its method. The page's CSP
+(which its inner frame inherits) is built from the `_meta.ui.csp` the control page passes as
+`?csp=<JSON>`, each declared domain validated.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs
+
+import hypercorn.trio
+import trio
+from hypercorn.config import Config as HypercornConfig
+
+from supervisor.config import Config, url_host
+from web.csp import build_csp
+
+logger = logging.getLogger("mcpapps.web")
+
+PAGE = resources.files("web").joinpath("static/sandbox.html").read_bytes()
+CSP_QUERY_MAX = 16 * 1024  # a CSP declaration is a few origins, not a document
+_BIND_ERRORS = frozenset({errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES})
+
+
+class SandboxUnavailable(OSError):
+    """The sandbox port cannot be listened on: a bind error, whose `strerror` says where, why
+    and what to do."""
+
+
+async def sandbox_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            kind = message["type"].rsplit(".", 1)[-1]
+            await send({"type": f"lifespan.{kind}.complete"})
+            if kind == "shutdown":
+                return
+    if scope["type"] != "http":
+        return  # a WebSocket upgrade is refused by not accepting it
+    if scope["path"] != "/sandbox" or scope["method"] not in ("GET", "HEAD"):
+        await _send(send, 404, b"not found\n", [(b"content-type", b"text/plain")])
+        return
+    declared = _declared_csp(scope.get("query_string", b""))
+    csp = build_csp(declared)
+    for problem in csp.rejected:
+        logger.warning("sandbox: %s", problem)
+    headers = [
+        (b"content-type", b"text/html; charset=utf-8"),
+        (b"content-security-policy", csp.header.encode()),
+        (b"cache-control", b"no-store"),
+        (b"x-content-type-options", b"nosniff"),
+        (b"referrer-policy", b"no-referrer"),
+        (b"permissions-policy", b"camera=(), microphone=(), geolocation=()"),
+    ]
+    body = b"" if scope["method"] == "HEAD" else PAGE
+    await _send(send, 200, body, headers, length=len(PAGE))
+
+
+def _declared_csp(query: bytes) -> Any:
+    """The `csp` query parameter as JSON; anything unreadable counts as nothing declared,
+    which is the most restrictive policy."""
+    if len(query) > CSP_QUERY_MAX:
+        return None
+    values = parse_qs(query.decode("latin-1")).get("csp")
+    if not values:
+        return None
+    try:
+        return json.loads(values[0])
+    except ValueError:
+        return None
+
+
+async def _send(
+    send: Any,
+    status: int,
+    body: bytes,
+    headers: list[tuple[bytes, bytes]],
+    *,
+    length: int | None = None,
+) -> None:
+    size = str(len(body) if length is None else length).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*headers, (b"content-length", size)],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def serve_sandbox(
+    config: Config,
+    shutdown: trio.Event,
+    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve the sandbox port until `shutdown` is set. It holds no state and no long requests,
+    so it stops at once."""
+    hyper = HypercornConfig()
+    where = f"{url_host(config.server.host)}:{config.sandbox.port}"
+    hyper.bind = [where]
+    hyper.accesslog = None
+    hyper.graceful_timeout = 1.0
+    hyper.errorlog = logging.getLogger("mcpapps.web.hypercorn")
+    try:
+        await hypercorn.trio.serve(
+            sandbox_app, hyper, shutdown_trigger=shutdown.wait, task_status=task_status
+        )
+    except (OSError, BaseExceptionGroup) as error:
+        leaf = _bind_error(error)
+        if leaf is None:
+            raise
+        raise SandboxUnavailable(
+            leaf.errno,
+            f"cannot serve the app sandbox on {where}: {leaf.strerror or leaf}"
+            " (set [sandbox] port to a free port, or [sandbox] enabled = false)",
+        ) from None
+
+
+def _bind_error(error: BaseException) -> OSError | None:
+    if isinstance(error, BaseExceptionGroup):
+        found = (_bind_error(inner) for inner in error.exceptions)
+        return next((leaf for leaf in found if leaf is not None), None)
+    return error if isinstance(error, OSError) and error.errno in _BIND_ERRORS else None

@@ -1,0 +1,461 @@
+// The control page: the apps with their live state (from /admin/events), their tools, start /
+// stop / restart, the stderr tail, the chat pane, and the app canvas (host.js).
+"use strict";
+
+(function () {
+  const Host = window.McpHost;
+  const $ = (id) => document.getElementById(id);
+  const params = new URLSearchParams(location.search);
+  const apps = new Map();  // id → status, as /admin/apps and /admin/events say
+  let tools = [];          // GET /admin/tools: one row per tool of every Running app
+  const catalogUi = new Map();  // id → whether the app's catalog shows a UI (/admin/events)
+  let selected = params.get("app");
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === undefined || value === null || value === false) continue;
+      if (key === "class") node.className = value;
+      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else node.setAttribute(key, value === true ? "" : value);
+    }
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : String(child));
+    }
+    return node;
+  }
+
+  async function api(path, options) {
+    const response = await fetch(path, { credentials: "same-origin", ...(options || {}) });
+    if (response.status === 401) {
+      showLogin();
+      throw new Error("not logged in");
+    }
+    const body = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      const error = (body && body.error) || {};
+      throw new Error(error.message || `HTTP ${response.status}`);
+    }
+    return body;
+  }
+
+  // ---- theme ----------------------------------------------------------------------------------
+
+  const dark = window.matchMedia("(prefers-color-scheme: dark)");
+  function applyTheme() {
+    document.documentElement.dataset.theme = dark.matches ? "dark" : "light";
+    const view = Host.current();
+    if (view) view.themeChanged();
+  }
+  Host.theme = () => (dark.matches ? "dark" : "light");
+  dark.addEventListener("change", applyTheme);
+  applyTheme();
+
+  // ---- login ----------------------------------------------------------------------------------
+
+  function showLogin() {
+    $("main").hidden = true;
+    $("login").hidden = false;
+    $("live").textContent = "not logged in";
+    $("login-open").value = params.get("open") || "";
+    $("login-args").value = params.get("args") || "";
+    $("login-app").value = params.get("app") || "";
+    for (const id of ["login-open", "login-args", "login-app"]) $(id).disabled = !$(id).value;
+  }
+
+  // ---- apps -----------------------------------------------------------------------------------
+
+  async function loadApps() {
+    const body = await api("admin/apps");
+    apps.clear();
+    for (const status of body.apps) apps.set(status.id, status);
+    renderApps();
+  }
+
+  let toolsTimer = null;
+  function loadToolsSoon() {
+    clearTimeout(toolsTimer);
+    toolsTimer = setTimeout(() => loadTools().catch(() => {}), 150);
+  }
+
+  async function loadTools() {
+    tools = (await api("admin/tools")).tools;
+    renderApps();
+  }
+
+  // The selected app's tools: offered to the model, app-only (for its own view), or not
+  // offered, with the reason the tool table gave.
+  function split(appId) {
+    const mine = tools.filter((t) => t.app === appId);
+    return {
+      modelVisible: mine.filter((t) => t.offered),
+      appOnly: mine.filter((t) => !t.offered && !t.visibility.includes("model")),
+      notOffered: mine.filter((t) => !t.offered && t.visibility.includes("model")),
+    };
+  }
+
+  function hasUi(status) {
+    return catalogUi.has(status.id) ? catalogUi.get(status.id) : status.hasUi;
+  }
+
+  function uiWarning(status) {
+    if (!status.hasUi || status.state !== "Running" || catalogUi.get(status.id) !== false) return null;
+    return `app '${status.id}' says hasUi in its manifest but serves no UI: no tool's `
+      + "_meta.ui.resourceUri names a ui:// resource of type text/html;profile=mcp-app";
+  }
+
+  function control(id, command) {
+    return async (event) => {
+      event.stopPropagation();
+      try {
+        await api(`admin/apps/${encodeURIComponent(id)}/${command}`, { method: "POST" });
+      } catch (error) {
+        alert(`${command} ${id}: ${error.message}`);
+      }
+    };
+  }
+
+  function renderApps() {
+    const list = $("apps");
+    list.replaceChildren(
+      ...[...apps.values()].map((s) => {
+        return el(
+          "li",
+          {
+            "data-app-id": s.id,
+            "data-state": s.state,
+            class: s.id === selected ? "selected" : "",
+            onclick: () => select(s.id),
+          },
+          el("div", { class: "app-head" },
+            el("strong", {}, s.name || s.id),
+            el("span", { class: `state state-${s.state}` }, s.state)),
+          el("div", { class: "meta" },
+            [
+              s.id,
+              s.pid ? `pid ${s.pid}` : null,
+              `restarts ${s.restarts}`,
+              s.protocolVersion ? `protocol ${s.protocolVersion}` : null,
+              hasUi(s) ? "has a UI" : null,
+            ].filter(Boolean).join(" · ")),
+          s.lastError ? el("div", { class: "error" }, s.lastError) : null,
+          el("div", { class: "buttons" },
+            el("button", { type: "button", "data-command": "start", onclick: control(s.id, "start") }, "Start"),
+            el("button", { type: "button", "data-command": "stop", onclick: control(s.id, "stop") }, "Stop"),
+            el("button", { type: "button", "data-command": "restart", onclick: control(s.id, "restart") }, "Restart")),
+        );
+      }),
+    );
+    renderDetail();
+  }
+
+  function select(id) {
+    selected = id;
+    const url = new URL(location.href);
+    url.searchParams.set("app", id);
+    history.replaceState(null, "", url);
+    renderApps();
+    loadStderr(id);
+  }
+
+  let stderr = { id: null, lines: [] };
+  async function loadStderr(id) {
+    try {
+      const body = await api(`admin/apps/${encodeURIComponent(id)}`);
+      stderr = { id, lines: body.stderr || [] };
+      renderDetail();
+    } catch (error) { /* shown by the list */ }
+  }
+
+  function toolItem(tool, options) {
+    const open = options.open && tool.uiResourceUri
+      ? el("button", {
+          type: "button",
+          class: "open-view",
+          "data-tool": tool.name,
+          onclick: () => Host.openView({ appId: tool.app, toolName: tool.name, publicName: tool.publicName, args: {} }),
+        }, "Open view")
+      : null;
+    const name = options.open ? tool.publicName : tool.name;
+    const why = options.reason ? el("span", { class: "error" }, tool.reason) : "";
+    return el("li", { "data-tool": tool.name }, el("code", {}, name), " ", why, " ", open);
+  }
+
+  function renderDetail() {
+    const detail = $("detail");
+    const status = apps.get(selected);
+    if (!status) {
+      detail.replaceChildren();
+      return;
+    }
+    const groups = split(selected);
+    const warning = uiWarning(status);
+    detail.replaceChildren(
+      el("h3", {}, `Tools of ${status.id}`),
+      el("div", { class: "meta" }, "Model-visible"),
+      el("ul", { id: "tools-visible" }, groups.modelVisible.map((t) => toolItem(t, { open: true }))),
+      el("div", { class: "meta" }, "App-only (for the app's own view)"),
+      el("ul", { id: "tools-app-only" }, groups.appOnly.map((t) => toolItem(t, {}))),
+      el("div", { class: "meta" }, "Not offered to the model"),
+      el("ul", { id: "tools-not-offered" }, groups.notOffered.map((t) => toolItem(t, { reason: true }))),
+      warning ? el("p", { class: "error", id: "ui-warning" }, warning) : null,
+      el("h3", {}, "stderr (last lines)"),
+      el("pre", { id: "stderr" }, stderr.id === status.id ? stderr.lines.slice(-50).join("\n") : "…"),
+    );
+  }
+
+  // ---- live updates ---------------------------------------------------------------------------
+
+  let lastSeq = 0;
+  function connectEvents() {
+    const url = new URL("admin/events", location.href);
+    url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
+    const socket = new WebSocket(url);
+    lastSeq = 0;
+    socket.onopen = () => {
+      $("live").textContent = "live";
+      $("live").classList.add("live");
+    };
+    socket.onmessage = (event) => {
+      const message = JSON.parse(event.data);
+      lastSeq = message.seq;
+      $("live").dataset.seq = String(lastSeq);
+      if (message.type === "app") {
+        const before = apps.get(message.app.id);
+        apps.set(message.app.id, message.app);
+        renderApps();
+        if (message.app.id === selected && (!before || before.state !== message.app.state)) loadStderr(selected);
+      } else if (message.type === "catalog") {
+        catalogUi.set(message.appId, message.hasUi);
+        renderApps();
+        loadToolsSoon();
+      } else if (message.type === "toolTable") {
+        loadToolsSoon();
+      } else if (message.type === "reloaded") {
+        loadApps().catch(() => {});  // apps may have come or gone
+        loadToolsSoon();
+      }
+    };
+    socket.onclose = () => {
+      $("live").textContent = "reconnecting…";
+      $("live").classList.remove("live");
+      setTimeout(() => {
+        loadApps().then(connectEvents, () => setTimeout(connectEvents, 2000));
+      }, 1000);
+    };
+  }
+
+  // ---- confirmations (ui/open-link, ui/message) -----------------------------------------------
+
+  Host.confirm = (question, yesLabel) => new Promise((resolve) => {
+    $("confirm-text").textContent = question;
+    $("confirm-yes").textContent = yesLabel || "Allow";
+    $("confirm").hidden = false;
+    const done = (answer) => {
+      $("confirm").hidden = true;
+      $("confirm-yes").onclick = $("confirm-no").onclick = null;
+      resolve(answer);
+    };
+    $("confirm-yes").onclick = () => done(true);
+    $("confirm-no").onclick = () => done(false);
+  });
+  Host.onTitle = (title) => { $("canvas-title").textContent = title; };
+  $("canvas-close").addEventListener("click", () => {
+    Host.closeView();
+    $("canvas-title").textContent = "App view";
+  });
+
+  // ---- chat -----------------------------------------------------------------------------------
+
+  const SESSION_KEY = "mcpapps.chat.session";
+  let sessionId = params.get("session") || localStorage.getItem(SESSION_KEY);
+  let appEvents = [];                 // what the person did in views, for the next turn
+  const modelContext = new Map();     // app id → the latest ui/update-model-context
+  let running = null;
+
+  Host.onAppEvent = (event) => appEvents.push(event);
+  Host.onModelContext = (appId, context) => modelContext.set(appId, context);
+  Host.onMessage = (text) => sendChat(text);
+
+  function chatLine(kind, content) {
+    const node = el("div", { class: `msg ${kind}` }, content);
+    $("chat-log").append(node);
+    $("chat-log").scrollTop = $("chat-log").scrollHeight;
+    return node;
+  }
+
+  function toolBlock(name, input) {
+    const block = el("details", { class: "tool" },
+      el("summary", {}, `tool ${name}`),
+      el("pre", {}, JSON.stringify(input, null, 2)));
+    $("chat-log").append(block);
+    return block;
+  }
+
+  async function restoreChat() {
+    if (!sessionId) return;
+    const response = await fetch(`apps/chat/${encodeURIComponent(sessionId)}`, { credentials: "same-origin" });
+    if (!response.ok) return;
+    const saved = await response.json();
+    for (const message of saved.messages || []) {
+      if (message.role === "user") chatLine("user", message.content);
+      else if (message.role === "assistant" && message.content) chatLine("assistant", message.content);
+      else if (message.role === "tool") {
+        const block = toolBlock("result", {});
+        block.append(el("pre", {}, message.content));
+      }
+    }
+  }
+
+  function turnEvents() {
+    const events = appEvents;
+    appEvents = [];
+    for (const [appId, context] of modelContext) {
+      const text = (context.content || []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
+      const data = context.structuredContent ? JSON.stringify(context.structuredContent) : "";
+      events.push({ tool: `${appId}/ui/update-model-context`, args: {}, resultText: [text, data].filter(Boolean).join("\n") });
+    }
+    modelContext.clear();
+    return events;
+  }
+
+  async function sendChat(message) {
+    if (running) await running;
+    let finish;
+    running = new Promise((resolve) => { finish = resolve; });
+    $("chat-send").disabled = true;
+    $("chat-cancel").disabled = false;
+    chatLine("user", message);
+    const calls = new Map();
+    let assistant = null;
+    try {
+      const response = await fetch("apps/chat", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ message, sessionId: sessionId || undefined, appEvents: turnEvents() }),
+      });
+      if (!response.ok) {
+        const body = await response.json().catch(() => ({}));
+        chatLine("error", (body.error && body.error.message) || `HTTP ${response.status}`);
+        return;
+      }
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let cut;
+        while ((cut = buffer.indexOf("\n\n")) >= 0) {
+          const frame = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const data = frame.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim()).join("\n");
+          if (!data) continue;
+          const event = JSON.parse(data);
+          switch (event.type) {
+            case "session":
+              sessionId = event.sessionId;
+              localStorage.setItem(SESSION_KEY, sessionId);
+              break;
+            case "text":
+              if (!assistant) assistant = chatLine("assistant", "");
+              assistant.textContent += event.text;
+              break;
+            case "tool":
+              calls.set(event.id, { name: event.name, input: event.input, block: toolBlock(event.name, event.input) });
+              assistant = null;
+              break;
+            case "result": {
+              const call = calls.get(event.id);
+              const target = call ? call.block : toolBlock("result", {});
+              target.append(el("pre", { class: event.isError ? "error" : "" }, event.text));
+              if (event.view && !event.isError) {
+                Host.openView({
+                  appId: event.view.appId,
+                  toolName: event.view.tool,
+                  publicName: call && call.name,
+                  args: call ? call.input : {},
+                  result: event.view.result,
+                  resourceUri: event.view.resourceUri,
+                });
+              }
+              break;
+            }
+            case "error":
+              chatLine("error", event.message);
+              break;
+            default:
+              break;
+          }
+        }
+      }
+    } catch (error) {
+      chatLine("error", `the chat failed: ${error.message || error}`);
+    } finally {
+      $("chat-send").disabled = false;
+      $("chat-cancel").disabled = true;
+      running = null;
+      finish();
+    }
+  }
+
+  $("chat-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const message = $("chat-input").value.trim();
+    if (!message) return;
+    $("chat-input").value = "";
+    sendChat(message);
+  });
+  $("chat-cancel").addEventListener("click", async () => {
+    if (!sessionId) return;
+    await fetch(`apps/chat/${encodeURIComponent(sessionId)}/cancel`, { method: "POST", credentials: "same-origin" });
+  });
+  $("chat-new").addEventListener("click", () => {
+    sessionId = null;
+    localStorage.removeItem(SESSION_KEY);
+    $("chat-log").replaceChildren();
+  });
+
+  // ---- start ----------------------------------------------------------------------------------
+
+  async function openFromUrl() {
+    const name = params.get("open");
+    if (!name) return;
+    let args = {};
+    try {
+      args = params.get("args") ? JSON.parse(params.get("args")) : {};
+      if (!args || typeof args !== "object" || Array.isArray(args)) throw new Error("not an object");
+    } catch (error) {
+      $("canvas").replaceChildren(el("p", { class: "refusal" }, `args must be a URL-encoded JSON object: ${error.message}`));
+      return;
+    }
+    const body = await api("admin/tools");
+    const tool = body.tools.find((t) => t.offered && t.publicName === name && t.uiResourceUri);
+    if (tool) {
+      Host.openView({ appId: tool.app, toolName: tool.name, publicName: name, args });
+      return;
+    }
+    $("canvas").replaceChildren(el("p", { class: "refusal" }, `there is no tool '${name}' with a UI to open`));
+  }
+
+  (async () => {
+    try {
+      await loadApps();
+    } catch (error) {
+      if (!$("login").hidden) return;
+      $("live").textContent = error.message;
+      return;
+    }
+    $("main").hidden = false;
+    connectEvents();
+    await loadTools().catch(() => {});
+    if (selected) loadStderr(selected);
+    await restoreChat().catch(() => {});
+    await openFromUrl().catch((error) => {
+      $("canvas").replaceChildren(el("p", { class: "refusal" }, error.message));
+    });
+  })();
+})();
