@@ -16,6 +16,7 @@ from typing import Any
 import trio
 
 from actors.arguments import ArgumentError, parse_arguments
+from actors.asking import answer_input_required, current_caller
 from actors.messages import AppError, CallPublicTool, GetToolTable
 from actors.runtime import AskTimeout, Mailbox, Overloaded, ask
 from actors.tooltable import PublicTool, ToolTable
@@ -69,11 +70,27 @@ class ToolBridge:
     ) -> tuple[PublicTool, Wire]:
         """The raw result, or an `AppError`. A caller that gives up (cancelled, or out of
         time) cancels the call at the app, which then frees its call slot."""
+        caller = current_caller()  # in a chat turn: the app's questions go to its person
+        tool, result = await self._send(public_name, arguments, caller)
+        if caller is not None and result.get("resultType") == "input_required":
+            result = await answer_input_required(
+                caller,
+                tool,
+                result,
+                lambda resumed: self._send(public_name, arguments, caller, resumed),
+            )
+        return tool, result
+
+    async def _send(
+        self, public_name: str, arguments: dict[str, Any], caller: Any, resumed: Wire | None = None
+    ) -> tuple[PublicTool, Wire]:
         abandoned = trio.Event()
         try:
             return await ask(
                 self._registry,
-                lambda r: CallPublicTool(public_name, arguments, r, abandoned=abandoned),
+                lambda r: CallPublicTool(
+                    public_name, arguments, r, caller=caller, abandoned=abandoned, resumed=resumed
+                ),
                 self._timeout,
             )
         except (trio.Cancelled, AskTimeout):

@@ -23,7 +23,9 @@ from typing import Any
 import attrs
 import trio
 
+from actors import asking
 from actors.agent import Engine, Event, Message, TurnError, UserTurn
+from actors.asking import AnswerRefused, Questions, TurnAsker
 from actors.chatstore import ChatStore, SavedSession, StoreError
 from actors.runtime import Mailbox, Reply
 from supervisor.metrics import Metrics
@@ -63,6 +65,18 @@ class CancelTurn:
 
     session_id: str
     reply: Reply[bool]
+
+
+@attrs.frozen
+class AnswerQuestion:
+    """The person's answer to a question an app asked during the session's turn; the reply
+    fails with `AnswerRefused` when it is not taken."""
+
+    session_id: str
+    request_id: str
+    action: Any
+    content: Any
+    reply: Reply[None]
 
 
 @attrs.frozen
@@ -151,6 +165,15 @@ class ChatHub:
             case CancelTurn(session_id, reply):
                 entry = self._sessions.get(session_id)
                 reply.send(entry is not None and entry.session.cancel_turn())
+            case AnswerQuestion(session_id, request_id, action, content, reply):
+                entry = self._sessions.get(session_id)
+                try:
+                    if entry is None:
+                        raise AnswerRefused(404, f"session '{session_id}' asked no question")
+                    entry.session.questions.answer(request_id, action, content)
+                    reply.send(None)
+                except AnswerRefused as refused:
+                    reply.fail(refused)
             case StopChats(grace, reply):
                 self._stopping.set()
                 self._check_all_done()
@@ -229,6 +252,7 @@ class ChatSession:
         self._history: list[Message] | None = None  # read from the store on the first turn
         self._unsaved: list[list[Message]] = []  # turns in the history, not yet in the store
         self._turn_scope: trio.CancelScope | None = None  # the running turn's, for CancelTurn
+        self.questions = Questions()  # what the apps of the running turn ask the person
 
     def cancel_turn(self) -> bool:
         """Cancel the running turn, if any (its own scope: the session goes on)."""
@@ -274,6 +298,9 @@ class ChatSession:
 
         added: list[Message] = []
         scope = self._turn_scope = trio.CancelScope()
+        sampler = getattr(self._engine, "sample", None)
+        asker = TurnAsker(self.id, self.questions, emit, sampler, self._engine.name)
+        asked = asking.CURRENT.set(asker)
         try:
             with scope:
                 added = await self._engine.run_turn(tuple(history), turn.user, emit)
@@ -285,6 +312,8 @@ class ChatSession:
             emit(TurnError(f"internal error in the {self._engine.name} engine: {error!r}"))
         finally:
             self._turn_scope = None
+            asking.CURRENT.reset(asked)
+            self.questions.cancel_all("its turn ended, so it was cancelled")
         if scope.cancelled_caught:
             emit(TurnError(CANCELLED))
         messages = [turn.user.message(), *added]

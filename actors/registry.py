@@ -18,6 +18,7 @@ import attrs
 import trio
 
 from actors.app import AppActor
+from actors.asking import bind_caller
 from actors.messages import (
     ApplyReload,
     AppNotification,
@@ -314,6 +315,9 @@ class Registry:
             params["_meta"] = message.meta
         if message.resumed:
             params.update(message.resumed)
+        definition = self._actors[tool.app_id].definition
+        timeout, sampling = definition.manifest.request_timeout_seconds, definition.sampling
+        bind_caller(message.caller, tool.app_id, tool.public_name, timeout, sampling)
         request = UpstreamRequest(
             "tools/call", params, answer, message.caller, abandoned=message.abandoned
         )

@@ -18,6 +18,7 @@ from supervisor.lifecycle import AppState
 from supervisor.metrics import Metrics
 from supervisor.reloader import Reload
 from web.admin import admin_blueprint
+from web.answers import answers_blueprint
 from web.chat import chat_blueprint
 from web.control import control_blueprint, ui_shown
 from web.errors import json_error
@@ -40,6 +41,7 @@ def create_app(
     request's own Host and any X-Forwarded-* headers are never trusted for that."""
     app = QuartTrio("mcpapps")
     app.register_blueprint(chat_blueprint(chats))
+    app.register_blueprint(answers_blueprint(chats))
     app.register_blueprint(admin_blueprint(registry, metrics, reload=reload))
     app.register_blueprint(control_blueprint(sandbox_origin))
 
