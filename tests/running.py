@@ -40,6 +40,8 @@ GROCERY_TOOLS = frozenset(
         "get_server_stats",
         "show_store_inventory_dashboard",
         "get_store_dashboard_data",
+        "guided_restock",
+        "confirm_adjustment",
     }
 )
 
