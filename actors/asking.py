@@ -238,23 +238,49 @@ class ChatCaller:
 
     async def _sample(self, params: Wire) -> Wire:
         assert self.app is not None
-        if not self.sampling:
-            raise ServerRequestRefused(
-                f"app '{self.app}' may not use the agent's model: sampling is off for it"
-                f" (set sampling = true in [apps.entries.{self.app}] of config.toml to allow it)"
-            )
-        sampler = self._asker.sampler
-        if sampler is None:
-            raise ServerRequestRefused(
-                f"the {self._asker.engine} agent engine has no model to answer sampling"
-                ' requests (use engine = "openai" in [agent])'
-            )
-        result, text = await sampler(params)
+        asker = self._asker
+        result, text = await sample(self.app, self.sampling, asker.sampler, asker.engine, params)
         max_tokens = params.get("maxTokens")
         self._asker.emit(
             Sampled(self.app, self.tool, max_tokens if isinstance(max_tokens, int) else None, text)
         )
         return result
+
+
+async def sample(
+    app_id: str, allowed: bool, sampler: Sampler | None, engine: str, params: Wire
+) -> tuple[Wire, str]:
+    """An app's sampling request answered by the agent's model, or `ServerRequestRefused`
+    saying why not: the app is not allowed to (the default), or the engine has no model."""
+    if not allowed:
+        raise ServerRequestRefused(
+            f"app '{app_id}' may not use the agent's model: sampling is off for it"
+            f" (set sampling = true in [apps.entries.{app_id}] of config.toml to allow it)"
+        )
+    if sampler is None:
+        raise ServerRequestRefused(
+            f"the {engine} agent engine has no model to answer sampling"
+            ' requests (use engine = "openai" in [agent])'
+        )
+    return await sampler(params)
+
+
+@attrs.frozen
+class SamplingAllowed:
+    """Ask the registry: may app `app_id` use the agent's model (`sampling = true`)?"""
+
+    app_id: str
+    reply: Reply[bool]
+
+
+@attrs.frozen
+class SampleForView:
+    """Ask the chat hub: answer a sampling request an app's view made through the page."""
+
+    app_id: str
+    allowed: bool
+    params: Wire
+    reply: Reply[Wire]
 
 
 def bind_caller(caller: Any, app_id: str, tool: str, timeout_s: float, sampling: bool) -> None:

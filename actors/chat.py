@@ -25,9 +25,10 @@ import trio
 
 from actors import asking
 from actors.agent import Engine, Event, Message, TurnError, UserTurn
-from actors.asking import AnswerRefused, Questions, TurnAsker
+from actors.asking import AnswerRefused, Questions, SampleForView, TurnAsker, sample
 from actors.chatstore import ChatStore, SavedSession, StoreError
 from actors.runtime import Mailbox, Reply
+from actors.upstream import ServerRequestRefused
 from supervisor.metrics import Metrics
 
 logger = logging.getLogger("mcpapps.chat")
@@ -174,6 +175,8 @@ class ChatHub:
                     reply.send(None)
                 except AnswerRefused as refused:
                     reply.fail(refused)
+            case SampleForView():
+                self._spawn(self._sample_for_view, message)
             case StopChats(grace, reply):
                 self._stopping.set()
                 self._check_all_done()
@@ -224,6 +227,17 @@ class ChatHub:
         except StoreError as error:
             logger.error("chat session %s: %s", session_id, error)
             reply.fail(error)
+
+    async def _sample_for_view(self, message: SampleForView) -> None:
+        sampler = getattr(self._engine, "sample", None)
+        try:
+            params = message.params
+            result, _ = await sample(
+                message.app_id, message.allowed, sampler, self._engine.name, params
+            )
+            message.reply.send(result)
+        except ServerRequestRefused as refused:
+            message.reply.fail(refused)
 
     def _spawn(self, fn: Any, *args: Any) -> None:
         assert self._nursery is not None

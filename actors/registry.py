@@ -18,7 +18,7 @@ import attrs
 import trio
 
 from actors.app import AppActor
-from actors.asking import bind_caller
+from actors.asking import SamplingAllowed, bind_caller
 from actors.messages import (
     ApplyReload,
     AppNotification,
@@ -188,6 +188,9 @@ class Registry:
                 self._call(message)
             case ToApp(app_id, request):
                 self._route(app_id, request)
+            case SamplingAllowed(app_id, reply):
+                actor = self._actors.get(app_id)
+                reply.send(actor is not None and actor.definition.sampling)
             case GetToolTable(reply):
                 reply.send(self._table)
             case GetToolReport(reply):

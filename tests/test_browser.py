@@ -454,6 +454,28 @@ def test_an_app_s_questions_are_forms_in_the_chat(served: Served, page: Any) -> 
     assert "12 x Baby Spinach 5 oz" in result
 
 
+def test_the_dashboard_s_guided_restock_asks_in_the_page(served: Served, page: Any) -> None:
+    """The dashboard view calls the guided restock through the page's MCP client: the app's
+    question arrives on that request's stream, is a form in the chat pane, and the answer goes
+    back to the app, whose draft the view then shows."""
+    page.goto(served.url("/?app=grocery-inventory"))
+    page.locator(
+        '#tools-visible li[data-tool="show_store_inventory_dashboard"] button.open-view'
+    ).click()
+    view(page).locator("#rows tr").first.wait_for()
+    view(page).locator("#store option").nth(1).wait_for(state="attached")
+    view(page).locator("#store").select_option("1")
+    view(page).locator("#restock").click()
+    asked = page.locator("#chat-log .ask")
+    asked.locator("input[name=p7]").fill("9")
+    asked.locator("input[name=p3]").fill("0")
+    asked.locator("button[data-action=accept]").click()
+    status = view(page).locator("#status", has_text="Draft purchase order")
+    status.wait_for()
+    assert "9 x Sourdough Loaf" in status.inner_text()
+    assert "grocery-inventory asks (its view)" in asked.inner_text()
+
+
 def test_a_running_turn_is_cancelled_from_the_page(served: Served, page: Any) -> None:
     page.goto(served.url("/"))
     page.locator("#live.live").wait_for()

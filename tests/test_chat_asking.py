@@ -218,6 +218,14 @@ async def test_a_cancelled_turn_cancels_its_question(project: Project) -> None:
 # --- Sampling -----------------------------------------------------------------------------------
 
 
+VIEW_SAMPLING = {
+    "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+    "systemPrompt": "Be brief.",
+    "maxTokens": 20,
+    "stopSequences": ["END"],
+}
+
+
 def openai_agent(url: str) -> str:
     return (
         f'\n[agent]\nengine = "openai"\nbase_url = "{url}"\nmodel = "fake-model"\nmax_steps = 4\n'
@@ -231,13 +239,28 @@ async def test_sampling_is_answered_by_the_agent_s_model_when_allowed(project: P
             tool_calls(call("hs_test_sampling", {"prompt": "name a fruit"}, id="c1")),
             model_server.text("a ", "pear"),
             model_server.text("The app heard: a pear."),
+            model_server.text("from the view"),
         )
         async with (
             supervisor_running(project) as supervisor,
             http(supervisor) as client,
-            turn(client, {"message": "sample", "sessionId": "p1"}) as t,
         ):
-            events = await t.rest()
+            async with turn(client, {"message": "sample", "sessionId": "p1"}) as t:
+                events = await t.rest()
+            # What a view asks through the page's MCP client goes the same way.
+            from_view = await client.post("/apps/sampling/hs", json=VIEW_SAMPLING)
+    assert from_view.status_code == 200, from_view.text
+    assert from_view.json() == {
+        "role": "assistant",
+        "content": {"type": "text", "text": "from the view"},
+        "model": "fake-model",
+        "stopReason": "endTurn",
+    }
+    assert model.requests[3]["messages"] == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "hi"},
+    ]
+    assert model.requests[3]["stop"] == ["END"]
     [sampled] = [e for e in events if e["type"] == "sampling"]
     assert sampled == {
         "type": "sampling",
@@ -266,10 +289,13 @@ async def test_sampling_is_refused_by_default_and_with_the_direct_engine(
         async with (
             supervisor_running(project) as supervisor,
             http(supervisor) as client,
-            turn(client, {"message": "sample", "sessionId": "r1"}) as t,
         ):
-            events = await t.rest()
-        assert len(model.requests) == 2  # the app's request never reached the model
+            async with turn(client, {"message": "sample", "sessionId": "r1"}) as t:
+                events = await t.rest()
+            from_view = await client.post("/apps/sampling/hs", json=VIEW_SAMPLING)
+        assert len(model.requests) == 2  # the app's requests never reached the model
+    assert from_view.status_code == 403
+    assert "sampling is off for it" in from_view.json()["error"]["message"]
     assert not [e for e in events if e["type"] == "sampling"]
     text = result_text(events)
     assert text.startswith("Error:")
@@ -277,10 +303,10 @@ async def test_sampling_is_refused_by_default_and_with_the_direct_engine(
     assert "[apps.entries.hs]" in text
 
     asking_project(project, entries={"hs": {"sampling": True}})
-    async with (
-        supervisor_running(project) as supervisor,
-        http(supervisor) as client,
-        turn(client, command("hs.test_sampling", {"prompt": "x"})) as t,
-    ):
-        events = await t.rest()
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        async with turn(client, command("hs.test_sampling", {"prompt": "x"})) as t:
+            events = await t.rest()
+        from_view = await client.post("/apps/sampling/hs", json=VIEW_SAMPLING)
     assert "the direct agent engine has no model" in result_text(events)
+    assert from_view.status_code == 403
+    assert "the direct agent engine has no model" in from_view.json()["error"]["message"]

@@ -41,7 +41,7 @@ def create_app(
     request's own Host and any X-Forwarded-* headers are never trusted for that."""
     app = QuartTrio("mcpapps")
     app.register_blueprint(chat_blueprint(chats))
-    app.register_blueprint(answers_blueprint(chats))
+    app.register_blueprint(answers_blueprint(chats, registry))
     app.register_blueprint(admin_blueprint(registry, metrics, reload=reload))
     app.register_blueprint(control_blueprint(sandbox_origin))
 

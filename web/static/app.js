@@ -411,6 +411,49 @@
     }
   }
 
+  // What an app asks through a view's MCP client (its tool calls from the canvas): a question
+  // is a form in the chat that answers the app directly; sampling goes to the agent's model
+  // under the same rule as in a chat turn (POST apps/sampling/<appId>).
+  Host.onServerRequest = async (appId, method, params) => {
+    if (method === "elicitation/create") {
+      return new Promise((resolve) => {
+        const request = {
+          app: appId,
+          tool: "its view",
+          message: params.message,
+          requestedSchema: params.requestedSchema,
+          url: params.mode === "url" ? params.url : undefined,
+        };
+        const answer = async (action, content) => {
+          resolve(action === "accept" && content !== undefined ? { action, content } : { action });
+          return null;
+        };
+        $("chat-log").append(McpAsking.question(request, answer, Host.confirm));
+        $("chat-log").scrollTop = $("chat-log").scrollHeight;
+      });
+    }
+    if (method === "sampling/createMessage") {
+      const response = await fetch(`apps/sampling/${encodeURIComponent(appId)}`, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(params),
+      });
+      const body = await response.json().catch(() => ({}));
+      if (response.ok) {
+        const text = (body.content && body.content.text) || "";
+        chatLine("sampling", `${appId} (its view) asked the model: ${text}`);
+        return body;
+      }
+      const error = new Error((body.error && body.error.message) || `HTTP ${response.status}`);
+      error.code = -32600;
+      throw error;
+    }
+    const error = new Error(`the page does not answer ${method}`);
+    error.code = -32601;
+    throw error;
+  };
+
   // The person's answer to an app's question: null when taken, else why not.
   async function answerQuestion(requestId, action, content) {
     try {

@@ -42,24 +42,58 @@
 
     async answer(response, id) {
       const type = response.headers.get("content-type") || "";
-      const text = await response.text();
       if (type.startsWith("application/json")) {
-        const data = JSON.parse(text);
+        const data = JSON.parse(await response.text());
         if (data && data.jsonrpc) return data;
         const error = (data && data.error) || {};
         throw new Error(error.message || `HTTP ${response.status} from ${this.url}`);
       }
-      for (const block of text.split(/\r?\n\r?\n/)) {
-        const data = block
-          .split(/\r?\n/)
-          .filter((line) => line.startsWith("data:"))
-          .map((line) => line.slice(5).replace(/^ /, ""))
-          .join("\n");
-        if (!data) continue;
-        const message = JSON.parse(data);
-        if (message.id === id) return message;
+      return this.stream(response, id);
+    }
+
+    // An SSE answer, read as it comes: the app may ask the page something (elicitation,
+    // sampling) on the request's stream before its answer, and waits for the reply.
+    async stream(response, id) {
+      if (!response.body) throw new Error(`no answer from app '${this.appId}' (HTTP ${response.status})`);
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true }).replace(/\r\n/g, "\n");
+        let cut;
+        while ((cut = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const data = block
+            .split("\n")
+            .filter((line) => line.startsWith("data:"))
+            .map((line) => line.slice(5).replace(/^ /, ""))
+            .join("\n");
+          if (!data) continue;
+          const message = JSON.parse(data);
+          if (message.method && message.id !== undefined) {
+            this.serve(message);
+          } else if (message.id === id) {
+            reader.cancel().catch(() => {});
+            return message;
+          }
+        }
       }
       throw new Error(`no answer from app '${this.appId}' (HTTP ${response.status})`);
+    }
+
+    // Answer a request of the app (Host.onServerRequest decides), as a JSON-RPC response.
+    async serve(request) {
+      let reply;
+      try {
+        const result = await Host.onServerRequest(this.appId, request.method, request.params || {});
+        reply = { jsonrpc: "2.0", id: request.id, result };
+      } catch (error) {
+        reply = { jsonrpc: "2.0", id: request.id, error: { code: error.code || -32603, message: error.message || String(error) } };
+      }
+      await this.post(reply).catch(() => {});
     }
 
     init() {
@@ -71,7 +105,8 @@
             method: "initialize",
             params: {
               protocolVersion: MCP_VERSION,
-              capabilities: {},
+              // The person answers an app's questions in the page (Host.onServerRequest).
+              capabilities: { elicitation: { form: {}, url: {} }, sampling: {} },
               clientInfo: { name: "mcpapps-control-page", version: "1" },
             },
           });
@@ -386,6 +421,13 @@
     onMessage: () => {},
     onModelContext: () => {},
     onAppEvent: () => {},
+    // An app asks the page (elicitation/create, sampling/createMessage): resolve to the
+    // result, or throw an Error (with `code`) for a JSON-RPC error.
+    onServerRequest: async (appId, method) => {
+      const error = new Error(`the page does not answer ${method}`);
+      error.code = -32601;
+      throw error;
+    },
     onTitle: () => {},
     theme: () => "light",
     current: () => current,
