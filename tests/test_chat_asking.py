@@ -140,6 +140,24 @@ async def test_the_person_answers_an_app_s_question_in_the_chat(project: Project
             assert result_text(events) == f"User response: action={action}, content={{}}"
 
 
+async def test_a_url_mode_question_shows_its_link(project: Project) -> None:
+    asking_project(project)
+    ask = {**command("hs.test_elicitation_url", {}), "sessionId": "u"}
+    async with (
+        supervisor_running(project) as supervisor,
+        http(supervisor) as client,
+        turn(client, ask) as t,
+    ):
+        asked = await t.until("elicitation")
+        assert asked["url"] == "https://example.com/sign-in"
+        assert asked["message"] == "Please sign in"
+        assert "requestedSchema" not in asked
+        ok = await answer(client, "u", asked["requestId"], "accept")
+        assert ok.status_code == 200, ok.text
+        events = await t.rest()
+    assert result_text(events) == "URL response: action=accept"
+
+
 async def test_a_2026_app_asks_by_input_required_and_gets_the_answer(project: Project) -> None:
     """The conformance app on 2026-07-28 asks by answering `input_required`: the chat asks the
     person and sends the call again with the answer."""
