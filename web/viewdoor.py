@@ -1,7 +1,7 @@
 """The view endpoint: what an app view open in the control page may ask the server, by its view
 id, whatever the page does.
 
-    POST   /apps/views                          open a view: {appId, sessionId?, toolCall?}
+    POST   /apps/views                          open a view: {appId, sessionId?, toolCall?, run?}
     POST   /apps/views/<viewId>/keepalive       the page still shows it (the lease is renewed)
     DELETE /apps/views/<viewId>                 the page tore it down
     POST   /apps/views/<viewId>/mcp             one JSON-RPC request of the view
@@ -183,6 +183,11 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[Any]) -> Blueprint:
         except UnknownApp:
             return json_error(404, "unknown_app", f"there is no app '{app_id}'")
         lease = table.open(app_id, session or None, tool_call)
+        if body.get("run") is True and tool_call is not None:
+            lease.opening = {
+                "name": tool_call.get("toolName"),
+                "arguments": tool_call.get("arguments") or {},
+            }
         return {
             **lease.descriptor(),
             "leaseS": table.config.lease_s,
@@ -261,6 +266,9 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[Any]) -> Blueprint:
             tool = await _allowed_tool(door, admitted, params)
             call = _with_session(admitted, params)
             needs = needs_approval(door.approval(admitted.app_id), tool)
+            if admitted.opening is not None:
+                opening, admitted.opening = admitted.opening, None
+                needs = needs and opening != {"name": call["name"], "arguments": call["arguments"]}
             if needs and tool["name"] not in admitted.grants:
                 held = _held(door, admitted, rpc_id, tool["name"], call)
                 admitted = None  # released when the held call ends

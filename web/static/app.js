@@ -260,6 +260,19 @@
     $("confirm-yes").onclick = () => done(true);
     $("confirm-no").onclick = () => done(false);
   });
+  // A view's tool call that the app's approval policy holds for the person.
+  Host.approve = ({ appId, tool, arguments: args }) => new Promise((resolve) => {
+    $("approval-text").textContent =
+      `The app '${appId}' wants to run its tool '${tool}' with ${JSON.stringify(args || {})}`;
+    $("approval").hidden = false;
+    const buttons = { "approval-once": "once", "approval-open": "while-open", "approval-deny": "deny" };
+    const done = (answer) => {
+      $("approval").hidden = true;
+      for (const id of Object.keys(buttons)) $(id).onclick = null;
+      resolve(answer);
+    };
+    for (const [id, answer] of Object.entries(buttons)) $(id).onclick = () => done(answer);
+  });
   Host.onTitle = (title) => { $("canvas-title").textContent = title; };
   $("canvas-close").addEventListener("click", () => {
     Host.closeView();
@@ -305,6 +318,20 @@
         const block = toolBlock("result", {});
         block.append(el("pre", {}, message.content));
       }
+    }
+    // The last view the chat opened is opened again (its tool runs again: no result is kept).
+    const opened = await fetch(`apps/chat/${encodeURIComponent(sessionId)}/views`, { credentials: "same-origin" });
+    const views = opened.ok ? (await opened.json()).views : [];
+    const last = views[views.length - 1];
+    if (last && !Host.current() && !params.get("open")) {
+      Host.openView({
+        appId: last.appId,
+        toolName: last.tool,
+        publicName: last.publicName,
+        args: last.arguments,
+        resourceUri: last.resourceUri,
+        sessionId,
+      });
     }
   }
 
@@ -380,6 +407,7 @@
                   args: call ? call.input : {},
                   result: event.view.result,
                   resourceUri: event.view.resourceUri,
+                  sessionId,
                 });
               }
               break;
