@@ -182,6 +182,10 @@
     return el("li", { "data-tool": tool.name }, el("code", {}, name), " ", why, " ", open);
   }
 
+  function toolList(id, items) {
+    return el("ul", { id, class: "tools" }, items);
+  }
+
   function renderDetail() {
     const detail = $("detail");
     const status = apps.get(selected);
@@ -194,12 +198,13 @@
     detail.replaceChildren(
       el("h3", {}, `Tools of ${status.id}`),
       el("div", { class: "meta" }, "Model-visible"),
-      el("ul", { id: "tools-visible" }, groups.modelVisible.map((t) => toolItem(t, { open: true }))),
+      toolList("tools-visible", groups.modelVisible.map((t) => toolItem(t, { open: true }))),
       el("div", { class: "meta" }, "App-only (for the app's own view)"),
-      el("ul", { id: "tools-app-only" }, groups.appOnly.map((t) => toolItem(t, {}))),
+      toolList("tools-app-only", groups.appOnly.map((t) => toolItem(t, {}))),
       el("div", { class: "meta" }, "Not offered to the model"),
-      el("ul", { id: "tools-not-offered" }, groups.notOffered.map((t) => toolItem(t, { reason: true }))),
-      warning ? el("p", { class: "error", id: "ui-warning" }, warning) : null,
+      toolList("tools-not-offered", groups.notOffered.map((t) => toolItem(t, { reason: true }))),
+      // replaceChildren() would show a null child as the text "null".
+      warning ? el("p", { class: "error", id: "ui-warning" }, warning) : "",
       el("h3", {}, "stderr (last lines)"),
       el("pre", { id: "stderr" }, stderr.id === status.id ? stderr.lines.slice(-50).join("\n") : "…"),
     );
