@@ -25,10 +25,12 @@ from typing import Any
 
 import mcp_types as types
 import trio
+from mcp.shared.exceptions import MCPError
 from prometheus_client import Counter
 from quart import Blueprint, Response, request
 
 from actors.chat import GetSession
+from actors.chatstore import StoreError
 from actors.messages import (
     GetCatalog,
     GetToolTable,
@@ -39,7 +41,7 @@ from actors.messages import (
     UpstreamRequest,
     Watch,
 )
-from actors.runtime import Mailbox, ask
+from actors.runtime import AskTimeout, Mailbox, ask
 from actors.upstream import Catalog, Wire
 from supervisor import jsonin
 from supervisor.metrics import Metrics
@@ -79,7 +81,7 @@ class _ViewCaller:
         self.owner = owner
 
     async def ask(self, method: str, params: Wire) -> Wire:
-        raise Refused(types.INVALID_REQUEST, f"an app view cannot answer {method}")
+        raise MCPError(types.INVALID_REQUEST, f"an app view cannot answer {method}")
 
 
 class _Pending:
@@ -228,8 +230,11 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[Any]) -> Blueprint:
     async def chat_views(session_id: str) -> Any:
         if not SESSION_ID.fullmatch(session_id):
             return json_error(400, "bad_request", "not a chat session id")
-        saved = await ask(chats, lambda r: GetSession(session_id, r), ASK_TIMEOUT_S)
-        table_ = await ask(door.registry, GetToolTable, ASK_TIMEOUT_S)
+        try:
+            saved = await ask(chats, lambda r: GetSession(session_id, r), ASK_TIMEOUT_S)
+            table_ = await ask(door.registry, GetToolTable, ASK_TIMEOUT_S)
+        except (StoreError, AskTimeout) as error:
+            return json_error(503, "unavailable", f"the session cannot be read: {error}")
         return {"views": opened_views(saved.messages, table_)}
 
     @views.post("/apps/views/<view_id>/mcp")
