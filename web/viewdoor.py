@@ -26,7 +26,7 @@ from typing import Any
 import mcp_types as types
 import trio
 from mcp.shared.exceptions import MCPError
-from prometheus_client import Counter
+from prometheus_client import CollectorRegistry, Counter
 from quart import Blueprint, Response, request
 
 from actors.chat import GetSession
@@ -108,7 +108,9 @@ class ViewDoor:
         self.table = ViewTable(config, clock) if clock else ViewTable(config)
         self.approvals = dict(approvals or {})
         self.pending: dict[str, _Pending] = {}
-        registry_ = metrics.registry if metrics is not None else None
+        # Without the supervisor's metrics (a test), counters of their own: never the global
+        # registry, where a second door would clash with the first.
+        registry_ = metrics.registry if metrics is not None else CollectorRegistry()
         self.decisions = Counter(
             "mcpapps_view_approvals",
             "Approvals of a view's tool calls, by app and decision (once, while-open, deny,"
