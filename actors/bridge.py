@@ -8,6 +8,7 @@ exception.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import math
 from collections.abc import Mapping
@@ -55,6 +56,14 @@ def format_result(result: Wire, *, app_id: str, tool: str, has_ui: bool) -> str:
     return text
 
 
+# The chat session whose turn is running in this task: every tool call the agent makes for it
+# carries it as `_meta.sessionId`, as the calls of the views that session opened do, so an app
+# can key its state by session. A context variable, so that no engine has to pass it along.
+CHAT_SESSION: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "chat_session", default=None
+)
+
+
 class ToolBridge:
     """Calls tools by public name through the registry, and lists what the model may see."""
 
@@ -85,11 +94,13 @@ class ToolBridge:
         self, public_name: str, arguments: dict[str, Any], caller: Any, resumed: Wire | None = None
     ) -> tuple[PublicTool, Wire]:
         abandoned = trio.Event()
+        session_id = CHAT_SESSION.get()
+        meta = {"sessionId": session_id} if session_id else None
         try:
             return await ask(
                 self._registry,
                 lambda r: CallPublicTool(
-                    public_name, arguments, r, caller=caller, abandoned=abandoned, resumed=resumed
+                    public_name, arguments, r, meta, caller, abandoned, resumed=resumed
                 ),
                 self._timeout,
             )

@@ -26,6 +26,7 @@ import trio
 from actors import asking
 from actors.agent import Engine, Event, Message, TurnError, UserTurn
 from actors.asking import AnswerRefused, Questions, SampleForView, TurnAsker, sample
+from actors.bridge import CHAT_SESSION
 from actors.chatstore import ChatStore, SavedSession, StoreError
 from actors.runtime import Mailbox, Reply
 from actors.upstream import ServerRequestRefused
@@ -315,6 +316,7 @@ class ChatSession:
         sampler = getattr(self._engine, "sample", None)
         asker = TurnAsker(self.id, self.questions, emit, sampler, self._engine.name)
         asked = asking.CURRENT.set(asker)
+        session = CHAT_SESSION.set(self.id)
         try:
             with scope:
                 added = await self._engine.run_turn(tuple(history), turn.user, emit)
@@ -326,6 +328,7 @@ class ChatSession:
             emit(TurnError(f"internal error in the {self._engine.name} engine: {error!r}"))
         finally:
             self._turn_scope = None
+            CHAT_SESSION.reset(session)
             asking.CURRENT.reset(asked)
             self.questions.cancel_all("its turn ended, so it was cancelled")
         if scope.cancelled_caught:

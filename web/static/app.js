@@ -266,6 +266,19 @@
     $("confirm-yes").onclick = () => done(true);
     $("confirm-no").onclick = () => done(false);
   });
+  // A view's tool call that the app's approval policy holds for the person.
+  Host.approve = ({ appId, tool, arguments: args }) => new Promise((resolve) => {
+    $("approval-text").textContent =
+      `The app '${appId}' wants to run its tool '${tool}' with ${JSON.stringify(args || {})}`;
+    $("approval").hidden = false;
+    const buttons = { "approval-once": "once", "approval-open": "while-open", "approval-deny": "deny" };
+    const done = (answer) => {
+      $("approval").hidden = true;
+      for (const id of Object.keys(buttons)) $(id).onclick = null;
+      resolve(answer);
+    };
+    for (const [id, answer] of Object.entries(buttons)) $(id).onclick = () => done(answer);
+  });
   Host.onTitle = (title) => { $("canvas-title").textContent = title; };
   $("canvas-close").addEventListener("click", () => {
     Host.closeView();
@@ -311,6 +324,20 @@
         const block = toolBlock("result", {});
         block.append(el("pre", {}, message.content));
       }
+    }
+    // The last view the chat opened is opened again (its tool runs again: no result is kept).
+    const opened = await fetch(`apps/chat/${encodeURIComponent(sessionId)}/views`, { credentials: "same-origin" });
+    const views = opened.ok ? (await opened.json()).views : [];
+    const last = views[views.length - 1];
+    if (last && !Host.current() && !params.get("open")) {
+      Host.openView({
+        appId: last.appId,
+        toolName: last.tool,
+        publicName: last.publicName,
+        args: last.arguments,
+        resourceUri: last.resourceUri,
+        sessionId,
+      });
     }
   }
 
@@ -386,6 +413,7 @@
                   args: call ? call.input : {},
                   result: event.view.result,
                   resourceUri: event.view.resourceUri,
+                  sessionId,
                 });
               }
               break;
@@ -415,49 +443,6 @@
       finish();
     }
   }
-
-  // What an app asks through a view's MCP client (its tool calls from the canvas): a question
-  // is a form in the chat that answers the app directly; sampling goes to the agent's model
-  // under the same rule as in a chat turn (POST apps/sampling/<appId>).
-  Host.onServerRequest = async (appId, method, params) => {
-    if (method === "elicitation/create") {
-      return new Promise((resolve) => {
-        const request = {
-          app: appId,
-          tool: "its view",
-          message: params.message,
-          requestedSchema: params.requestedSchema,
-          url: params.mode === "url" ? params.url : undefined,
-        };
-        const answer = async (action, content) => {
-          resolve(action === "accept" && content !== undefined ? { action, content } : { action });
-          return null;
-        };
-        $("chat-log").append(McpAsking.question(request, answer, Host.confirm));
-        $("chat-log").scrollTop = $("chat-log").scrollHeight;
-      });
-    }
-    if (method === "sampling/createMessage") {
-      const response = await fetch(`apps/sampling/${encodeURIComponent(appId)}`, {
-        method: "POST",
-        credentials: "same-origin",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(params),
-      });
-      const body = await response.json().catch(() => ({}));
-      if (response.ok) {
-        const text = (body.content && body.content.text) || "";
-        chatLine("sampling", `${appId} (its view) asked the model: ${text}`);
-        return body;
-      }
-      const error = new Error((body.error && body.error.message) || `HTTP ${response.status}`);
-      error.code = -32600;
-      throw error;
-    }
-    const error = new Error(`the page does not answer ${method}`);
-    error.code = -32601;
-    throw error;
-  };
 
   // The person's answer to an app's question: null when taken, else why not.
   async function answerQuestion(requestId, action, content) {
