@@ -25,8 +25,17 @@ from actors.tooltable import PublicTool, ToolTable
 from actors.upstream import Wire
 from supervisor.limits import DEFAULT_LIMITS, LimitsConfig
 from web.endpoints import _Endpoint, _manager, for_client
+from web.fastpath import FastCall, FastPath, QuietCaller
 from web.intake import InFlightIds
-from web.relay import Audience, ClientCaller, app_params, complete_input, is_modern, mcp_error
+from web.relay import (
+    Audience,
+    ClientCaller,
+    app_params,
+    ask_until_complete,
+    complete_input,
+    is_modern,
+    mcp_error,
+)
 from web.roundtrips import Exchange, RoundTrips
 
 RESOURCE_NOT_FOUND = -32002  # MCP's code for a resource no one serves
@@ -67,6 +76,34 @@ class AggregateEndpoint:
         add("resources/templates/list", types.PaginatedRequestParams, self._list_templates)
         add("resources/read", types.ReadResourceRequestParams, self._read_resource)
         self.manager = _manager(self.server, limits)
+        self.fast = FastPath(self.manager, self._fast_call)
+
+    async def _fast_call(self, call: FastCall, caller: QuietCaller, abandoned: trio.Event) -> Wire:
+        """A call on the lean path (web/fastpath.py): what `_call` does for a handshake-era
+        client that can be asked nothing."""
+        params, _token = app_params(call.params)
+        assert params is not None
+        name = params["name"]
+
+        async def send(params: Wire | None) -> Wire:
+            params = params or {}
+            try:
+                return await ask(
+                    self._registry,
+                    lambda reply: CallPublicTool(
+                        name,
+                        params.get("arguments") or {},
+                        Forward(reply, lambda answer: for_model(*answer)),
+                        params.get("_meta"),
+                        caller,
+                        abandoned,
+                        {k: params[k] for k in _RESUMED if k in params} or None,
+                    ),
+                )
+            except Exception as error:
+                raise _error(error) from None
+
+        return await ask_until_complete(False, caller, params, await send(params), send)
 
     async def _listen(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
         """A 2026-07-28 client's `subscriptions/listen`: list changes, but no resources (a
