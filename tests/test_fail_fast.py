@@ -77,3 +77,24 @@ async def test_an_app_known_to_be_down_is_refused_without_asking_the_registry() 
     assert int(headers["retry-after"]) >= 1
     assert body["error"]["code"] == "app_unavailable"
     assert "killed by SIGKILL" in body["error"]["message"]
+
+
+async def test_a_request_to_an_app_known_to_be_running_goes_on_without_asking_the_registry() -> (
+    None
+):
+    silent_registry: Mailbox[Any] = Mailbox()  # nobody reads it: asking would wait
+    states = AppStates()
+    states.record(
+        AppStatus(id="up", name="up", state=AppState.RUNNING, entered_at={"Running": time.time()})
+    )
+    endpoint = AppEndpoint("up", silent_registry)
+    apps = {"up": endpoint}
+    front_door = FrontDoor(
+        POLICY, silent_registry, None, apps, AggregateEndpoint(silent_registry), states=states
+    )
+    async with endpoint.manager.run():
+        with trio.fail_after(5):  # a lookup in the silent registry would take its 10 s
+            # The request reaches the SDK, which refuses it (no Accept header) without the registry.
+            status, _headers, _body = await answer(front_door, "/apps/mcp/up")
+    assert status == 406
+    assert silent_registry.take_waiting() == []

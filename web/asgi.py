@@ -197,9 +197,12 @@ class FrontDoor:
         self, app_id: str, scope: dict[str, Any], receive: Any, send: Any, body: bytes
     ) -> None:
         endpoint = self._apps.get(app_id)
-        # An app known to be down is refused at once, without waiting on the registry.
+        # The registry's published facts say how the app stands without asking it: an app known
+        # to be down is refused at once, and a request to one known to be Running goes straight
+        # on (its actor has the last word; asking the registry first would put every call
+        # behind the registry's mailbox twice). Only an app not heard of yet is looked up.
         status = self._states.get(app_id) if endpoint is not None else None
-        if status is None or status.state is AppState.RUNNING:
+        if status is None:
             try:
                 status = await ask(self._registry, lambda r: Lookup(app_id, r), ASK_TIMEOUT_S)
             except UnknownApp:
