@@ -37,6 +37,7 @@ from web.relay import (
     mcp_error,
 )
 from web.roundtrips import Exchange, RoundTrips
+from web.toolowners import ToolOwners
 
 RESOURCE_NOT_FOUND = -32002  # MCP's code for a resource no one serves
 # What a retry of a 2026-07-28 request carries besides its own params.
@@ -60,8 +61,14 @@ def _error(error: Exception) -> MCPError:
 class AggregateEndpoint:
     """`/mcp`: what every Running app offers agents, under public names."""
 
-    def __init__(self, registry: Mailbox[Any], limits: LimitsConfig = DEFAULT_LIMITS) -> None:
+    def __init__(
+        self,
+        registry: Mailbox[Any],
+        limits: LimitsConfig = DEFAULT_LIMITS,
+        owners: ToolOwners | None = None,
+    ) -> None:
         self._registry = registry
+        self._owners = owners
         self.audience = Audience()
         self.round_trips = RoundTrips()
         self.in_flight = InFlightIds()
@@ -84,6 +91,7 @@ class AggregateEndpoint:
         params, _token = app_params(call.params)
         assert params is not None
         name = params["name"]
+        self._refuse_if_down(name)
 
         async def send(params: Wire | None) -> Wire:
             params = params or {}
@@ -104,6 +112,12 @@ class AggregateEndpoint:
                 raise _error(error) from None
 
         return await ask_until_complete(False, caller, params, await send(params), send)
+
+    def _refuse_if_down(self, public_name: str) -> None:
+        """A tool of an app known to be down is refused at once, as the registry would refuse
+        it, without waiting behind the calls in its mailbox (web/toolowners.py)."""
+        if self._owners is not None and (down := self._owners.refusal(public_name)) is not None:
+            raise _error(down)
 
     async def _listen(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
         """A 2026-07-28 client's `subscriptions/listen`: list changes, but no resources (a
@@ -141,6 +155,7 @@ class AggregateEndpoint:
     async def _call(self, ctx: ServerRequestContext[Any, Any], typed: Any) -> Wire:
         params, token = app_params(ctx.params)
         assert params is not None
+        self._refuse_if_down(typed.name)
         caller = ClientCaller(ctx, token)
 
         def message(
