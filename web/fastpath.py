@@ -34,6 +34,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import attrs
+import pydantic_core
 import trio
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp_types import INTERNAL_ERROR, ErrorData
@@ -286,8 +287,10 @@ def query_value(query: str, name: str) -> str | None:
 
 
 def parse(body: bytes) -> Any:
-    """The body's JSON, or None if it is not JSON (the SDK answers that)."""
+    """The body's JSON as the SDK's transport reads it (the same parser, which refuses what
+    `json` would let through, such as a lone surrogate), or None if it refuses it (the SDK
+    then answers with its parse error)."""
     try:
-        return json.loads(body)
+        return pydantic_core.from_json(body)
     except (ValueError, RecursionError):
         return None
