@@ -35,6 +35,7 @@ from supervisor.policy import (
 )
 from supervisor.problems import Problem
 from supervisor.structuring import Between, KeyPath, dotted, make_converter, problems
+from supervisor.viewsconfig import Approval, ViewsConfig
 
 Port = Annotated[int, Between(1, 65535)]
 CONFIG_ENV = "MCPAPPS_CONFIG"
@@ -98,6 +99,7 @@ class AppEntry:
     ping_misses: Count | None = None
     stop_grace_s: NonNegativeSeconds | None = None
     max_concurrent_calls: Count | None = None
+    approval: Approval | None = None  # a view's tool calls that need the person's approval
 
 
 @attrs.frozen(kw_only=True)
@@ -149,6 +151,7 @@ class Config:
     state: StateConfig = attrs.Factory(StateConfig)
     log: LogConfig = attrs.Factory(LogConfig)
     limits: LimitsConfig = attrs.Factory(LimitsConfig)
+    views: ViewsConfig = attrs.Factory(ViewsConfig)
 
     @property
     def folder(self) -> Path:

@@ -37,6 +37,7 @@ from web.routes import create_app
 from web.sandbox import serve_sandbox
 from web.security import AccessPolicy
 from web.toolowners import ToolOwners
+from web.viewdoor import ViewDoor
 
 logger = logging.getLogger("mcpapps.web")
 
@@ -84,6 +85,8 @@ async def serve_front_door(
             await added.add(app_id)
         return diff
 
+    approvals = {a: e.approval for a, e in config.apps.entries.items() if e.approval}
+    views = ViewDoor(registry, config.views, approvals, metrics)
     routes = create_app(
         registry,
         policy,
@@ -92,6 +95,7 @@ async def serve_front_door(
         metrics=metrics,
         reload=reload_then_serve if reload is not None else None,
         public_url=config.server.public_url,
+        views=views,
     )
     front_door = FrontDoor(policy, registry, routes, apps, aggregate, limits, states, owners)
 
@@ -118,6 +122,7 @@ async def serve_front_door(
             await stack.enter_async_context(endpoint.manager.run())
         added.nursery = nursery
         nursery.start_soon(_relay_facts, facts, apps, aggregate, added, states, owners)
+        nursery.start_soon(views.watch)
         if config.sandbox.enabled:
             sandbox_binds = await nursery.start(serve_sandbox, config, shutdown)
             logger.info("app sandbox listening on %s", ", ".join(sandbox_binds))
