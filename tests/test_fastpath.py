@@ -10,9 +10,10 @@ import json
 from typing import Any
 
 import httpx2
+import trio
 
 from tests.helpers import Project
-from tests.running import FAST, fixture_manifest, supervisor_running
+from tests.running import FAST, GUARD_S, fixture_manifest, supervisor_running
 from tests.test_front_door import MCP_HEADERS, events, http
 
 VERSION = "2025-11-25"
@@ -45,10 +46,14 @@ async def open_session(client: httpx2.AsyncClient, path: str, capabilities: dict
 
 
 async def call(
-    client: httpx2.AsyncClient, path: str, session: str, params: dict[str, Any]
+    client: httpx2.AsyncClient,
+    path: str,
+    session: str,
+    params: dict[str, Any],
+    request_id: int = 7,
 ) -> httpx2.Response:
     headers = {**MCP_HEADERS, "mcp-session-id": session, "mcp-protocol-version": VERSION}
-    body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
+    body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
     response = await client.post(path, content=json.dumps(body), headers=headers)
     assert response.status_code == 200, response.text
     return response
@@ -94,3 +99,50 @@ async def test_the_session_id_of_the_url_reaches_the_app_on_the_lean_path(
         assert kind(response) == "application/json"
         text = response.json()["result"]["content"][0]["text"]
         assert json.loads(text)["sessionId"] == "chat-1"
+
+
+async def test_a_lean_call_the_client_cancels_is_cancelled_at_the_app(project: Project) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx", "--gates"))
+    supervision = "\n".join(f"{k} = {v}" for k, v in FAST.items())
+    project.config(f'[apps]\ndiscovery_paths = ["./apps"]\n\n[supervision]\n{supervision}\n')
+    gate = project.root / "never-created"
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        path = "/apps/mcp/fx"
+        quiet = await open_session(client, path, {})
+        answered: list[httpx2.Response] = []
+
+        ids = iter(range(100, 10_000))
+
+        async def gated() -> int:
+            response = await call(client, path, quiet, {"name": "gated"}, next(ids))
+            return int(response.json()["result"]["content"][0]["text"])
+
+        async with trio.open_nursery() as nursery:
+
+            async def wait_at_the_gate() -> None:
+                answered.append(
+                    await call(
+                        client, path, quiet, {"name": "gate", "arguments": {"path": str(gate)}}
+                    )
+                )
+
+            nursery.start_soon(wait_at_the_gate)
+            with trio.fail_after(GUARD_S):
+                while await gated() != 1:
+                    await trio.sleep(0.05)
+            headers = {**MCP_HEADERS, "mcp-session-id": quiet, "mcp-protocol-version": VERSION}
+            cancel = {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": 7, "reason": "the user gave up"},
+            }
+            response = await client.post(path, json=cancel, headers=headers)
+            assert response.status_code == 202
+        # The call ends with no answer (an empty stream, as the SDK ends a cancelled request),
+        # and the app's own request was cancelled: nothing waits at the gate any more.
+        [ended] = answered
+        assert kind(ended) == "text/event-stream"
+        assert events(ended) == []
+        with trio.fail_after(GUARD_S):
+            while await gated() != 0:
+                await trio.sleep(0.05)
