@@ -126,6 +126,13 @@ class Questions:
             question.reply.send({"action": "cancel"})
             self._close(request_id, why)
 
+    def cancel(self, request_id: str, why: str) -> None:
+        """One question is answered `cancel` (its view went away)."""
+        question = self._open.get(request_id)
+        if question is not None:
+            question.reply.send({"action": "cancel"})
+            self._close(request_id, why)
+
     def waiting(self) -> list[str]:
         return list(self._open)
 

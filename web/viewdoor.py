@@ -6,17 +6,21 @@ id, whatever the page does.
     DELETE /apps/views/<viewId>                 the page tore it down
     POST   /apps/views/<viewId>/mcp             one JSON-RPC request of the view
     POST   /apps/views/<viewId>/approvals/<id>  the person's answer: {decision}
+    POST   /apps/views/<viewId>/answers         the person's answer to an app's question:
+                                                {requestId, action, content?}
     GET    /apps/chat/<sessionId>/views         what the chat opened, to relaunch after a reload
 
 A view's requests go to its own app only; a tool call must name a tool whose visibility
 includes "app", within the view's limits, and, when the app's approval policy asks for it,
 with the person's approval. A refused request is a JSON-RPC error and never reaches the app.
 A call waiting for approval is answered as server-sent events: `approval` first (what the page
-asks the person), then `message` with the JSON-RPC answer.
+asks the person), then `message` with the JSON-RPC answer. So is a call whose app asks the
+person (elicitation) as it runs: an `elicitation` event for each question, then `message`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import secrets
@@ -25,10 +29,10 @@ from typing import Any
 
 import mcp_types as types
 import trio
-from mcp.shared.exceptions import MCPError
 from prometheus_client import CollectorRegistry, Counter
 from quart import Blueprint, Response, request
 
+from actors.asking import AnswerRefused, Questions, SampleForView, SamplingAllowed
 from actors.chat import GetSession
 from actors.chatstore import StoreError
 from actors.messages import (
@@ -42,7 +46,7 @@ from actors.messages import (
     Watch,
 )
 from actors.runtime import AskTimeout, Mailbox, ask
-from actors.upstream import Catalog, Wire
+from actors.upstream import Catalog, ServerRequestRefused, Wire
 from supervisor import jsonin
 from supervisor.metrics import Metrics
 from web.chat import SESSION_ID
@@ -68,20 +72,66 @@ ASK_TIMEOUT_S = 10.0
 # What a view may ask. Subscriptions are left out: a view's requests are one-shot HTTP, with no
 # stream for the updates to come back on.
 PASSED_ON = frozenset({"resources/read", "resources/list", "resources/templates/list"})
+_ANSWER = '{"requestId": "...", "action": "accept" | "decline" | "cancel", "content"?: {...}}'
+_KINDS = {400: "bad_request", 404: "not_found", 409: "conflict"}
+SAMPLING_TIMEOUT_S = 600.0  # a local model may be slow; the app's own timeout bounds it too
 TOOL_CALL_MAX = 1_000  # characters of a tool call descriptor kept with a view
 
 
 class _ViewCaller:
-    """The `Caller` of a view's request: a view has no way to answer the app's own requests
-    (sampling, elicitation), so they are refused."""
+    """The `Caller` of a view's tool call: the app's questions go to the page that made the
+    call. An elicitation is an `elicitation` event on the call's stream and waits in the door's
+    `Questions` for `POST /apps/views/<viewId>/answers`; a sampling request is answered by the
+    agent's model under the same rule as in a chat turn (the app allowed, a model to ask)."""
 
     on_progress = None
 
-    def __init__(self, owner: str) -> None:
-        self.owner = owner
+    def __init__(
+        self,
+        door: ViewDoor,
+        lease: Lease,
+        events: trio.MemorySendChannel[Any] | None = None,
+        tool: Any = "",
+        sampling: bool = False,
+    ) -> None:
+        self.owner = f"view-{lease.id}"
+        self._door = door
+        self._lease = lease
+        self._events = events
+        self.tool = str(tool)
+        self.sampling = sampling
+        # The person has as long to answer as an approval gives them; the app's own request
+        # timeout still bounds the call.
+        self.deadline = trio.current_time() + door.table.config.approval_timeout_s
 
     async def ask(self, method: str, params: Wire) -> Wire:
-        raise MCPError(types.INVALID_REQUEST, f"an app view cannot answer {method}")
+        if method == "sampling/createMessage":
+            if self._door.chats is None:
+                raise ServerRequestRefused("this server has no agent to answer sampling")
+            app_id, allowed = self._lease.app_id, self.sampling
+            return await ask(
+                self._door.chats,
+                lambda r: SampleForView(app_id, allowed, dict(params), r),
+                SAMPLING_TIMEOUT_S,
+            )
+        if method != "elicitation/create" or self._events is None:
+            raise ServerRequestRefused(f"an app view cannot answer {method}")
+        url = params.get("url") if params.get("mode") == "url" else None
+        schema = None if url is not None else (params.get("requestedSchema") or {})
+        request_id = "q-" + secrets.token_urlsafe(12)
+        question = {
+            "requestId": request_id,
+            "app": self._lease.app_id,
+            "tool": self.tool,
+            "message": str(params.get("message", "")),
+        }
+        question.update({"url": url} if url is not None else {"requestedSchema": schema})
+        self._door.asked[request_id] = self._lease.id
+        try:
+            await self._events.send(("elicitation", question))
+            return await self._door.questions.ask(request_id, schema, self.deadline)
+        finally:
+            self._door.asked.pop(request_id, None)
 
 
 class _Pending:
@@ -108,6 +158,10 @@ class ViewDoor:
         self.table = ViewTable(config, clock) if clock else ViewTable(config)
         self.approvals = dict(approvals or {})
         self.pending: dict[str, _Pending] = {}
+        self.questions = Questions()  # the apps' questions to the views' pages
+        self.asked: dict[str, str] = {}  # a waiting question's request id → its view's id
+        self.chats: Mailbox[Any] | None = None  # the agent, for sampling (set with the routes)
+        self.nursery: trio.Nursery | None = None  # where the views' tool calls run
         # Without the supervisor's metrics (a test), counters of their own: never the global
         # registry, where a second door would clash with the first.
         registry_ = metrics.registry if metrics is not None else CollectorRegistry()
@@ -132,12 +186,46 @@ class ViewDoor:
         """Views of an app that a reload restarts (its definition changed) or stops end."""
         facts_in, facts = trio.open_memory_channel[Any](256)
         self.registry.tell(Watch(facts_in))
-        async with facts:
+        async with facts, trio.open_nursery() as nursery:
+            self.nursery = nursery
             async for fact in facts:
                 if isinstance(fact, Reloaded):
                     for app_id in (*fact.diff.restarted, *fact.diff.stopped):
                         if dropped := self.table.drop_app(app_id):
                             logger.info("app %s changed: %d of its views ended", app_id, dropped)
+
+    def start_call(self, lease: Lease, call: Wire) -> tuple[trio.MemoryReceiveChannel[Any], Any]:
+        """Run a view's tool call on its own: what comes out is `("elicitation", question)` for
+        each question the app asks, then `("message", outcome)`. The call is the door's (not the
+        request's) so that a question can turn the answer into a stream; closing the returned
+        scope (the page went away) cancels the call and its questions."""
+        events_in, events = trio.open_memory_channel[Any](8)
+        scope = trio.CancelScope()
+
+        async def run() -> None:
+            async with events_in:
+                with scope:
+                    app_id = lease.app_id
+                    try:
+                        sampling = await ask(
+                            self.registry, lambda r: SamplingAllowed(app_id, r), ASK_TIMEOUT_S
+                        )
+                    except Exception:
+                        sampling = False
+                    caller = _ViewCaller(self, lease, events_in, call.get("name"), sampling)
+                    outcome = await _forward(self, lease, "tools/call", call, caller)
+                    with contextlib.suppress(trio.BrokenResourceError):
+                        await events_in.send(("message", outcome))
+
+        if self.nursery is None:
+            raise Refused(types.INTERNAL_ERROR, "the view door is not running")
+        self.nursery.start_soon(run)
+        return events, scope
+
+    def cancel_questions(self, view_id: str, why: str) -> None:
+        for request_id, owner in list(self.asked.items()):
+            if owner == view_id:
+                self.questions.cancel(request_id, why)
 
     def session_contexts(self, chat_session: str) -> list[dict[str, Any]]:
         """The latest model context of each view of the session, taken (each is given once),
@@ -159,6 +247,7 @@ class ViewDoor:
 def views_blueprint(door: ViewDoor, chats: Mailbox[Any]) -> Blueprint:
     views = Blueprint("views", __name__)
     table = door.table
+    door.chats = chats
 
     @views.post("/apps/views")
     async def open_view() -> Any:
@@ -210,6 +299,7 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[Any]) -> Blueprint:
     async def close_view(view_id: str) -> Any:
         for pending in [p for p in door.pending.values() if p.lease.id == view_id]:
             pending.answered.set()  # a call still waiting is denied
+        door.cancel_questions(view_id, "its view was closed, so it was cancelled")
         return {"closed": table.close(view_id)}
 
     @views.post("/apps/views/<view_id>/approvals/<approval_id>")
@@ -227,6 +317,23 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[Any]) -> Blueprint:
         pending.decision = decision
         pending.answered.set()
         return {"decision": decision}
+
+    @views.post("/apps/views/<view_id>/answers")
+    async def answer_question(view_id: str) -> Any:
+        try:
+            body = jsonin.loads(await request.get_data())
+        except jsonin.JSONInputError as error:
+            return json_error(400, "bad_request", str(error))
+        if not isinstance(body, Mapping) or not isinstance(body.get("requestId"), str):
+            return json_error(400, "bad_request", f"the body must be a JSON object: {_ANSWER}")
+        request_id = body["requestId"]
+        if door.asked.get(request_id, view_id) != view_id:
+            return json_error(404, "not_found", f"this view asked no question '{request_id}'")
+        try:
+            door.questions.answer(request_id, body.get("action"), body.get("content"))
+        except AnswerRefused as refused:
+            return json_error(refused.status, _KINDS[refused.status], refused.message)
+        return {"requestId": request_id, "action": body.get("action")}
 
     @views.get("/apps/chat/<session_id>/views")
     async def chat_views(session_id: str) -> Any:
@@ -279,11 +386,15 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[Any]) -> Blueprint:
             if needs and tool["name"] not in admitted.grants:
                 held = _held(door, admitted, rpc_id, tool["name"], call)
                 admitted = None  # released when the held call ends
-                response = Response(held, mimetype="text/event-stream")
-                response.headers["Cache-Control"] = "no-store"
-                response.timeout = None  # the person may take a while (bounded by the door)
-                return response
-            return _answer(rpc_id, **await _forward(door, admitted, "tools/call", call))
+                return _stream(held)
+            events, scope = door.start_call(admitted, call)
+            kind, first = await _first(events, scope)
+            if kind == "message":
+                return _answer(rpc_id, **first)
+            # The app asked the person: the rest of the answer is a stream.
+            streamed = _asking(door, admitted, rpc_id, events, scope, _event(kind, first))
+            admitted = None  # released when the stream ends
+            return _stream(streamed)
         except Refused as refused:
             door.refusals.labels(lease.app_id, str(refused.code)).inc()
             return _answer(rpc_id, error=refused.error())
@@ -292,6 +403,42 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[Any]) -> Blueprint:
                 table.release(admitted)
 
     return views
+
+
+def _stream(events: AsyncIterator[bytes]) -> Response:
+    response = Response(events, mimetype="text/event-stream")
+    response.headers["Cache-Control"] = "no-store"
+    response.timeout = None  # the person may take a while (bounded by the door)
+    return response
+
+
+async def _first(events: trio.MemoryReceiveChannel[Any], scope: Any) -> tuple[str, Any]:
+    try:
+        return await events.receive()
+    except BaseException:
+        scope.cancel()
+        events.close()
+        raise
+
+
+async def _asking(
+    door: ViewDoor,
+    lease: Lease,
+    rpc_id: Any,
+    events: trio.MemoryReceiveChannel[Any],
+    scope: Any,
+    first: bytes,
+) -> AsyncIterator[bytes]:
+    """A call whose app asks the person: each question as an `elicitation` event, then the
+    answer as `message`. The page going away cancels the call (and so its questions)."""
+    try:
+        yield first
+        async with events:
+            async for kind, data in events:
+                yield _event(kind, _answer(rpc_id, **data) if kind == "message" else data)
+    finally:
+        scope.cancel()
+        door.table.release(lease)
 
 
 def _answer(rpc_id: Any, **outcome: Any) -> dict[str, Any]:
@@ -338,9 +485,11 @@ def _with_session(lease: Lease, params: Mapping[str, Any]) -> Wire:
     return call
 
 
-async def _forward(door: ViewDoor, lease: Lease, method: str, params: Wire) -> dict[str, Any]:
+async def _forward(
+    door: ViewDoor, lease: Lease, method: str, params: Wire, caller: _ViewCaller | None = None
+) -> dict[str, Any]:
     abandoned = trio.Event()
-    caller = _ViewCaller(f"view-{lease.id}")
+    caller = caller or _ViewCaller(door, lease)
     try:
         result = await ask(
             door.registry,
@@ -386,7 +535,18 @@ async def _held(
         if decision == "while-open":
             lease.grants.add(tool)
         if decision in ("once", "while-open"):
-            outcome = await _forward(door, lease, "tools/call", call)
+            events, scope = door.start_call(lease, call)
+            try:
+                async with events:
+                    async for kind, data in events:
+                        if kind == "message":
+                            outcome = data
+                            break
+                        yield _event(kind, data)  # the app asks the person
+                    else:
+                        outcome = {"error": Refused(types.INTERNAL_ERROR, "the call ended").error()}
+            finally:
+                scope.cancel()
         else:
             why = (
                 f"no answer within {timeout:g} s"
