@@ -581,6 +581,31 @@ def test_an_app_s_questions_are_forms_in_the_chat(served: Served, page: Any) -> 
     assert "12 x Baby Spinach 5 oz" in result
 
 
+def test_the_dashboard_s_guided_restock_asks_in_the_page(served: Served, page: Any) -> None:
+    """The dashboard view calls the guided restock through the view door: the app's question
+    comes back on that call's stream (an `elicitation` event), is a form in the chat pane, the
+    answer goes back to the app, and the view shows the draft it ends with."""
+    page.goto(served.url("/?app=grocery-inventory"))
+    page.locator(
+        '#tools-visible li[data-tool="show_store_inventory_dashboard"] button.open-view'
+    ).click()
+    view(page).locator("#rows tr").first.wait_for()
+    view(page).locator("#store option").nth(1).wait_for(state="attached")
+    view(page).locator("#store").select_option("1")
+    view(page).locator("#status:text-matches('Updated')").wait_for()
+    view(page).locator("#restock").click()
+    page.locator("#approval:not([hidden])").wait_for()  # not read-only: the person allows it
+    page.click("#approval-once")
+    asked = page.locator("#chat-log .ask").last
+    asked.locator("input[name=p7]").fill("9")
+    asked.locator("input[name=p3]").fill("0")
+    asked.locator("button[data-action=accept]").click()
+    status = view(page).locator("#status", has_text="Draft purchase order")
+    status.wait_for()
+    assert "9 x Sourdough Loaf" in status.inner_text()
+    assert "grocery-inventory asks (guided_restock)" in asked.inner_text()
+
+
 def test_a_running_turn_is_cancelled_from_the_page(served: Served, page: Any) -> None:
     page.goto(served.url("/"))
     page.locator("#live.live").wait_for()

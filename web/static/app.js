@@ -279,6 +279,11 @@
     };
     for (const [id, answer] of Object.entries(buttons)) $(id).onclick = () => done(answer);
   });
+  // An app's question asked during a view's call: a form in the chat pane, like a turn's.
+  Host.ask = (request, answer) => {
+    $("chat-log").append(McpAsking.question(request, answer, Host.confirm));
+    $("chat-log").scrollTop = $("chat-log").scrollHeight;
+  };
   Host.onTitle = (title) => { $("canvas-title").textContent = title; };
   $("canvas-close").addEventListener("click", () => {
     Host.closeView();

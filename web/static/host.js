@@ -62,7 +62,8 @@
         if (data && data.jsonrpc) return data;
         throw new Error((data.error && data.error.message) || `HTTP ${response.status}`);
       }
-      // Held for the person's approval: `approval`, then `message` with the answer.
+      // Held for the person's approval (`approval`) or asking them (`elicitation`), then
+      // `message` with the answer.
       const reader = response.body.getReader();
       const decoder = new TextDecoder();
       let buffer = "";
@@ -86,6 +87,25 @@
               credentials: "same-origin",
               headers: { "content-type": "application/json" },
               body: JSON.stringify({ decision }),
+            });
+          } else if (event === "elicitation") {
+            // The app asks the person during the call: the page shows the form (not awaited:
+            // the call's answer comes on this stream once the question is answered).
+            const base = this.base;
+            Host.ask(parsed, async (action, content) => {
+              try {
+                const answered = await fetch(`${base}/answers`, {
+                  method: "POST",
+                  credentials: "same-origin",
+                  headers: { "content-type": "application/json" },
+                  body: JSON.stringify({ requestId: parsed.requestId, action, content }),
+                });
+                if (answered.ok) return null;
+                const body = await answered.json().catch(() => ({}));
+                return (body.error && body.error.message) || `HTTP ${answered.status}`;
+              } catch (error) {
+                return `the answer was not sent: ${error.message || error}`;
+              }
             });
           } else if (parsed.id === id) {
             return parsed;
@@ -389,6 +409,9 @@
     // What the person says to a view's tool call that needs approval: "once", "while-open"
     // or "deny".
     approve: async () => "deny",
+    // Show an app's question ({requestId, app, tool, message, requestedSchema | url}) asked
+    // during a view's call; `answer(action, content)` sends it (null, or why it was not taken).
+    ask: () => {},
     onMessage: () => {},
     onModelContext: () => {},
     onAppEvent: () => {},
