@@ -11,10 +11,12 @@ from typing import Any
 import httpx2
 import trio
 
+from tests import fake_openai as model_server
 from tests.apps.scenario_schemas import USER_INFO_SCHEMA
+from tests.fake_openai import fake_openai
 from tests.helpers import Project
 from tests.running import GUARD_S, supervisor_running
-from tests.test_chat_asking import USER, asking_project
+from tests.test_chat_asking import USER, asking_project, openai_agent
 from tests.test_front_door import http
 from tests.test_views import open_view, rpc
 
@@ -127,3 +129,32 @@ async def test_a_view_s_sampling_is_refused_by_default(project: Project) -> None
     text = json.dumps(answer)
     assert "sampling is off for it" in text, text
     assert "[apps.entries.hs]" in text
+
+
+async def test_a_view_s_sampling_is_answered_by_the_model_when_allowed(project: Project) -> None:
+    async with fake_openai() as model:
+        entries = {"hs": {"sampling": True, "approval": "never"}}
+        asking_project(project, entries=entries, agent=openai_agent(model.url))
+        model.script(model_server.text("a ", "plum"))
+        async with supervisor_running(project) as supervisor, http(supervisor) as client:
+            view = await open_view(client, "hs")
+            arguments = {"prompt": "name a fruit"}
+            answer = await rpc(
+                client, view, "tools/call", {"name": "test_sampling", "arguments": arguments}
+            )
+    assert text_of(answer) == "LLM response: a plum"
+    assert model.requests[0]["messages"] == [{"role": "user", "content": "name a fruit"}]
+
+
+async def test_an_unanswered_view_question_is_cancelled_in_time(project: Project) -> None:
+    asking_project(project, entries=NEVER, agent="\n[views]\napproval_timeout_s = 1\n")
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        view = await open_view(client, "hs")
+
+        async def ignore(question: dict[str, Any]) -> None:
+            pass
+
+        arguments = {"message": "anyone?"}
+        names, final = await asking_call(client, view, "test_elicitation", arguments, ignore)
+    assert names == ["elicitation", "message"]
+    assert text_of(final) == "User response: action=cancel, content={}"
