@@ -1,4 +1,4 @@
-"""What every agent engine shares (SPEC §8): the events a turn emits, the `Engine` interface, how a
+"""What every agent engine shares: the events a turn emits, the `Engine` interface, how a
 tool is called on the agent's behalf, and how the user's actions in an app UI reach the agent.
 
 A conversation is a list of messages in the chat-completions shape (`{"role": "user" |
@@ -96,7 +96,7 @@ class Engine(Protocol):
 @attrs.frozen
 class ToolOutcome:
     public_name: str
-    text: str  # what the model reads (SPEC §6)
+    text: str  # what the model reads
     is_error: bool
     view: Mapping[str, Any] | None = None  # see ToolFinished.view
 

@@ -1,5 +1,5 @@
 """The app actor: one per app. It alone owns the app's process or HTTP client, its MCP session,
-its catalog and its lifecycle state (SPEC §4, §5); everyone else sends it messages.
+its catalog and its lifecycle state; everyone else sends it messages.
 
 Inside, two kinds of task share the actor's state: the mailbox loop, which answers at once and
 never waits on the app, and the supervision loop, which runs one *incarnation* after another (a
@@ -150,7 +150,7 @@ class AppActor:
         self._last_heard = 0.0
         self._catalog_stale = trio.Event()
         # What the app's clients asked of its session; kept across restarts and given to each
-        # new session, in the era it speaks (SPEC §7.3).
+        # new session, in the era it speaks.
         self._log_level: str | None = None
         self._subscribers: dict[str, set[str]] = {}  # resource uri → the clients (owners)
         self._resubscribe = trio.Event()

@@ -1,4 +1,4 @@
-"""Tool arguments as a JSON object (SPEC §6: missing means `{}`, anything else that is not an
+"""Tool arguments as a JSON object (missing means `{}`, anything else that is not an
 object is refused). Pure and light: the command line uses it without loading the actors."""
 
 from __future__ import annotations

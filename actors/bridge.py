@@ -1,4 +1,4 @@
-"""The tool bridge (SPEC §6): what an agent calls and what it reads back.
+"""The tool bridge: what an agent calls and what it reads back.
 
 `format_result` is pure (and `parse_arguments`, from `actors.arguments`); `ToolBridge` asks the
 registry, which routes the call to the app actor that owns the tool. Everything the agent reads

@@ -1,4 +1,4 @@
-"""Saved chat sessions (SPEC §7.4): one SQLite database in the state dir.
+"""Saved chat sessions: one SQLite database in the state dir.
 
 A turn is saved in one transaction once it is over, so a crash loses at most the turn that was
 still running. SQLite blocks, so every statement runs in a worker thread, one at a time (the

@@ -1,4 +1,4 @@
-"""The `direct` agent engine (SPEC §8): no model, works offline. `/tools` lists what a model would
+"""The `direct` agent engine: no model, works offline. `/tools` lists what a model would
 see, `/call <public-name> <json>` calls one tool, anything else gets a short help text. It exists
 so that the whole chat path can be used, and tested, on a fresh machine."""
 

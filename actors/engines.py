@@ -1,4 +1,4 @@
-"""Picks the agent engine config.toml asks for (SPEC §8)."""
+"""Picks the agent engine config.toml asks for."""
 
 from __future__ import annotations
 

@@ -50,7 +50,7 @@ class CallFailed(AppError):
 
 @attrs.frozen(kw_only=True)
 class AppStatus:
-    """What anyone may know about an app at one moment (SPEC §4). Times are Unix seconds."""
+    """What anyone may know about an app at one moment. Times are Unix seconds."""
 
     id: str
     name: str
@@ -96,7 +96,7 @@ class Caller(Protocol):
 
 @attrs.frozen
 class UpstreamRequest:
-    """Any MCP request, passed to the app's one upstream session as it is (SPEC §7.3);
+    """Any MCP request, passed to the app's one upstream session as it is;
     answered with the app's result as it is."""
 
     method: str

@@ -1,4 +1,4 @@
-"""The `openai` agent engine (SPEC §8): any server that speaks OpenAI's chat-completions API
+"""The `openai` agent engine: any server that speaks OpenAI's chat-completions API
 (OpenAI, Ollama, vLLM, a llama.cpp server) answers, and asks for tools that the bridge calls.
 
 One turn is a loop of streamed requests: the text of each answer is emitted as it arrives, the

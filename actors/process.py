@@ -23,7 +23,7 @@ import trio
 
 logger = logging.getLogger("mcpapps.process")
 
-STDIN_CLOSE_GRACE_S = 2.0  # SPEC §5: close stdin, then wait this long before SIGTERM
+STDIN_CLOSE_GRACE_S = 2.0  # close stdin, then wait this long before SIGTERM
 KILL_REAP_S = 2.0  # after SIGKILL, only an unkillable (D-state) process makes us wait this long
 _POLL_S = 0.05
 

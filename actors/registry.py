@@ -1,5 +1,5 @@
 """The registry actor: knows every app, routes requests to app actors by app id and by public
-tool name, answers status snapshots, and keeps the model-visible tool table (SPEC §6) current as
+tool name, answers status snapshots, and keeps the model-visible tool table current as
 apps start, stop and change their catalogs.
 
 App actors run in the registry's nursery, started in discovery order and stopped in reverse.
@@ -61,7 +61,7 @@ STOP_MARGIN_S = 10.0  # beyond an app's own stop ladder, before shutdown stops w
 
 @attrs.frozen
 class WhenReady:
-    """Answered once every app has reached Running or Failed at least once (SPEC §5)."""
+    """Answered once every app has reached Running or Failed at least once."""
 
     reply: Reply[tuple[AppStatus, ...]]
 
@@ -335,7 +335,7 @@ class Registry:
         return None
 
     async def _stop_all(self, reply: Reply[None]) -> None:
-        """Shutdown (SPEC §5): every app refuses new calls at once and its calls in flight get
+        """Shutdown: every app refuses new calls at once and its calls in flight get
         up to `stop_grace_s` together; then the apps stop one by one in reverse start order."""
         async with trio.open_nursery() as nursery:
             for actor in list(self._actors.values()):

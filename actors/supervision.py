@@ -1,4 +1,4 @@
-"""Supervision as data (SPEC §5): when to restart, how long to wait, when to give up.
+"""Supervision as data: when to restart, how long to wait, when to give up.
 
 The decisions are pure functions over a `SupervisionPolicy` and the restart history; `supervise`
 is the one loop that applies them, used by every app actor. It reads like an OTP supervisor's

@@ -1,4 +1,4 @@
-"""The model-visible tool table (SPEC §6), computed from the catalogs of the Running apps.
+"""The model-visible tool table, computed from the catalogs of the Running apps.
 
 Pure: the registry calls `build_tool_table` whenever an app's state or catalog changes.
 """

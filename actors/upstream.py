@@ -178,7 +178,7 @@ class Upstream:
     async def _unvalidated(self, request: Any) -> Wire:
         """Send a listing request and take the page as the app sent it. The SDK checks a whole
         `tools/list` page against the protocol schema, so one tool whose inputSchema is not an
-        object would make every tool of the app unreadable; SPEC §6 leaves out only that tool."""
+        object would make every tool of the app unreadable; only that tool should be left out."""
         data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
         return await self.send(data["method"], data.get("params"))
 
@@ -191,7 +191,7 @@ class Upstream:
         on_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
     ) -> Wire:
         """Send a request as it is and return the app's result as it is (the front door passes
-        both through, SPEC §7.3). The params are this app's era-neutral fields: the envelope
+        both through). The params are this app's era-neutral fields: the envelope
         of the negotiated revision (protocol version, capabilities, headers) is added here
         exactly as the SDK's own requests get it. With `on_progress`, the SDK puts its own
         progress token on the request and hands the app's progress notices to it.

@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _add_remote_commands(commands: Any) -> dict[str, argparse.ArgumentParser]:
-    """The commands that talk to a running supervisor through its admin API (SPEC §10)."""
+    """The commands that talk to a running supervisor through its admin API."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--config",

@@ -1,4 +1,4 @@
-"""`config.toml` (SPEC §1): the model, its defaults, and loading with errors that name the key.
+"""`config.toml`: the model, its defaults, and loading with errors that name the key.
 
 `load_config` reads the file, applies the `MCPAPPS_*` environment overrides, structures it with
 the strict converter (every unknown key, wrong type and out-of-range value reported at once),
@@ -39,7 +39,7 @@ from supervisor.structuring import Between, KeyPath, dotted, make_converter, pro
 Port = Annotated[int, Between(1, 65535)]
 CONFIG_ENV = "MCPAPPS_CONFIG"
 DEFAULT_CONFIG = "config.toml"
-# Environment variable -> the config key it replaces (SPEC §1).
+# Environment variable -> the config key it replaces.
 ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "MCPAPPS_HOST": ("server", "host"),
     "MCPAPPS_PORT": ("server", "port"),

@@ -1,4 +1,4 @@
-"""Discovery (SPEC §3): from config and folders of manifests to a list of apps with their states.
+"""Discovery: from config and folders of manifests to a list of apps with their states.
 
 `discover()` reads folders and files but starts nothing. Each app comes out Validated, Disabled,
 or Discovered with the errors that keep it from being valid; a problem with one manifest or one
@@ -267,7 +267,7 @@ _ENTRY_ONLY_KEYS = {a.name for a in attrs.fields(AppEntry)} - {
 }
 
 
-# Entry keys that replace a manifest field (SPEC §3), by the attribute they replace; headers
+# Entry keys that replace a manifest field, by the attribute they replace; headers
 # and environment are merged instead.
 _REPLACED_BY_ENTRY = {
     "transport": "transport",
@@ -372,7 +372,7 @@ def _judge(
             protocol=(entry.protocol if entry and entry.protocol else config.apps.protocol),
             supervision=effective_policy(config.supervision, entry),
         )
-    # Disabled is reached only from Validated (SPEC §4): an invalid app stays Discovered, and
+    # Disabled is reached only from Validated: an invalid app stays Discovered, and
     # its disabled reason is kept only to say that it would not run anyway.
     if errors:
         state = AppState.DISCOVERED

@@ -1,4 +1,4 @@
-"""Which discovered apps may run: allow/deny globs and per-app switches (SPEC §3)."""
+"""Which discovered apps may run: allow/deny globs and per-app switches."""
 
 from __future__ import annotations
 

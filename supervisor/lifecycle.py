@@ -1,4 +1,4 @@
-"""The states of an app (SPEC §4): the source's six, plus Disabled."""
+"""The states of an app: the source's six, plus Disabled."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The app manifest (`openclaw.mcpapp.json`, SPEC §2): its model, its parsing and its rules.
+"""The app manifest (`openclaw.mcpapp.json`): its model, its parsing and its rules.
 
 Everything here is a pure function over values; reading files and walking folders is discovery's
 job. A manifest goes through three steps, each collecting every problem it finds:
@@ -222,7 +222,7 @@ def manifest_problems(
     quote: Callable[[str], str] = lambda f: f"'{camel(f)}'",
     skip: Collection[str] = (),
 ) -> tuple[list[RuleProblem], list[RuleProblem]]:
-    """The rules of SPEC §2 that a typed manifest must follow: `(errors, warnings)`.
+    """The rules that a typed manifest must follow: `(errors, warnings)`.
 
     Sentences name their fields through `quote`, so the same rules speak of `'command'` in a
     manifest and `'apps.inline.x.command'` in config. Rules that read an attribute in `skip`

@@ -1,4 +1,4 @@
-"""What `/metrics` shows (SPEC §7.6), with prometheus-client.
+"""What `/metrics` shows, with prometheus-client.
 
 Counters and histograms are moved where the thing happens (an app actor finishing a request, a
 chat turn ending); the app states and restarts are read from the registry's snapshot when the

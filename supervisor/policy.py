@@ -17,7 +17,7 @@ NonNegativeCount = Annotated[int, Between(0)]
 
 @attrs.frozen(kw_only=True)
 class SupervisionPolicy:
-    """Restart type, backoff, intensity, liveness and limits of one app (SPEC §5)."""
+    """Restart type, backoff, intensity, liveness and limits of one app."""
 
     restart: RestartType = "permanent"
     backoff_initial_s: Seconds = 0.5

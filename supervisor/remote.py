@@ -1,4 +1,4 @@
-"""The command line against a running supervisor (SPEC §10): `mcpapps apps`, `call`, `start`,
+"""The command line against a running supervisor: `mcpapps apps`, `call`, `start`,
 `stop`, `restart` and `logs` talk to the admin API (`web.admin`) over HTTP.
 
 Where the supervisor is and which token it wants come from the same config file `mcpapps run`

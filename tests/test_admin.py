@@ -1,4 +1,4 @@
-"""The admin API and /metrics over real HTTP to a real `mcpapps run` with real apps (SPEC §7.6):
+"""The admin API and /metrics over real HTTP to a real `mcpapps run` with real apps:
 listings, one app's catalog and stderr, start/stop/restart, calls, errors, and the Prometheus
 page as Prometheus' own parser reads it."""
 

@@ -1,4 +1,4 @@
-"""`/apps/chat` over real HTTP to a real `mcpapps run` (SPEC §7.4, §8): SSE frames as a browser
+"""`/apps/chat` over real HTTP to a real `mcpapps run`: SSE frames as a browser
 reads them, per-session turn serialization, saved sessions surviving restarts and a kill -9, the
 direct engine, app events, and bad requests."""
 

@@ -1,5 +1,5 @@
 """`/apps/chat` with the `openai` engine, end to end: a real `mcpapps run` pointed at a fake
-OpenAI-compatible server on loopback (tests/fake_openai.py), real apps behind it (SPEC §7.4, §8).
+OpenAI-compatible server on loopback (tests/fake_openai.py), real apps behind it.
 Every case ends in well-formed SSE: `session` first, `done` last, an `error` frame where due."""
 
 from __future__ import annotations

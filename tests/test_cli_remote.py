@@ -1,5 +1,5 @@
 """`mcpapps apps|call|start|stop|restart|logs` as a user runs them against a real `mcpapps run`:
-a real process each, its output and its exit status (SPEC §10)."""
+a real process each, its output and its exit status."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""config.toml loading (SPEC §1): defaults, paths, strictness, environment overrides, rules."""
+"""config.toml loading: defaults, paths, strictness, environment overrides, rules."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Discovery (SPEC §3) on real folders: scanning, filtering, overrides, inline apps."""
+"""Discovery on real folders: scanning, filtering, overrides, inline apps."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The front door over real HTTP to a real `mcpapps run` with real apps (SPEC §7.1 to §7.3, §7.5):
+"""The front door over real HTTP to a real `mcpapps run` with real apps:
 routes, status codes and bodies, the auth matrix, Host and Origin checks, CORS, and bad input."""
 
 from __future__ import annotations

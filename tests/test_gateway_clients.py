@@ -1,6 +1,6 @@
 """Official MCP clients through the front door of a real `mcpapps run`: the conformance suite,
 the TypeScript SDK client and the Inspector CLI on `/apps/mcp/<appId>` (one app's upstream
-session, SPEC §7.3) and on `/mcp` (every Running app's model-visible tools, SPEC §7.5).
+session) and on `/mcp` (every Running app's model-visible tools).
 
 Each test starts the real supervisor in a subprocess (tests/running.py) with real apps behind
 it: the conformance fixture, the bundled grocery app, or the misbehaving fixture app.

@@ -1,6 +1,6 @@
 """Clients sharing one app through `/apps/mcp/<appId>` stay apart: a question the app asks, the
 progress of a call, resource subscriptions and updates, and cancellation each concern only the
-client they belong to (SPEC §7.3)."""
+client they belong to."""
 
 from __future__ import annotations
 

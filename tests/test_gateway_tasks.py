@@ -1,4 +1,4 @@
-"""MCP Tasks (2025-11-25) through `/apps/mcp/<appId>` (SPEC §7.3): the official TypeScript SDK
+"""MCP Tasks (2025-11-25) through `/apps/mcp/<appId>`: the official TypeScript SDK
 client runs tasks of the reference server `server-everything`, which declares them, with the
 supervisor between the two (the app on stdio, the client on Streamable HTTP)."""
 

@@ -1,4 +1,4 @@
-"""Allow/deny glob matching (SPEC §3): shell-style, anywhere in the pattern, case-insensitive."""
+"""Allow/deny glob matching: shell-style, anywhere in the pattern, case-insensitive."""
 
 from __future__ import annotations
 

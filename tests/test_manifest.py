@@ -1,4 +1,4 @@
-"""The manifest (SPEC §2): parsing, types, defaults and rules, as pure functions."""
+"""The manifest: parsing, types, defaults and rules, as pure functions."""
 
 from __future__ import annotations
 

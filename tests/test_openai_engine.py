@@ -1,4 +1,4 @@
-"""The openai engine (SPEC §8) over real HTTP, against the fake chat-completions server, with
+"""The openai engine over real HTTP, against the fake chat-completions server, with
 the bundled grocery app running under a real registry behind the tool bridge."""
 
 from __future__ import annotations

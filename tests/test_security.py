@@ -1,4 +1,4 @@
-"""The front door's access rules as pure functions (SPEC §7.1): no socket, no clock."""
+"""The front door's access rules as pure functions: no socket, no clock."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The admin API (SPEC §7.6) and `/metrics`: what `mcpapps apps|call|restart|logs` talk to.
+"""The admin API and `/metrics`: what `mcpapps apps|call|restart|logs` talk to.
 
 Everything is JSON, errors included. The routes own no state: each one asks the registry, which
 answers itself or hands the question to the app's actor. Access (token, Host, Origin) is checked

@@ -1,5 +1,5 @@
 """The front door as one ASGI application: the checks every request passes (Host, Origin,
-token, CORS; SPEC §7.1), then the MCP endpoints beside the Quart-Trio routes."""
+token, CORS), then the MCP endpoints beside the Quart-Trio routes."""
 
 from __future__ import annotations
 

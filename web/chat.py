@@ -1,4 +1,4 @@
-"""`POST /apps/chat` (SPEC §7.4): a chat turn as a stream of server-sent events, and
+"""`POST /apps/chat`: a chat turn as a stream of server-sent events, and
 `GET /apps/chat/<sessionId>`: what is saved of a session.
 
 The route only checks the request and turns the session actor's events into SSE frames; the
@@ -52,7 +52,8 @@ def chat_blueprint(chats: Mailbox[Any]) -> Blueprint:
             mimetype="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
-        response.timeout = None  # a turn with a model may take minutes (SDK-NOTES)
+        # A turn with a model may take minutes, longer than Quart's default response timeout.
+        response.timeout = None
         return response
 
     @chat.get("/apps/chat/<session_id>")

@@ -1,6 +1,6 @@
 """The two MCP endpoints, each the SDK's server under its Streamable HTTP session manager:
 
-- `AppEndpoint`, `/apps/mcp/<appId>` (SPEC §7.3): everything a client asks is passed to the
+- `AppEndpoint`, `/apps/mcp/<appId>`: everything a client asks is passed to the
   app's one upstream session, owned by its app actor, and the app's answer comes back as it is;
 - `AggregateEndpoint`, `/mcp`: in web/aggregate.py, on the same server class.
 
@@ -106,7 +106,7 @@ class _Endpoint(Server[Any]):
 
 def _manager(server: Server[Any], limits: LimitsConfig) -> StreamableHTTPSessionManager:
     # SSE responses, not JSON: a request's stream is where the app's sampling, elicitation and
-    # progress reach the client that asked (SPEC §7.3).
+    # progress reach the client that asked.
     return StreamableHTTPSessionManager(
         server,
         json_response=False,
@@ -273,7 +273,7 @@ def mirrored_capabilities(catalog: Catalog) -> Wire:
 
 def _with_session_id(ctx: ServerRequestContext[Any, Any], params: Wire | None) -> Wire | None:
     """`?sessionId=` on the endpoint's URL goes to the app as `_meta.sessionId` of every tool
-    call, so an app can tell the chat sessions of its callers apart (SPEC §7.3)."""
+    call, so an app can tell the chat sessions of its callers apart."""
     request = ctx.request
     query = getattr(request, "query_params", None)
     session_id = query.get("sessionId") if query is not None else None

@@ -1,4 +1,4 @@
-"""The front door's error body (SPEC §7): `{"error": {"code": "...", "message": "..."}}`."""
+"""The front door's error body: `{"error": {"code": "...", "message": "..."}}`."""
 
 from __future__ import annotations
 

@@ -74,7 +74,7 @@ def owner_of(ctx: ServerRequestContext[Any, Any]) -> str:
 
 def app_params(params: Mapping[str, Any] | None) -> tuple[Wire | None, str | int | None]:
     """The request's own params for the app, and the client's progress token. The envelope
-    keys are dropped (the app's connection may speak the other era, SDK-NOTES "era mixing"),
+    keys are dropped (the app's connection may speak the other era, whose envelope differs),
     and so is the progress token: the app actor asks for progress under a token of its own,
     which no other client can be using."""
     if params is None:

@@ -1,4 +1,4 @@
-"""The front door's plain HTTP routes (Quart-Trio): `/apps/health` (SPEC §7.2), `/login`, and the
+"""The front door's plain HTTP routes (Quart-Trio): `/apps/health`, `/login`, and the
 blueprints of `/apps/chat` (`web.chat`) and the admin API (`web.admin`).
 Auth, Host and Origin are checked before a request gets here (`web.asgi`)."""
 
@@ -83,7 +83,7 @@ def health_body(
     statuses: tuple[AppStatus, ...], base: str, sandbox_origin: str | None, wanted: str | None
 ) -> tuple[dict[str, Any], int]:
     """The selected app is `?app=` if given, else the first Running app with a UI, else the
-    first Running app (SPEC §7.2)."""
+    first Running app."""
     running = [s for s in statuses if s.state is AppState.RUNNING]
     selected = next((s for s in statuses if s.id == wanted), None) if wanted else None
     if selected is None:

@@ -1,4 +1,4 @@
-"""Who may use the front door (SPEC §7.1), as pure functions over a request's headers.
+"""Who may use the front door, as pure functions over a request's headers.
 
 The client's address is never looked at: behind a reverse proxy on the same host every caller is
 loopback, so an address (or `X-Forwarded-For`) proves nothing. What counts is where the server is
