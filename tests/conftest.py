@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Project
+from tests.support.helpers import Project
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ import httpx2
 import trio
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.helpers import Project
-from tests.running import (
+from tests.support.helpers import Project
+from tests.support.running import (
     FAST,
     GROCERY,
     GROCERY_TOOLS,

@@ -12,11 +12,11 @@ from typing import Any
 import mcp
 import pytest
 
-from tests.helpers import Project
-from tests.officialclients import ts_client
-from tests.running import GUARD_S, fixture_manifest, supervisor_running
+from tests.support.helpers import Project
+from tests.support.officialclients import ts_client
+from tests.support.running import GUARD_S, fixture_manifest, supervisor_running
 from tests.test_front_door import sdk_client
-from tests.test_gateway_clients import (
+from tests.test_front_door_clients import (
     APP_ONLY,
     CONFORMANCE_APP,
     grocery_project,

@@ -24,8 +24,8 @@ from actors.messages import (
 from actors.registry import WhenReady
 from actors.runtime import Reply, ask
 from supervisor.lifecycle import AppState
-from tests.helpers import Project
-from tests.running import (
+from tests.support.helpers import Project
+from tests.support.running import (
     GUARD_S,
     alive,
     bridge,
@@ -393,7 +393,7 @@ async def test_environment_and_working_directory(project: Project, tmp_path: Pat
             "environment": {"GREETING": "hi ${env:MCPAPPS_TEST_HOME}"},
         },
     )
-    from tests.running import environment
+    from tests.support.running import environment
 
     env = {**environment(), "MCPAPPS_TEST_HOME": "/somewhere"}
     async with running(project, environ=env) as registry:

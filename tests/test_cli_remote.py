@@ -13,8 +13,15 @@ from pathlib import Path
 import trio
 
 from supervisor import remote
-from tests.helpers import Project, free_port, run_mcpapps
-from tests.running import FAST, Supervisor, alive, fixture_manifest, supervisor_running, wait_gone
+from tests.support.helpers import Project, free_port, run_mcpapps
+from tests.support.running import (
+    FAST,
+    Supervisor,
+    alive,
+    fixture_manifest,
+    supervisor_running,
+    wait_gone,
+)
 
 TOKEN = "cli-s3cret"
 

@@ -22,7 +22,7 @@ from supervisor.config import (
     load_config,
 )
 from supervisor.policy import SupervisionPolicy
-from tests.helpers import Project
+from tests.support.helpers import Project
 
 
 def problems_of(project: Project, text: str, environ: dict[str, str] | None = None) -> list[str]:

@@ -2,7 +2,7 @@
 server scenarios) against our fixture server, `tests/apps/conformance_app.py`, on its own
 Streamable HTTP endpoint.
 
-This is the baseline for the gateway: whatever passes here directly must pass through
+This is the baseline for the front door: whatever passes here directly must pass through
 `/apps/mcp/<appId>` too, with the same fixture on stdio behind it.
 """
 
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import trio
 
-from tests.conformance import run_conformance
-from tests.helpers import free_port, wait_for_port
+from tests.support.conformance import run_conformance
+from tests.support.helpers import free_port, wait_for_port
 
 FIXTURE = Path(__file__).parent / "apps" / "conformance_app.py"
 GUARD_S = 60  # a hang guard for the fixture's start, not a speed claim

@@ -9,7 +9,7 @@ import pytest
 
 from supervisor.discovery import find_manifests
 from supervisor.lifecycle import AppState
-from tests.helpers import MANIFEST, Project, messages, stdio
+from tests.support.helpers import MANIFEST, Project, messages, stdio
 
 
 def ids(project: Project) -> list[str | None]:

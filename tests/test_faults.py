@@ -12,8 +12,8 @@ import pytest
 import trio
 
 from supervisor.lifecycle import AppState
-from tests.helpers import Project
-from tests.running import (
+from tests.support.helpers import Project
+from tests.support.running import (
     bridge,
     config_data,
     fixture_manifest,

@@ -18,13 +18,13 @@ import pytest
 import trio
 
 from actors.upstream import http_transport
-from tests.helpers import (
+from tests.support.helpers import (
     CLIENT_IDLE_EXPIRY_S,
     Project,
     free_port,
     statuses_across_an_idle_pause,
 )
-from tests.running import (
+from tests.support.running import (
     FAST,
     GROCERY,
     GUARD_S,
@@ -40,7 +40,7 @@ MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": 
 
 
 # The bundled app offers both eras; "auto" reaches it over the handshake. Tests of what the
-# gateway adds for an app of 2026-07-28 pin that era.
+# front door adds for an app of 2026-07-28 pin that era.
 MODERN_GROCERY = '[apps.entries.grocery-inventory]\nprotocol = "stateless"\n'
 
 

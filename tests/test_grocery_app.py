@@ -30,7 +30,7 @@ from mcp.types import (
     TextContent,
 )
 
-from tests.running import GROCERY_TOOLS
+from tests.support.running import GROCERY_TOOLS
 
 APP_DIR = Path(__file__).resolve().parents[1] / "mcpapps" / "grocery-inventory"
 SERVER = APP_DIR / "server.py"

@@ -1,10 +1,10 @@
 """An app written in the handshake style (tests/apps/handshake_app.py: its tools send sampling and
-elicitation requests from inside the call) behind the gateway with the default config
+elicitation requests from inside the call) behind the front door with the default config
 (`protocol = "auto"`): clients of both eras get through `/apps/mcp/<appId>` and `/mcp` what a
 client gets from the app directly.
 
 The suite and the TypeScript SDK client speak the handshake era; the Python SDK client is run
-in both eras. A 2026-07-28 client is asked by `input_required` results that the gateway makes
+in both eras. A 2026-07-28 client is asked by `input_required` results that the front door makes
 from the app's requests (web/roundtrips.py)."""
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ import pytest
 import trio
 
 from actors.upstream import http_transport
-from tests.conformance import run_conformance
-from tests.helpers import Project, free_port, wait_for_port
-from tests.officialclients import ts_client
-from tests.running import GUARD_S, supervisor_running
+from tests.support.conformance import run_conformance
+from tests.support.helpers import Project, free_port, wait_for_port
+from tests.support.officialclients import ts_client
+from tests.support.running import GUARD_S, supervisor_running
 from tests.test_conformance import SUITE_TIMEOUT_S, stop
-from tests.test_gateway_clients import conformance_through, write_config
+from tests.test_front_door_clients import conformance_through, write_config
 
 HANDSHAKE_APP = Path(__file__).parent / "apps" / "handshake_app.py"
 
@@ -119,7 +119,7 @@ EXPECTED = {
 }
 
 
-async def test_the_suite_passes_through_the_gateway_as_directly(
+async def test_the_suite_passes_through_the_front_door_as_directly(
     project: Project, tmp_path: Path
 ) -> None:
     """Every scenario the app passes directly (on its own HTTP endpoint) passes through

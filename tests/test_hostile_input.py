@@ -13,9 +13,9 @@ import trio
 import trio_websocket
 
 from supervisor import jsonin
-from tests.helpers import Project
-from tests.rawhttp import raw_connection, request
-from tests.running import Supervisor, supervisor_running
+from tests.support.helpers import Project
+from tests.support.rawhttp import raw_connection, request
+from tests.support.running import Supervisor, supervisor_running
 from tests.test_front_door import MCP_HEADERS, TOKEN, events, http, write
 from tests.test_grocery_app import INITIALIZE
 

@@ -10,14 +10,22 @@ import pytest
 import trio
 
 from supervisor.lifecycle import AppState
-from tests.helpers import (
+from tests.support.helpers import (
     CLIENT_IDLE_EXPIRY_S,
     Project,
     free_port,
     statuses_across_an_idle_pause,
     wait_for_port,
 )
-from tests.running import GROCERY, GUARD_S, bridge, config_data, environment, running, wait_for
+from tests.support.running import (
+    GROCERY,
+    GUARD_S,
+    bridge,
+    config_data,
+    environment,
+    running,
+    wait_for,
+)
 
 
 class GroceryOverHttp:

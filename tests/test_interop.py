@@ -7,9 +7,9 @@ import pytest
 import trio
 
 from supervisor.lifecycle import AppState
-from tests.helpers import Project
-from tests.nodetools import server_everything_command
-from tests.running import bridge, config_data, fixture_manifest, running, wait_for
+from tests.support.helpers import Project
+from tests.support.nodetools import server_everything_command
+from tests.support.running import bridge, config_data, fixture_manifest, running, wait_for
 
 
 def everything_manifest() -> dict[str, object]:

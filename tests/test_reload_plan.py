@@ -6,7 +6,7 @@ from __future__ import annotations
 import attrs
 
 from supervisor.reload import RunningApp, needs_restart, plan_reload
-from tests.helpers import Project, stdio
+from tests.support.helpers import Project, stdio
 
 
 def running_now(project: Project) -> dict[str, RunningApp]:
@@ -94,7 +94,7 @@ async def test_the_registry_tells_its_watchers_how_a_reload_went(project: Projec
     from actors.runtime import ask
     from supervisor.discovery import discover
     from supervisor.reloader import Reloader
-    from tests.running import GUARD_S, environment, fixture_manifest
+    from tests.support.running import GUARD_S, environment, fixture_manifest
 
     env = environment()
     project.manifest("apps/one", fixture_manifest("one"))

@@ -21,10 +21,10 @@ from actors.runtime import ask
 from supervisor.config import config_from_data
 from supervisor.discovery import discover
 from supervisor.lifecycle import AppState
-from tests.helpers import Project, free_port_pair
+from tests.support.helpers import Project, free_port_pair
 
-FIXTURE_APP = Path(__file__).parent / "apps" / "fixture_app.py"
-GROCERY = Path(__file__).parent.parent / "mcpapps" / "grocery-inventory"
+FIXTURE_APP = Path(__file__).parent.parent / "apps" / "fixture_app.py"
+GROCERY = Path(__file__).parents[2] / "mcpapps" / "grocery-inventory"
 GUARD_S = 60  # a hang guard, not a speed claim
 # The bundled app's tools: every one of them, as its own endpoint lists them.
 GROCERY_TOOLS = frozenset(

@@ -2,8 +2,8 @@
 the TypeScript SDK client and the Inspector CLI on `/apps/mcp/<appId>` (one app's upstream
 session) and on `/mcp` (every Running app's model-visible tools).
 
-Each test starts the real supervisor in a subprocess (tests/running.py) with real apps behind
-it: the conformance fixture, the bundled grocery app, or the misbehaving fixture app.
+Each test starts the real supervisor in a subprocess (tests/support/running.py) with real apps
+behind it: the conformance fixture, the bundled grocery app, or the misbehaving fixture app.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import httpx2
 import pytest
 import trio
 
-from tests.conformance import ConformanceResult, run_conformance
-from tests.helpers import Project
-from tests.officialclients import inspector_cli, ts_client
-from tests.running import (
+from tests.support.conformance import ConformanceResult, run_conformance
+from tests.support.helpers import Project
+from tests.support.officialclients import inspector_cli, ts_client
+from tests.support.running import (
     FAST,
     GROCERY,
     GROCERY_TOOLS,
@@ -131,21 +131,21 @@ async def wait_for_count(supervisor: Supervisor, text: str, count: int) -> None:
     [(None, "2025-11-25"), ("stateless", "2026-07-28")],
     ids=["auto", "stateless"],
 )
-async def test_conformance_through_the_gateway(
+async def test_conformance_through_the_front_door(
     project: Project, protocol: str | None, negotiated: str
 ) -> None:
     """Every scenario that passes against the conformance fixture directly (all 32) passes
     through `/apps/mcp/<appId>` too, whichever era the app is reached in: with the default
     protocol ("auto": the handshake, which this app offers), and on 2026-07-28, which has no
-    logging/setLevel nor resources/subscribe (the gateway makes up for them) and asks by
-    `input_required` results (the gateway asks the suite's client on its request's stream)."""
+    logging/setLevel nor resources/subscribe (the front door makes up for them) and asks by
+    `input_required` results (the front door asks the suite's client on its request's stream)."""
     conformance_project(project, protocol)
     async with supervisor_running(project) as supervisor:
         result = await conformance_through(supervisor, "conformance")
     assert f"protocol {negotiated})" in supervisor.log
     print(
         f"conformance ({protocol or 'auto'} upstream): direct {len(EXPECTED_DIRECT)},"
-        f" gateway {len(EXPECTED_DIRECT & result.passed)}\n{result.summary()}"
+        f" front door {len(EXPECTED_DIRECT & result.passed)}\n{result.summary()}"
     )
     missing = EXPECTED_DIRECT - result.passed
     assert not missing, f"{result.summary()}\n\nsupervisor log:\n{supervisor.log[-6000:]}"
