@@ -26,7 +26,7 @@ from mcp_types.version import LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
 from supervisor import __version__
-from supervisor.manifest import Protocol
+from supervisor.manifest import EraSetting
 
 logger = logging.getLogger("mcpapps.app")
 _RAW: TypeAdapter[Wire] = TypeAdapter(dict[str, Any])
@@ -38,7 +38,7 @@ KEEPALIVE_EXPIRY_S = 2.0  # idle connections to an http app; see `http_transport
 
 # How the SDK client starts. "auto" starts pinned (no wire traffic) and `connect` negotiates:
 # the handshake first, then `server/discover` if the app refuses the handshake.
-_MODES: Mapping[Protocol, str] = {
+_MODES: Mapping[EraSetting, str] = {
     "auto": LATEST_MODERN_VERSION,
     "handshake": "legacy",
     "stateless": LATEST_MODERN_VERSION,
@@ -315,7 +315,7 @@ def _extensions(ui: bool) -> list[Any]:
 async def connect(
     transport: Any,
     *,
-    protocol: Protocol,
+    protocol: EraSetting,
     ui: bool,
     on_message: Callable[[Any], Awaitable[None]],
     on_server_request: ServerRequestHandler | None = None,

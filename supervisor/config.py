@@ -22,7 +22,7 @@ from cattrs.errors import ClassValidationError
 from cattrs.gen import make_dict_structure_fn, override
 
 from supervisor.limits import LimitsConfig
-from supervisor.manifest import Protocol, RequestTimeout, StartupTimeout
+from supervisor.manifest import EraSetting, RequestTimeout, StartupTimeout
 from supervisor.policy import (
     SUPERVISION_KEYS,
     Count,
@@ -83,7 +83,7 @@ class AppEntry:
     headers: dict[str, str] = attrs.Factory(dict)
     environment: dict[str, str] = attrs.Factory(dict)
     tool_name_prefix: str | None = None
-    protocol: Protocol | None = None
+    protocol: EraSetting | None = None
     startup_timeout_s: StartupTimeout | None = None
     request_timeout_s: RequestTimeout | None = None
     # Any [supervision] key, for this app only.
@@ -108,7 +108,7 @@ class AppsConfig:
     allowlist_semantics: Literal["legacy", "strict"] = "legacy"
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
-    protocol: Protocol = "auto"
+    protocol: EraSetting = "auto"
     watch: bool = False  # reload when a file under discovery_paths or config.toml changes
     entries: dict[str, AppEntry] = attrs.Factory(dict)
     # `[apps.inline.<id>]`: manifests written in config.toml (snake_case keys). They are checked

@@ -28,7 +28,10 @@ from supervisor.policy import SupervisionPolicy
 from supervisor.structuring import Between, KeyPath, did_you_mean, make_converter, problems
 
 Transport = Literal["stdio", "http"]
-Protocol = Literal["auto", "handshake", "stateless"]
+# Which protocol era an app is spoken to in: "handshake" (initialize first, one long-lived
+# session, the era before 2026-07-28), "stateless" (2026-07-28: server/discover, each request
+# stands alone) or "auto" (the handshake if the app offers it, else stateless).
+EraSetting = Literal["auto", "handshake", "stateless"]
 StartupTimeout = Annotated[int, Between(1, 600)]
 RequestTimeout = Annotated[int, Between(1, 3600)]
 
@@ -84,7 +87,7 @@ class AppDefinition:
     how to supervise it."""
 
     manifest: Manifest
-    protocol: Protocol
+    protocol: EraSetting
     supervision: SupervisionPolicy
 
     @property
@@ -344,7 +347,7 @@ def _is_absolute_http_url(url: str) -> bool:
 
 
 def make_definition(
-    manifest: Manifest, *, folder: Path, protocol: Protocol, supervision: SupervisionPolicy
+    manifest: Manifest, *, folder: Path, protocol: EraSetting, supervision: SupervisionPolicy
 ) -> AppDefinition:
     """The definition of a manifest that passed every rule; relative paths resolve in `folder`."""
     working_directory = folder / (manifest.working_directory or ".")
