@@ -37,6 +37,7 @@ browser:
 test: $(BIN)/.installed node-tools browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 lint: $(BIN)/.installed

@@ -45,7 +45,7 @@ from actors.messages import (
 )
 from actors.process import ChildProcess, SpawnError, describe_returncode
 from actors.reaper import Reaper
-from actors.runtime import Forward, Mailbox, Reply
+from actors.runtime import Answer, Mailbox
 from actors.stdio import pump_stderr, stdio_streams
 from actors.supervision import Exit, Retry, supervise, wants_restart
 from actors.upstream import (
@@ -145,7 +145,7 @@ class AppActor:
         self._upstream: Upstream | None = None
         self._calls: trio.Nursery | None = None
         self._death: _Death | None = None
-        self._in_flight: dict[object, Reply[Any] | Forward[Any]] = {}
+        self._in_flight: dict[object, Answer[Any]] = {}
         self._callers: dict[object, Any] = {}  # in-flight requests whose client can be asked
         self._last_heard = 0.0
         self._catalog_stale = trio.Event()
@@ -154,7 +154,7 @@ class AppActor:
         self._log_level: str | None = None
         self._subscribers: dict[str, set[str]] = {}  # resource uri → the clients (owners)
         self._resubscribe = trio.Event()
-        self._awaiting_listen: list[Reply[Any] | Forward[Any]] = []
+        self._awaiting_listen: list[Answer[Any]] = []
 
     # ---- the mailbox -------------------------------------------------------------------------
 
@@ -696,7 +696,7 @@ class AppActor:
         with contextlib.suppress(Exception):
             await upstream.send("resources/unsubscribe", {"uri": uri}, timeout=timeout)
 
-    def _listen_again(self, reply: Reply[Any] | Forward[Any] | None = None) -> None:
+    def _listen_again(self, reply: Answer[Any] | None = None) -> None:
         """The set of subscribed resources changed: the listen stream (2026-07-28) is opened
         again with the new set; `reply` gets `{}` once the app has acknowledged it."""
         if reply is not None:
@@ -947,10 +947,9 @@ def _request_of(message: CallTool | UpstreamRequest) -> tuple[str, Wire | None, 
         if message.meta:
             params["_meta"] = message.meta
         return "tools/call", params, f"tool '{message.name}'"
-    params = message.params
-    if message.method == "tools/call" and params is not None:
-        return message.method, params, f"tool '{params.get('name')}'"
-    return message.method, params, f"request {message.method}"
+    if message.method == "tools/call" and message.params is not None:
+        return message.method, message.params, f"tool '{message.params.get('name')}'"
+    return message.method, message.params, f"request {message.method}"
 
 
 def _unsendable(message: CallTool | UpstreamRequest) -> str | None:

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 import attrs
 import trio
 
-from actors.runtime import Forward, Reply
+from actors.runtime import Answer, Reply
 from actors.upstream import Catalog, Wire
 from supervisor.lifecycle import AppState
 
@@ -80,7 +80,7 @@ class AppStatus:
 class CallTool:
     name: str  # the app's own tool name, not the public one
     arguments: dict[str, Any]
-    reply: Reply[Wire] | Forward[Wire]
+    reply: Answer[Wire]
     meta: dict[str, Any] | None = None
 
 
@@ -88,8 +88,13 @@ class Caller(Protocol):
     """The client behind an `UpstreamRequest`, as far as the app may reach it while the request
     is in flight: it can be asked (sampling, elicitation) and told of progress."""
 
-    on_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None
-    owner: str  # the client's session: who holds a resource subscription
+    @property
+    def on_progress(
+        self,
+    ) -> Callable[[float, float | None, str | None], Awaitable[None]] | None: ...
+
+    @property
+    def owner(self) -> str: ...  # the client's session: who holds a resource subscription
 
     async def ask(self, method: str, params: Wire) -> Wire: ...
 
@@ -101,7 +106,7 @@ class UpstreamRequest:
 
     method: str
     params: Wire | None
-    reply: Reply[Wire] | Forward[Wire]
+    reply: Answer[Wire]
     caller: Caller | None = None
     abandoned: trio.Event | None = None  # set when the caller gives up: the request is cancelled
 
@@ -202,7 +207,7 @@ class ToApp:
 class CallPublicTool:
     public_name: str  # a public name or its alias
     arguments: dict[str, Any]
-    reply: Reply[tuple[Any, Wire]]  # (the PublicTool called, the raw result)
+    reply: Answer[tuple[Any, Wire]]  # (the PublicTool called, the raw result)
     meta: dict[str, Any] | None = None
     caller: Caller | None = None
     abandoned: trio.Event | None = None  # set when the caller gives up: the call is cancelled

@@ -297,7 +297,9 @@ class OpenAIEngine:
             )
 
     async def _read(self, response: httpx2.Response, answer: _Answer, emit: Emit) -> None:
-        async with contextlib.aclosing(aiter(httpx2.EventSource(response))) as events:
+        # typeshed's aclosing wants aclose() on the type; the iterator is a generator with it.
+        events_of = aiter(httpx2.EventSource(response))
+        async with contextlib.aclosing(events_of) as events:  # type: ignore[type-var]
             try:
                 async for event in events:
                     data = event.data.strip()
@@ -389,7 +391,8 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 async def _start_of(response: httpx2.Response) -> str:
     """The start of a body that is not the stream we asked for (it may be long, or endless)."""
     data = b""
-    async with contextlib.aclosing(aiter(response.aiter_bytes())) as chunks:
+    # typeshed's aclosing wants aclose() on the type; the iterator is a generator with it.
+    async with contextlib.aclosing(aiter(response.aiter_bytes())) as chunks:  # type: ignore[type-var]
         async for chunk in chunks:
             data += chunk
             if len(data) >= ERROR_BODY_MAX:

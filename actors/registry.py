@@ -187,17 +187,17 @@ class Registry:
                 self._call(message)
             case ToApp(app_id, request):
                 self._route(app_id, request)
-            case GetToolTable(reply):
-                reply.send(self._table)
-            case GetToolReport(reply):
-                reply.send(tool_report(self._table, self._running_tools()))
-            case Snapshot(reply):
-                reply.send(self.snapshot())
-            case Lookup(app_id, reply):
-                if (status := self._statuses.get(app_id)) is not None:
-                    reply.send(status)
+            case GetToolTable():
+                message.reply.send(self._table)
+            case GetToolReport():
+                message.reply.send(tool_report(self._table, self._running_tools()))
+            case Snapshot():
+                message.reply.send(self.snapshot())
+            case Lookup(app_id):
+                if (known := self._statuses.get(app_id)) is not None:
+                    message.reply.send(known)
                 else:
-                    reply.fail(UnknownApp(app_id, f"unknown app '{app_id}'"))
+                    message.reply.fail(UnknownApp(app_id, f"unknown app '{app_id}'"))
             case WhenReady(reply):
                 if self._unsettled:
                     self._waiting.append(reply)

@@ -11,13 +11,14 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
 import trio
 
 T = TypeVar("T")
 M = TypeVar("M")
+T_contra = TypeVar("T_contra", contravariant=True)
 
 # A bounded mailbox gives back-pressure instead of unbounded memory when an actor falls behind;
 # the bound is generous because every message is small and handlers never block on slow work.
@@ -60,11 +61,20 @@ class Reply(Generic[T]):
         return value
 
 
+class Answer(Protocol[T_contra]):
+    """Where a request is answered: a `Reply`, a `Forward`, or anything else that takes one
+    value or one error (a round trip's exchange in the front door)."""
+
+    def send(self, value: T_contra) -> None: ...
+
+    def fail(self, error: BaseException) -> None: ...
+
+
 class Forward(Generic[T]):
     """Answers a request on someone else's `Reply`, transformed on the way: a router hands the
     actor that does the work a `Forward` instead of starting a task that waits to relay."""
 
-    def __init__(self, target: Reply[Any], transform: Callable[[T], Any]) -> None:
+    def __init__(self, target: Answer[Any], transform: Callable[[T], Any]) -> None:
         self._target = target
         self._transform = transform
 

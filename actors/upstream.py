@@ -171,7 +171,7 @@ class Upstream:
         cancelled`); its own timeout is used rather than a cancel scope because the SDK sends
         that notice shielded for up to 5 s when a scope abandons the request, which a frozen
         HTTP app would make the caller wait for."""
-        return await self.client.session.send_request(
+        return await self.client.session.send_request(  # type: ignore[type-var]
             request, _RAW, request_read_timeout_seconds=timeout
         )
 
@@ -202,7 +202,7 @@ class Upstream:
         data: dict[str, Any] = {"method": method}
         if params is not None:
             data["params"] = dict(params)
-        options: dict[str, Any] = {}
+        options: Any = {}  # the SDK's CallOptions, a TypedDict
         if timeout is not None:
             options["timeout"] = timeout
         if on_progress is not None:
@@ -329,7 +329,7 @@ async def connect(
     client = mcp.Client(
         transport,
         mode=_MODES[protocol],
-        message_handler=on_message,
+        message_handler=on_message,  # type: ignore[arg-type]  # the SDK's union, taken whole
         **callbacks,
         extensions=_extensions(ui),
         cache=None,  # the actor refreshes the catalog on list_changed; stale reads are worse

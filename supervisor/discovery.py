@@ -330,8 +330,12 @@ def _judge(
 
     manifest = draft.manifest
     if manifest is None:
-        errors = tuple(typed(path, why) for path, why in draft.problems)
-        return DiscoveredApp(id=None, source=draft.source, state=AppState.DISCOVERED, errors=errors)
+        return DiscoveredApp(
+            id=None,
+            source=draft.source,
+            state=AppState.DISCOVERED,
+            errors=tuple(typed(path, why) for path, why in draft.problems),
+        )
 
     app_id = manifest.id
     entry = config.apps.entries.get(app_id) if app_id is not None else None

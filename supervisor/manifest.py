@@ -123,7 +123,7 @@ _to_json = make_dict_unstructure_fn(
     Manifest,
     _converter,
     metadata=override(omit=True),
-    **{f: override(rename=camel(f)) for f in _FIELDS},
+    **{f: override(rename=camel(f)) for f in _FIELDS},  # type: ignore[arg-type]  # cattrs' stubs
 )
 
 
@@ -354,7 +354,7 @@ def make_definition(
     effective = attrs.evolve(
         manifest,
         name=manifest.name or manifest.id,
-        transport=normalize_transport(manifest.transport),
+        transport=normalize_transport(manifest.transport) or manifest.transport,
         working_directory=os.path.normpath(working_directory),
         tool_name_prefix=manifest.tool_name_prefix or "",
     )

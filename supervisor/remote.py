@@ -153,9 +153,9 @@ class Remote:
             raise RemoteError(self._unauthorized())
         if response.is_success and isinstance(data, dict):
             return data
-        error = data.get("error") if isinstance(data, dict) else None
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            raise RemoteError(error["message"])
+        body = data.get("error") if isinstance(data, dict) else None
+        if isinstance(body, dict) and isinstance(body.get("message"), str):
+            raise RemoteError(body["message"])
         raise RemoteError(
             f"{url} answered {method} {path} with HTTP {response.status_code}, not as the mcpapps"
             " admin API does; is the address right?"
@@ -182,7 +182,7 @@ def apps(remote: Remote, *, as_json: bool, out: TextIO) -> int:
         _print_json(data, out)
         return 0
     listed = data["apps"]
-    rows = [("ID", "STATE", "PID", "RESTARTS", "TOOLS", "LAST ERROR")]
+    rows: list[tuple[str, ...]] = [("ID", "STATE", "PID", "RESTARTS", "TOOLS", "LAST ERROR")]
     rows += [_app_row(app) for app in listed]
     _print_table(rows, out)
     states = Counter(app["state"] for app in listed)
@@ -271,7 +271,9 @@ def tools(remote: Remote, *, as_json: bool, out: TextIO) -> int:
         _print_json(data, out)
         return 0
     listed = data["tools"]
-    rows = [("APP", "PUBLIC NAME", "MODEL ALIAS", "VISIBILITY", "UI", "NOT OFFERED BECAUSE")]
+    rows: list[tuple[str, ...]] = [
+        ("APP", "PUBLIC NAME", "MODEL ALIAS", "VISIBILITY", "UI", "NOT OFFERED BECAUSE")
+    ]
     rows += [
         (
             t["app"],

@@ -158,7 +158,8 @@ def _status_converter() -> cattrs.Converter:
     # Counts are keyed by catalog part, in the same spelling as the catalog's keys.
     renames["counts"] = override(unstruct_hook=lambda c: {camel(k): n for k, n in c.items()})
     converter.register_unstructure_hook(
-        AppStatus, make_dict_unstructure_fn(AppStatus, converter, **renames)
+        AppStatus,
+        make_dict_unstructure_fn(AppStatus, converter, **renames),  # type: ignore[arg-type]
     )
     return converter
 

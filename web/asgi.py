@@ -11,7 +11,7 @@ from typing import Any
 
 import mcp_types as types
 
-from actors.messages import Lookup, UnknownApp
+from actors.messages import AppStatus, Lookup, UnknownApp
 from actors.runtime import Mailbox, ask
 from supervisor.lifecycle import AppState
 from supervisor.limits import DEFAULT_LIMITS, LimitsConfig
@@ -201,7 +201,10 @@ class FrontDoor:
         status = self._states.get(app_id) if endpoint is not None else None
         if status is None or status.state is AppState.RUNNING:
             try:
-                status = await ask(self._registry, lambda r: Lookup(app_id, r), ASK_TIMEOUT_S)
+                known: AppStatus = await ask(
+                    self._registry, lambda r: Lookup(app_id, r), ASK_TIMEOUT_S
+                )
+                status = known
             except UnknownApp:
                 status = None
         if status is None or endpoint is None:

@@ -20,7 +20,7 @@ from quart import Blueprint, Response, request
 
 from actors.agent import Event, TextPiece, ToolFinished, ToolStarted, TurnError, UserTurn
 from actors.chat import CancelTurn, GetSession, Turn
-from actors.chatstore import StoreError
+from actors.chatstore import SavedSession, StoreError
 from actors.runtime import AskTimeout, Mailbox, ask
 from supervisor import jsonin
 from web.errors import json_error
@@ -61,7 +61,9 @@ def chat_blueprint(chats: Mailbox[Any]) -> Blueprint:
         if not SESSION_ID.fullmatch(session_id):
             return json_error(400, "bad_request", _SESSION_ID_RULE)
         try:
-            saved = await ask(chats, lambda r: GetSession(session_id, r), ASK_TIMEOUT_S)
+            saved: SavedSession = await ask(
+                chats, lambda r: GetSession(session_id, r), ASK_TIMEOUT_S
+            )
         except (StoreError, AskTimeout) as error:
             return json_error(503, "unavailable", f"the session cannot be read: {error}")
         if not saved.turns:
@@ -74,7 +76,7 @@ def chat_blueprint(chats: Mailbox[Any]) -> Blueprint:
         if not SESSION_ID.fullmatch(session_id):
             return json_error(400, "bad_request", _SESSION_ID_RULE)
         try:
-            cancelled = await ask(chats, lambda r: CancelTurn(session_id, r), ASK_TIMEOUT_S)
+            cancelled: bool = await ask(chats, lambda r: CancelTurn(session_id, r), ASK_TIMEOUT_S)
         except AskTimeout as error:
             return json_error(503, "unavailable", f"the chat could not answer: {error}")
         return {"cancelled": cancelled}

@@ -10,12 +10,12 @@ Neither keeps app state: each request becomes a message to the registry, which r
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, get_args
 
 import mcp_types as types
 import trio
 from mcp.server import Server
-from mcp.server.caching import CACHEABLE_METHODS, CacheHint
+from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
@@ -79,7 +79,7 @@ class _Endpoint(Server[Any]):
         super().__init__(
             name,
             version=__version__,
-            cache_hints={method: CacheHint() for method in CACHEABLE_METHODS},
+            cache_hints={method: CacheHint() for method in get_args(CacheableMethod)},
             # The SDK checks a 2026-07-28 call's Mcp-Param headers against the tool's schema;
             # without this it would list the tools again for every call.
             get_tool_input_schema=self.input_schemas.get,
@@ -147,7 +147,7 @@ class AppEndpoint:
                 try:
                     await ask(
                         self._registry,
-                        lambda reply, uri=uri: ToApp(
+                        lambda reply, uri=uri: ToApp(  # type: ignore[misc]
                             self.app_id,
                             UpstreamRequest("resources/subscribe", {"uri": uri}, reply, caller),
                         ),
@@ -166,7 +166,7 @@ class AppEndpoint:
         result = await call_next(ctx)
         if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
             try:
-                catalog = await ask(
+                catalog: Catalog = await ask(
                     self._registry, lambda r: ToApp(self.app_id, GetCatalog(r)), ASK_TIMEOUT_S
                 )
             except Exception as error:

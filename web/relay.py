@@ -126,7 +126,12 @@ class ClientCaller:
     async def _progress(self, progress: float, total: float | None, message: str | None) -> None:
         assert self._token is not None
         await self._ctx.session.send_progress_notification(
-            self._token, progress, total, message, related_request_id=self._ctx.request_id
+            self._token,
+            progress,
+            total,
+            message,
+            # The SDK's annotation says str; it takes the request id as the client sent it.
+            related_request_id=self._ctx.request_id,  # type: ignore[arg-type]
         )
 
 

@@ -114,7 +114,10 @@ async def serve_sandbox(
     hyper.errorlog = logging.getLogger("mcpapps.web.hypercorn")
     try:
         await hypercorn.trio.serve(
-            sandbox_app, hyper, shutdown_trigger=shutdown.wait, task_status=task_status
+            sandbox_app,  # type: ignore[arg-type]  # hypercorn types the scope narrower than dict
+            hyper,
+            shutdown_trigger=shutdown.wait,
+            task_status=task_status,
         )
     except (OSError, BaseExceptionGroup) as error:
         leaf = _bind_error(error)

@@ -61,7 +61,7 @@ def access_policy(config: Config, token: str | None) -> AccessPolicy:
     # loopback bind says nothing about who reaches the proxy).
     public = urlsplit(server.public_url) if server.public_url else None
     public_hosts = {*server.public_hosts, *([public.netloc] if public else [])}
-    public_origins = [*server.allowed_origins, *([server.public_url] if public else [])]
+    public_origins = [*server.allowed_origins, *([server.public_url] if server.public_url else [])]
     require = (
         server.always_require_auth
         or not is_loopback(server.host)

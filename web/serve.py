@@ -112,7 +112,8 @@ async def serve_front_door(
         trio.open_nursery() as nursery,
         contextlib.AsyncExitStack() as stack,
     ):
-        for endpoint in [aggregate, *apps.values()]:
+        endpoints: list[AppEndpoint | AggregateEndpoint] = [aggregate, *apps.values()]
+        for endpoint in endpoints:
             await stack.enter_async_context(endpoint.manager.run())
         added.nursery = nursery
         nursery.start_soon(_relay_facts, facts, apps, aggregate, added, states)
@@ -121,14 +122,17 @@ async def serve_front_door(
             logger.info("app sandbox listening on %s", ", ".join(sandbox_binds))
         binds = await nursery.start(
             lambda task_status: hypercorn.trio.serve(
-                front_door, hyper, shutdown_trigger=shutdown.wait, task_status=task_status
+                front_door,  # type: ignore[arg-type]  # hypercorn types the scope narrower
+                hyper,
+                shutdown_trigger=shutdown.wait,
+                task_status=task_status,
             )
         )
         logger.info("front door listening on %s", ", ".join(binds))
         task_status.started(binds)
         await shutdown.wait()
         await close.wait()
-        for endpoint in [aggregate, *apps.values()]:
+        for endpoint in endpoints:
             endpoint.audience.listen.close()  # 2026-07-28 listen streams end gracefully
         # Ending the session managers ends every session and its standing stream (not under
         # a deadline of its own: their task groups must close in the scope they opened in).
