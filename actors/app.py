@@ -59,11 +59,11 @@ from actors.upstream import (
     is_connection_error,
     is_timeout,
 )
-from supervisor import jsonin
-from supervisor.envrefs import expand
-from supervisor.lifecycle import AppState
-from supervisor.manifest import AppDefinition
 from supervisor.metrics import Metrics
+from supervisor.model import jsonin
+from supervisor.model.envrefs import expand
+from supervisor.model.lifecycle import AppState
+from supervisor.model.manifest import AppDefinition
 
 logger = logging.getLogger("mcpapps.app")
 

@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from supervisor import jsonin
+from supervisor.model import jsonin
 
 
 class ArgumentError(ValueError):

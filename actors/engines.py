@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from actors.agent import Engine
 from actors.bridge import ToolBridge
 from actors.direct_engine import DirectEngine
-from supervisor.config import AgentConfig
+from supervisor.model.config import AgentConfig
 
 
 def make_engine(agent: AgentConfig, bridge: ToolBridge, environ: Mapping[str, str]) -> Engine:

@@ -11,7 +11,7 @@ import trio
 
 from actors.runtime import Answer, Reply
 from actors.upstream import Catalog, Wire
-from supervisor.lifecycle import AppState
+from supervisor.model.lifecycle import AppState
 
 
 class AppError(Exception):
@@ -246,7 +246,8 @@ class StopAll:
 @attrs.frozen
 class ApplyReload:
     """Start, stop and restart apps so that the registry runs what `discovery` describes
-    (a `supervisor.discovery.Discovery`); answered with the `supervisor.reload.ReloadDiff`."""
+    (a `supervisor.model.discovery.Discovery`); answered with the
+    `supervisor.model.reload.ReloadDiff`."""
 
     discovery: Any
     reply: Reply[Any]
@@ -254,7 +255,7 @@ class ApplyReload:
 
 @attrs.frozen
 class Reloaded:
-    """A fact: a reload ended with `diff` (a `supervisor.reload.ReloadDiff`)."""
+    """A fact: a reload ended with `diff` (a `supervisor.model.reload.ReloadDiff`)."""
 
     diff: Any
 

@@ -34,7 +34,7 @@ from actors.agent import (
 from actors.bridge import ArgumentError, ToolBridge, parse_arguments
 from actors.runtime import AskTimeout, Overloaded
 from actors.tooltable import MODEL_NAME, PublicTool, ToolTable, model_alias
-from supervisor.config import AgentConfig
+from supervisor.model.config import AgentConfig
 
 logger = logging.getLogger("mcpapps.agent")
 

@@ -49,10 +49,10 @@ from actors.runtime import AskTimeout, Forward, Mailbox, Overloaded, Reply, ask
 from actors.toolreport import tool_report
 from actors.tooltable import AppTools, ToolTable, build_tool_table
 from actors.upstream import Catalog
-from supervisor.discovery import DiscoveredApp, Discovery
-from supervisor.lifecycle import AppState
 from supervisor.metrics import Metrics
-from supervisor.reload import ReloadDiff, RunningApp, plan_reload
+from supervisor.model.discovery import DiscoveredApp, Discovery
+from supervisor.model.lifecycle import AppState
+from supervisor.model.reload import ReloadDiff, RunningApp, plan_reload
 
 logger = logging.getLogger("mcpapps.registry")
 

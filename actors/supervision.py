@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 import attrs
 import trio
 
-from supervisor.policy import RestartType, SupervisionPolicy
+from supervisor.model.policy import RestartType, SupervisionPolicy
 
 
 @attrs.frozen

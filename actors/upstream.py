@@ -26,7 +26,7 @@ from mcp_types.version import LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
 from supervisor import __version__
-from supervisor.manifest import EraSetting
+from supervisor.model.manifest import EraSetting
 
 logger = logging.getLogger("mcpapps.app")
 _RAW: TypeAdapter[Wire] = TypeAdapter(dict[str, Any])

@@ -39,9 +39,9 @@ import trio
 from actors.messages import AppStatus, StopAll
 from actors.registry import Registry, WhenReady
 from actors.runtime import ask
-from supervisor.config import config_from_data
-from supervisor.discovery import discover
-from supervisor.lifecycle import AppState
+from supervisor.model.config import config_from_data
+from supervisor.model.discovery import discover
+from supervisor.model.lifecycle import AppState
 from tests.support.helpers import Project
 from tests.support.running import environment, fixture_manifest
 

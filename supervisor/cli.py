@@ -18,12 +18,12 @@ from typing import Any, TextIO, cast
 import attrs
 
 from supervisor import __version__
-from supervisor.config import CONFIG_ENV, Config, ConfigError, config_path, load_config
-from supervisor.discovery import DiscoveredApp, Discovery, discover
-from supervisor.lifecycle import AppState
 from supervisor.logs import configure_logging
-from supervisor.manifest import AppDefinition, camel, manifest_to_json
-from supervisor.problems import Problem, display_path
+from supervisor.model.config import CONFIG_ENV, Config, ConfigError, config_path, load_config
+from supervisor.model.discovery import DiscoveredApp, Discovery, discover
+from supervisor.model.lifecycle import AppState
+from supervisor.model.manifest import AppDefinition, camel, manifest_to_json
+from supervisor.model.problems import Problem, display_path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -183,7 +183,7 @@ def _remote_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
 def import_openclaw(source: Path, out: Path | None) -> int:
     """Print (or write to `out`) the config.toml for an OpenClaw.NET appsettings.json; report
     what was not imported on standard error. 1 when nothing could be imported."""
-    from supervisor import jsontext, openclaw
+    from supervisor.model import jsontext, openclaw
 
     err = _printable_stream(sys.stderr)
     try:
@@ -227,8 +227,8 @@ def run(given_path: str | None, *, environ: Mapping[str, str]) -> int:
     # Imported here: the SDK takes most of a second to import, which `validate` need not pay.
     import trio
 
+    from supervisor.model.tokens import TokenError
     from supervisor.run import StartupError, run_supervisor
-    from web.tokens import TokenError
 
     try:
         trio.run(run_supervisor, config, environ)

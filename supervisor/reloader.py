@@ -18,10 +18,10 @@ import trio
 
 from actors.messages import ApplyReload, Reloaded, Snapshot
 from actors.runtime import Mailbox, ask
-from supervisor.config import Config, ConfigError, load_config
-from supervisor.discovery import Discovery, discover, log_discovery
-from supervisor.lifecycle import AppState
-from supervisor.reload import Refusal, ReloadDiff, needs_restart
+from supervisor.model.config import Config, ConfigError, load_config
+from supervisor.model.discovery import Discovery, discover, log_discovery
+from supervisor.model.lifecycle import AppState
+from supervisor.model.reload import Refusal, ReloadDiff, needs_restart
 from supervisor.sdnotify import notify
 
 logger = logging.getLogger("mcpapps.supervisor")

@@ -19,8 +19,8 @@ from urllib.parse import quote, urlsplit
 import attrs
 import httpx2
 
-from supervisor.config import Config, config_path, load_config, url_host
-from web.tokens import GENERATED_TOKEN
+from supervisor.model.config import Config, config_path, load_config, url_host
+from supervisor.model.tokens import GENERATED_TOKEN
 
 TOKEN_ENV = "MCPAPPS_TOKEN"
 CONNECT_TIMEOUT_S = 5.0

@@ -16,7 +16,7 @@ import anyio
 import trio
 import watchfiles
 
-from supervisor.config import Config
+from supervisor.model.config import Config
 from supervisor.reloader import Reloader, ReloadRefused
 
 logger = logging.getLogger("mcpapps.supervisor")

@@ -23,7 +23,7 @@ from actors.messages import (
 )
 from actors.registry import WhenReady
 from actors.runtime import Reply, ask
-from supervisor.lifecycle import AppState
+from supervisor.model.lifecycle import AppState
 from tests.support.helpers import Project
 from tests.support.running import (
     GUARD_S,

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from supervisor.config import (
+from supervisor.model.config import (
     AppEntry,
     Config,
     ConfigError,
@@ -21,7 +21,7 @@ from supervisor.config import (
     effective_policy,
     load_config,
 )
-from supervisor.policy import SupervisionPolicy
+from supervisor.model.policy import SupervisionPolicy
 from tests.support.helpers import Project
 
 

@@ -11,7 +11,7 @@ import signal
 import pytest
 import trio
 
-from supervisor.lifecycle import AppState
+from supervisor.model.lifecycle import AppState
 from tests.support.helpers import Project
 from tests.support.running import (
     bridge,

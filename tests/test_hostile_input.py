@@ -12,7 +12,7 @@ import pytest
 import trio
 import trio_websocket
 
-from supervisor import jsonin
+from supervisor.model import jsonin
 from tests.support.helpers import Project
 from tests.support.rawhttp import raw_connection, request
 from tests.support.running import Supervisor, supervisor_running

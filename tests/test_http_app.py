@@ -9,7 +9,7 @@ import sys
 import pytest
 import trio
 
-from supervisor.lifecycle import AppState
+from supervisor.model.lifecycle import AppState
 from tests.support.helpers import (
     CLIENT_IDLE_EXPIRY_S,
     Project,

@@ -7,7 +7,7 @@ import json
 import shutil
 from typing import Any
 
-from supervisor.config import AppEntry, load_config
+from supervisor.model.config import AppEntry, load_config
 from tests.support.helpers import Project, run_mcpapps
 from tests.support.running import GROCERY
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import trio
 
-from supervisor.lifecycle import AppState
+from supervisor.model.lifecycle import AppState
 from tests.support.helpers import Project
 from tests.support.nodetools import server_everything_command
 from tests.support.running import bridge, config_data, fixture_manifest, running, wait_for

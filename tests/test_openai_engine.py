@@ -17,8 +17,8 @@ from actors.agent import Event, Message, TextPiece, ToolFinished, ToolStarted, T
 from actors.bridge import ToolBridge
 from actors.openai_engine import SYSTEM_PROMPT, OpenAIEngine
 from actors.runtime import Mailbox
-from supervisor.config import AgentConfig
-from supervisor.lifecycle import AppState
+from supervisor.model.config import AgentConfig
+from supervisor.model.lifecycle import AppState
 from tests.support.fake_openai import (
     FakeOpenAI,
     broken,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx2
 import pytest
 
-from supervisor.config import ConfigError
+from supervisor.model.config import ConfigError
 from tests.support.helpers import Project
 from tests.support.running import FAST, GUARD_S, fixture_manifest, supervisor_running
 

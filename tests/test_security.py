@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.config import config_from_data
+from supervisor.model.config import config_from_data
 from web.security import (
     access_policy,
     authorized,

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.supervision import Exit, gives_up, recent, restart_delay, supervise, wants_restart
-from supervisor.policy import SupervisionPolicy
+from supervisor.model.policy import SupervisionPolicy
 
 POLICY = SupervisionPolicy()
 

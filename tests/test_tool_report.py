@@ -12,7 +12,7 @@ import trio
 
 from actors.toolreport import tool_report
 from actors.tooltable import AppTools, build_tool_table
-from supervisor.discovery import log_discovery
+from supervisor.model.discovery import log_discovery
 from tests.support.helpers import Project, run_mcpapps, stdio
 from tests.support.running import FAST, GUARD_S, fixture_manifest, supervisor_running
 from tests.test_front_door_clients import wait_running

@@ -36,12 +36,12 @@ from actors.messages import (
 )
 from actors.runtime import AskTimeout, Mailbox, Overloaded, ask
 from actors.upstream import Catalog
-from supervisor import jsonin
-from supervisor.manifest import camel
 from supervisor.metrics import CONTENT_TYPE, Metrics
-from supervisor.reload import ReloadDiff
+from supervisor.model import jsonin
+from supervisor.model.manifest import camel
+from supervisor.model.reload import ReloadDiff
+from supervisor.model.structuring import show
 from supervisor.reloader import Reload, ReloadRefused
-from supervisor.structuring import show
 from web.errors import json_error
 
 ASK_TIMEOUT_S = 10.0

@@ -23,7 +23,7 @@ from actors.messages import CallPublicTool, GetToolTable, ToApp, UnknownTool, Up
 from actors.runtime import Forward, Mailbox, ask
 from actors.tooltable import PublicTool, ToolTable
 from actors.upstream import Wire
-from supervisor.limits import DEFAULT_LIMITS, LimitsConfig
+from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.endpoints import _Endpoint, _manager, for_client
 from web.intake import InFlightIds
 from web.relay import Audience, ClientCaller, app_params, complete_input, is_modern, mcp_error

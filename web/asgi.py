@@ -13,8 +13,8 @@ import mcp_types as types
 
 from actors.messages import AppStatus, Lookup, UnknownApp
 from actors.runtime import Mailbox, ask
-from supervisor.lifecycle import AppState
-from supervisor.limits import DEFAULT_LIMITS, LimitsConfig
+from supervisor.model.lifecycle import AppState
+from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates
 from web.endpoints import AppEndpoint

@@ -22,7 +22,7 @@ from actors.agent import Event, TextPiece, ToolFinished, ToolStarted, TurnError,
 from actors.chat import CancelTurn, GetSession, Turn
 from actors.chatstore import SavedSession, StoreError
 from actors.runtime import AskTimeout, Mailbox, ask
-from supervisor import jsonin
+from supervisor.model import jsonin
 from web.errors import json_error
 
 KEEP_ALIVE_S = 15.0

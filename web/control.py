@@ -19,7 +19,7 @@ from quart import Blueprint, Response
 from actors.messages import AppError, AppStatus, GetCatalog, ToApp
 from actors.runtime import AskTimeout, Mailbox, Overloaded, ask
 from actors.upstream import Catalog
-from supervisor.lifecycle import AppState
+from supervisor.model.lifecycle import AppState
 from web.errors import json_error
 from web.uiview import catalog_has_ui
 

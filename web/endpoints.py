@@ -33,7 +33,7 @@ from actors.messages import (
 from actors.runtime import Mailbox, ask
 from actors.upstream import Catalog, Wire
 from supervisor import __version__
-from supervisor.limits import DEFAULT_LIMITS, LimitsConfig
+from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.intake import InFlightIds
 from web.relay import Audience, ClientCaller, app_params, complete_input, is_modern, mcp_error
 from web.roundtrips import Exchange, RoundTrips

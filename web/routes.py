@@ -14,8 +14,8 @@ from werkzeug.exceptions import HTTPException
 
 from actors.messages import AppStatus, Snapshot
 from actors.runtime import Mailbox, ask
-from supervisor.lifecycle import AppState
 from supervisor.metrics import Metrics
+from supervisor.model.lifecycle import AppState
 from supervisor.reloader import Reload
 from web.admin import admin_blueprint
 from web.chat import chat_blueprint

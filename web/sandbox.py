@@ -22,7 +22,7 @@ import hypercorn.trio
 import trio
 from hypercorn.config import Config as HypercornConfig
 
-from supervisor.config import Config, url_host
+from supervisor.model.config import Config, url_host
 from web.csp import build_csp
 
 logger = logging.getLogger("mcpapps.web")

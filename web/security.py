@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from supervisor.config import Config
+from supervisor.model.config import Config
 
 SESSION_COOKIE = "mcpapps_session"
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})

@@ -25,9 +25,9 @@ from actors.messages import (
 from actors.runtime import Mailbox, ask
 from actors.tooltable import ToolTable
 from actors.upstream import Catalog
-from supervisor.config import Config, url_host
-from supervisor.limits import DEFAULT_LIMITS, LimitsConfig
 from supervisor.metrics import Metrics
+from supervisor.model.config import Config, url_host
+from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from supervisor.reloader import Reload
 from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates

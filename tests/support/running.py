@@ -18,9 +18,9 @@ from actors.bridge import ToolBridge
 from actors.messages import AppStatus, GetStatus, Snapshot, StopAll, ToApp
 from actors.registry import Registry
 from actors.runtime import ask
-from supervisor.config import config_from_data
-from supervisor.discovery import discover
-from supervisor.lifecycle import AppState
+from supervisor.model.config import config_from_data
+from supervisor.model.discovery import discover
+from supervisor.model.lifecycle import AppState
 from tests.support.helpers import Project, free_port_pair
 
 FIXTURE_APP = Path(__file__).parent.parent / "apps" / "fixture_app.py"

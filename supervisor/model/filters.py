@@ -6,7 +6,7 @@ import re
 from fnmatch import translate
 from functools import lru_cache
 
-from supervisor.config import AppsConfig
+from supervisor.model.config import AppsConfig
 
 
 def glob_match(pattern: str, app_id: str) -> bool:

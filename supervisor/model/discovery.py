@@ -17,10 +17,10 @@ from typing import Any
 
 import attrs
 
-from supervisor.config import AppEntry, Config, effective_policy
-from supervisor.filters import disabled_reason, glob_match
-from supervisor.lifecycle import AppState
-from supervisor.manifest import (
+from supervisor.model.config import AppEntry, Config, effective_policy
+from supervisor.model.filters import disabled_reason, glob_match
+from supervisor.model.lifecycle import AppState
+from supervisor.model.manifest import (
     AppDefinition,
     KeyProblem,
     Manifest,
@@ -34,8 +34,8 @@ from supervisor.manifest import (
     structure_manifest,
     unknown_key_warnings,
 )
-from supervisor.problems import Problem, display_path
-from supervisor.structuring import KeyPath, did_you_mean, dotted
+from supervisor.model.problems import Problem, display_path
+from supervisor.model.structuring import KeyPath, did_you_mean, dotted
 
 MAX_MANIFEST_BYTES = 1024 * 1024
 logger = logging.getLogger("mcpapps.discovery")

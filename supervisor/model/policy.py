@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import attrs
 
-from supervisor.structuring import Between
+from supervisor.model.structuring import Between
 
 RestartType = Literal["permanent", "transient", "temporary"]
 Seconds = Annotated[float, Between(0, low_exclusive=True)]

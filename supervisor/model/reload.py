@@ -20,10 +20,10 @@ from typing import Any
 
 import attrs
 
-from supervisor.config import Config
-from supervisor.discovery import DiscoveredApp, Discovery
-from supervisor.lifecycle import AppState
-from supervisor.manifest import AppDefinition
+from supervisor.model.config import Config
+from supervisor.model.discovery import DiscoveredApp, Discovery
+from supervisor.model.lifecycle import AppState
+from supervisor.model.manifest import AppDefinition
 
 
 @attrs.frozen

@@ -21,8 +21,8 @@ from typing import Any
 
 import attrs
 
-from supervisor.config import ConfigError, config_from_data
-from supervisor.structuring import dotted, show
+from supervisor.model.config import ConfigError, config_from_data
+from supervisor.model.structuring import dotted, show
 
 
 @attrs.frozen

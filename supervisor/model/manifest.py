@@ -23,9 +23,9 @@ import attrs
 from cattrs.errors import ClassValidationError
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from supervisor import envrefs, jsontext
-from supervisor.policy import SupervisionPolicy
-from supervisor.structuring import Between, KeyPath, did_you_mean, make_converter, problems
+from supervisor.model import envrefs, jsontext
+from supervisor.model.policy import SupervisionPolicy
+from supervisor.model.structuring import Between, KeyPath, did_you_mean, make_converter, problems
 
 Transport = Literal["stdio", "http"]
 # Which protocol era an app is spoken to in: "handshake" (initialize first, one long-lived

@@ -7,7 +7,7 @@ import os
 import secrets
 from pathlib import Path
 
-from supervisor.config import Config
+from supervisor.model.config import Config
 
 logger = logging.getLogger("mcpapps.web")
 

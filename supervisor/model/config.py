@@ -21,9 +21,9 @@ import attrs
 from cattrs.errors import ClassValidationError
 from cattrs.gen import make_dict_structure_fn, override
 
-from supervisor.limits import LimitsConfig
-from supervisor.manifest import EraSetting, RequestTimeout, StartupTimeout
-from supervisor.policy import (
+from supervisor.model.limits import LimitsConfig
+from supervisor.model.manifest import EraSetting, RequestTimeout, StartupTimeout
+from supervisor.model.policy import (
     SUPERVISION_KEYS,
     Count,
     NonNegativeCount,
@@ -33,8 +33,8 @@ from supervisor.policy import (
     SupervisionPolicy,
     policy_problems,
 )
-from supervisor.problems import Problem
-from supervisor.structuring import Between, KeyPath, dotted, make_converter, problems
+from supervisor.model.problems import Problem
+from supervisor.model.structuring import Between, KeyPath, dotted, make_converter, problems
 
 Port = Annotated[int, Between(1, 65535)]
 CONFIG_ENV = "MCPAPPS_CONFIG"
