@@ -38,6 +38,7 @@ test: $(BIN)/.installed node-tools browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
 lint: $(BIN)/.installed

@@ -25,6 +25,7 @@ import trio
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 
 from actors.cancellation import split_cancelled
+from actors.catalog import Catalog, Wire
 from actors.messages import (
     AppNotification,
     AppStatus,
@@ -43,23 +44,21 @@ from actors.messages import (
     Stop,
     UpstreamRequest,
 )
+from actors.metrics import Metrics
 from actors.process import ChildProcess, SpawnError, describe_returncode
 from actors.reaper import Reaper
 from actors.runtime import Answer, Mailbox
 from actors.stdio import pump_stderr, stdio_streams
 from actors.supervision import Exit, Retry, supervise, wants_restart
 from actors.upstream import (
-    Catalog,
     ServerRequestRefused,
     Upstream,
-    Wire,
     connect,
     error_text,
     http_transport,
     is_connection_error,
     is_timeout,
 )
-from supervisor.metrics import Metrics
 from supervisor.model import jsonin
 from supervisor.model.envrefs import expand
 from supervisor.model.lifecycle import AppState

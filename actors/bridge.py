@@ -16,10 +16,10 @@ from typing import Any
 import trio
 
 from actors.arguments import ArgumentError, parse_arguments
+from actors.catalog import Wire
 from actors.messages import AppError, CallPublicTool, GetToolTable
 from actors.runtime import AskTimeout, Mailbox, Overloaded, ask
 from actors.tooltable import PublicTool, ToolTable
-from actors.upstream import Wire
 
 
 def _compact(value: Any) -> str:

@@ -25,8 +25,8 @@ import trio
 
 from actors.agent import Engine, Event, Message, TurnError, UserTurn
 from actors.chatstore import ChatStore, SavedSession, StoreError
+from actors.metrics import Metrics
 from actors.runtime import Mailbox, Reply
-from supervisor.metrics import Metrics
 
 logger = logging.getLogger("mcpapps.chat")
 

@@ -9,8 +9,8 @@ from typing import Any, Protocol
 import attrs
 import trio
 
+from actors.catalog import Catalog, Wire
 from actors.runtime import Answer, Reply
-from actors.upstream import Catalog, Wire
 from supervisor.model.lifecycle import AppState
 
 

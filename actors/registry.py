@@ -18,6 +18,7 @@ import attrs
 import trio
 
 from actors.app import AppActor
+from actors.catalog import Catalog
 from actors.messages import (
     ApplyReload,
     AppNotification,
@@ -43,13 +44,12 @@ from actors.messages import (
     UpstreamRequest,
     Watch,
 )
+from actors.metrics import Metrics
 from actors.process import KILL_REAP_S, STDIN_CLOSE_GRACE_S
 from actors.reaper import Reaper
 from actors.runtime import AskTimeout, Forward, Mailbox, Overloaded, Reply, ask
 from actors.toolreport import tool_report
 from actors.tooltable import AppTools, ToolTable, build_tool_table
-from actors.upstream import Catalog
-from supervisor.metrics import Metrics
 from supervisor.model.discovery import DiscoveredApp, Discovery
 from supervisor.model.lifecycle import AppState
 from supervisor.model.reload import ReloadDiff, RunningApp, plan_reload

@@ -12,8 +12,8 @@ from typing import Any
 
 import attrs
 
+from actors.catalog import Wire
 from actors.offers import AppOffers, Offers, build_offers
-from actors.upstream import Wire
 
 MCP_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 MODEL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")

@@ -11,7 +11,6 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
-import attrs
 import httpx2
 import mcp
 import mcp_types as types
@@ -25,6 +24,7 @@ from mcp.shared.subscriptions import ResourceUpdated
 from mcp_types.version import LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
+from actors.catalog import Catalog, Wire
 from supervisor import __version__
 from supervisor.model.manifest import EraSetting
 
@@ -43,28 +43,6 @@ _MODES: Mapping[EraSetting, str] = {
     "handshake": "legacy",
     "stateless": LATEST_MODERN_VERSION,
 }
-
-Wire = dict[str, Any]
-
-
-@attrs.frozen
-class Catalog:
-    """What an app offers, in wire form, every page enumerated."""
-
-    tools: tuple[Wire, ...] = ()
-    resources: tuple[Wire, ...] = ()
-    resource_templates: tuple[Wire, ...] = ()
-    prompts: tuple[Wire, ...] = ()
-    capabilities: Wire = attrs.Factory(dict)  # the app's, as it declared them
-    modern: bool = False  # whether the app speaks 2026-07-28
-
-    def counts(self) -> dict[str, int]:
-        return {
-            "tools": len(self.tools),
-            "resources": len(self.resources),
-            "resource_templates": len(self.resource_templates),
-            "prompts": len(self.prompts),
-        }
 
 
 def is_connection_error(error: BaseException) -> bool:

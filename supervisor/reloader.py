@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import trio
@@ -21,17 +21,10 @@ from actors.runtime import Mailbox, ask
 from supervisor.model.config import Config, ConfigError, load_config
 from supervisor.model.discovery import Discovery, discover, log_discovery
 from supervisor.model.lifecycle import AppState
-from supervisor.model.reload import Refusal, ReloadDiff, needs_restart
+from supervisor.model.reload import Refusal, ReloadDiff, ReloadRefused, needs_restart
 from supervisor.sdnotify import notify
 
 logger = logging.getLogger("mcpapps.supervisor")
-
-Reload = Callable[[str], Awaitable[ReloadDiff]]
-"""Reload now, for the reason given; what the front door and the watcher are handed."""
-
-
-class ReloadRefused(Exception):
-    """No reload now (the supervisor is shutting down); the message says so."""
 
 
 class Reloader:

@@ -17,7 +17,8 @@ import trio
 import watchfiles
 
 from supervisor.model.config import Config
-from supervisor.reloader import Reloader, ReloadRefused
+from supervisor.model.reload import ReloadRefused
+from supervisor.reloader import Reloader
 
 logger = logging.getLogger("mcpapps.supervisor")
 

@@ -17,6 +17,7 @@ from cattrs.gen import make_dict_unstructure_fn, override
 from quart import Blueprint, Response, request
 
 from actors.bridge import ToolBridge, format_result
+from actors.catalog import Catalog
 from actors.messages import (
     AppError,
     AppStatus,
@@ -34,14 +35,12 @@ from actors.messages import (
     UnknownApp,
     UnknownTool,
 )
+from actors.metrics import CONTENT_TYPE, Metrics
 from actors.runtime import AskTimeout, Mailbox, Overloaded, ask
-from actors.upstream import Catalog
-from supervisor.metrics import CONTENT_TYPE, Metrics
 from supervisor.model import jsonin
 from supervisor.model.manifest import camel
-from supervisor.model.reload import ReloadDiff
+from supervisor.model.reload import Reload, ReloadDiff, ReloadRefused
 from supervisor.model.structuring import show
-from supervisor.reloader import Reload, ReloadRefused
 from web.errors import json_error
 
 ASK_TIMEOUT_S = 10.0

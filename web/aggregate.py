@@ -19,10 +19,10 @@ import trio
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from actors.catalog import Wire
 from actors.messages import CallPublicTool, GetToolTable, ToApp, UnknownTool, UpstreamRequest
 from actors.runtime import Forward, Mailbox, ask
 from actors.tooltable import PublicTool, ToolTable
-from actors.upstream import Wire
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.endpoints import _Endpoint, _manager, for_client
 from web.intake import InFlightIds

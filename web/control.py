@@ -16,9 +16,9 @@ from typing import Any
 import trio
 from quart import Blueprint, Response
 
+from actors.catalog import Catalog
 from actors.messages import AppError, AppStatus, GetCatalog, ToApp
 from actors.runtime import AskTimeout, Mailbox, Overloaded, ask
-from actors.upstream import Catalog
 from supervisor.model.lifecycle import AppState
 from web.errors import json_error
 from web.uiview import catalog_has_ui

@@ -24,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.methods import INPUT_REQUIRED_METHODS
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from actors.catalog import Catalog, Wire
 from actors.messages import (
     GetCatalog,
     ReleaseSubscriptions,
@@ -31,7 +32,6 @@ from actors.messages import (
     UpstreamRequest,
 )
 from actors.runtime import Mailbox, ask
-from actors.upstream import Catalog, Wire
 from supervisor import __version__
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.intake import InFlightIds

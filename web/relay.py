@@ -29,9 +29,10 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
+from actors.catalog import Wire
 from actors.messages import AppError, CallFailed, CallTimeout
 from actors.runtime import AskTimeout, Overloaded
-from actors.upstream import ServerRequestRefused, Wire
+from actors.upstream import ServerRequestRefused
 
 logger = logging.getLogger("mcpapps.web")
 

@@ -13,10 +13,10 @@ from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
 from actors.messages import AppStatus, Snapshot
+from actors.metrics import Metrics
 from actors.runtime import Mailbox, ask
-from supervisor.metrics import Metrics
 from supervisor.model.lifecycle import AppState
-from supervisor.reloader import Reload
+from supervisor.model.reload import Reload
 from web.admin import admin_blueprint
 from web.chat import chat_blueprint
 from web.control import control_blueprint, ui_shown

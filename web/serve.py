@@ -13,6 +13,7 @@ import hypercorn.trio
 import trio
 from hypercorn.config import Config as HypercornConfig
 
+from actors.catalog import Catalog
 from actors.messages import (
     AppNotification,
     CatalogChanged,
@@ -22,13 +23,12 @@ from actors.messages import (
     ToolTableChanged,
     Watch,
 )
+from actors.metrics import Metrics
 from actors.runtime import Mailbox, ask
 from actors.tooltable import ToolTable
-from actors.upstream import Catalog
-from supervisor.metrics import Metrics
 from supervisor.model.config import Config, url_host
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
-from supervisor.reloader import Reload
+from supervisor.model.reload import Reload
 from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates
 from web.asgi import FrontDoor

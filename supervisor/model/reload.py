@@ -14,7 +14,7 @@ The rules:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +147,11 @@ class ReloadDiff:
         if self.needs_restart:
             parts.append(f"needs a restart: {', '.join(self.needs_restart)}")
         return "; ".join(parts)
+
+
+Reload = Callable[[str], Awaitable[ReloadDiff]]
+"""Reload now, for the reason given; what the front door and the watcher are handed."""
+
+
+class ReloadRefused(Exception):
+    """No reload now (the supervisor is shutting down); the message says so."""
