@@ -9,12 +9,15 @@ timeout error, never a hang.
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 from collections.abc import Callable
 from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
 import trio
+
+logger = logging.getLogger("mcpapps.runtime")
 
 T = TypeVar("T")
 M = TypeVar("M")
@@ -92,16 +95,23 @@ class Mailbox(Generic[M]):
         self._send, self._receive = trio.open_memory_channel[M](size)
 
     def tell(self, message: M) -> None:
-        """Send without waiting. A full or closed mailbox drops a fact (the actor is gone or
-        hopelessly behind, and a fact is not worth blocking the sender) and fails a request."""
+        """Send without waiting. A full or closed mailbox fails a request at once (its caller
+        must hear why). A fact is not worth blocking the sender for: a closed mailbox drops it
+        (the actor is gone and nobody needs it), a full one drops it with an error in the log,
+        since the actor is hopelessly behind and what it knows is now out of date."""
         try:
             self._send.send_nowait(message)
         except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError) as error:
-            # A request must still be answered, or its caller would wait forever.
+            busy = isinstance(error, trio.WouldBlock)
             reply = getattr(message, "reply", None)
             if reply is not None:
-                busy = isinstance(error, trio.WouldBlock)
                 reply.fail(Overloaded("too busy: its mailbox is full" if busy else "stopped"))
+            elif busy:
+                logger.error(
+                    "an actor's mailbox is full (%d messages): dropped %s",
+                    self._send.statistics().max_buffer_size,
+                    type(message).__name__,
+                )
 
     async def send(self, message: M) -> None:
         await self._send.send(message)
