@@ -49,7 +49,7 @@ from actors.process import ChildProcess, SpawnError, describe_returncode
 from actors.reaper import Reaper
 from actors.runtime import Answer, Mailbox
 from actors.stdio import pump_stderr, stdio_streams
-from actors.supervision import Exit, Retry, supervise, wants_restart
+from actors.supervision import Ended, Exit, GaveUp, Retry, supervise, wants_restart
 from actors.upstream import (
     ServerRequestRefused,
     Upstream,
@@ -61,7 +61,7 @@ from actors.upstream import (
 )
 from supervisor.model import jsonin
 from supervisor.model.envrefs import expand
-from supervisor.model.lifecycle import AppState
+from supervisor.model.lifecycle import AppState, may_move
 from supervisor.model.manifest import AppDefinition
 
 logger = logging.getLogger("mcpapps.app")
@@ -145,6 +145,7 @@ class AppActor:
         self._calls: trio.Nursery | None = None
         self._death: _Death | None = None
         self._in_flight: dict[object, Answer[Any]] = {}
+        self._settled = trio.Event()  # set (and replaced) when a call ends or the state changes
         self._callers: dict[object, Any] = {}  # in-flight requests whose client can be asked
         self._last_heard = 0.0
         self._catalog_stale = trio.Event()
@@ -211,7 +212,13 @@ class AppActor:
 
     def _enter(self, state: AppState, *, error: str | None = None) -> None:
         previous = self._state
+        if not may_move(previous, state):
+            # A bug of ours; the state still follows what happened, so that status is true.
+            logger.error(
+                "app %s: %s → %s is not a transition of the lifecycle", self.id, previous, state
+            )
         self._state = state
+        self._wake_drain()
         self._entered[state.value] = time.time()
         if error is not None:
             self._last_error = error
@@ -269,23 +276,26 @@ class AppActor:
     async def _supervised(self, scope: trio.CancelScope) -> None:
         try:
             with scope:
-                exit, gave_up = await supervise(
+                outcome = await supervise(
                     self._incarnation,
                     self.definition.supervision,
                     on_retry=self._on_retry,
                     rng=self._rng,
                 )
-                self._gave_up = gave_up
-                if gave_up:
-                    p = self.definition.supervision
-                    self._last_error = (
-                        f"{exit.reason}; gave up after {p.intensity} restarts within"
-                        f" {p.period_s:g} s (restart it by hand once the cause is fixed)"
-                    )
-                    logger.error("app %s: %s", self.id, self._last_error)
-                    self._events.tell(StateChanged(self.status()))
-                elif not exit.abnormal and self._state is not AppState.STOPPED:
-                    self._enter(AppState.STOPPED)
+                match outcome:
+                    case GaveUp(exit):
+                        self._gave_up = True
+                        p = self.definition.supervision
+                        self._last_error = (
+                            f"{exit.reason}; gave up after {p.intensity} restarts within"
+                            f" {p.period_s:g} s (restart it by hand once the cause is fixed)"
+                        )
+                        logger.error("app %s: %s", self.id, self._last_error)
+                        self._events.tell(StateChanged(self.status()))
+                    case Ended(exit):
+                        self._gave_up = False
+                        if not exit.abnormal and self._state is not AppState.STOPPED:
+                            self._enter(AppState.STOPPED)
         finally:
             self._loop_scope = None
             self._loop_done.set()
@@ -308,7 +318,11 @@ class AppActor:
         self._stop_reason = reason
         with trio.move_on_after(self.definition.supervision.stop_grace_s):
             while self._in_flight and self._state is AppState.RUNNING:
-                await trio.sleep(0.05)
+                await self._settled.wait()
+
+    def _wake_drain(self) -> None:
+        self._settled.set()
+        self._settled = trio.Event()
 
     async def _stop(self, reason: str, *, grace: bool = True, restarting: bool = False) -> None:
         """End the incarnation (its process goes down the stop ladder) and the supervision
@@ -865,6 +879,7 @@ class AppActor:
             self._callers.pop(token, None)
             # Not listed any more: the death of the incarnation has already answered it.
             if self._in_flight.pop(token, None) is not None:
+                self._wake_drain()
                 if answer is None:  # cancelled (a stop or a restart) before any answer
                     answer = AppUnavailable(self.id, self._stopped_text())
                 if isinstance(answer, BaseException):
@@ -915,6 +930,7 @@ class AppActor:
             reply.fail(AppUnavailable(self.id, text))
         self._in_flight.clear()
         self._callers.clear()
+        self._wake_drain()
 
 
 @contextlib.asynccontextmanager
