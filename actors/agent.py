@@ -13,7 +13,8 @@ from typing import Any, Protocol
 
 import attrs
 
-from actors.bridge import ArgumentError, ToolBridge, format_result, parse_arguments
+from actors.arguments import ArgumentError, parse_arguments
+from actors.bridge import ToolBridge, format_result
 from actors.messages import AppError
 from actors.runtime import AskTimeout, Overloaded
 

@@ -32,7 +32,6 @@ from actors.messages import (
     AppUnavailable,
     CallFailed,
     CallTimeout,
-    CallTool,
     CatalogChanged,
     Drain,
     GetCatalog,
@@ -169,7 +168,7 @@ class AppActor:
 
     def _handle(self, message: Any) -> None:
         match message:
-            case CallTool() | UpstreamRequest():
+            case UpstreamRequest():
                 self._call(message)
             case GetStatus(reply):
                 reply.send(self.status())
@@ -682,9 +681,9 @@ class AppActor:
         message.reply.send({})
         return True
 
-    def _subscribed(self, message: CallTool | UpstreamRequest) -> None:
+    def _subscribed(self, message: UpstreamRequest) -> None:
         """The app agreed to a subscribe it was asked for: its client is a subscriber now."""
-        if isinstance(message, UpstreamRequest) and message.method == "resources/subscribe":
+        if message.method == "resources/subscribe":
             owner = getattr(message.caller, "owner", None) or AGENT_OWNER
             self._subscribers.setdefault(str((message.params or {})["uri"]), set()).add(owner)
 
@@ -783,7 +782,7 @@ class AppActor:
 
     # ---- calls -------------------------------------------------------------------------------
 
-    def _call(self, message: CallTool | UpstreamRequest) -> None:
+    def _call(self, message: UpstreamRequest) -> None:
         if self._draining:
             doing = "restarting" if self._stop_reason == "was restarted" else "stopping"
             message.reply.fail(AppUnavailable(self.id, f"app '{self.id}' is {doing}"))
@@ -797,11 +796,11 @@ class AppActor:
             error = types.ErrorData(code=types.INVALID_PARAMS, message=why)
             message.reply.fail(CallFailed(self.id, why, rpc_error=error))
             return
-        if isinstance(message, UpstreamRequest) and self._session_request(message):
+        if self._session_request(message):
             return
         token = object()
         self._in_flight[token] = message.reply
-        if isinstance(message, UpstreamRequest) and message.caller is not None:
+        if message.caller is not None:
             self._callers[token] = message.caller
         self._calls.start_soon(self._run_call, message, self._upstream, self._death, token)
 
@@ -815,7 +814,7 @@ class AppActor:
 
     async def _run_call(
         self,
-        message: CallTool | UpstreamRequest,
+        message: UpstreamRequest,
         upstream: Upstream,
         death: _Death | None,
         token: object,
@@ -833,7 +832,7 @@ class AppActor:
             if waiting.cancelled_caught:
                 answer = CallTimeout(self.id, self._timeout_text(what, timeout, False))
                 return
-            abandoned = getattr(message, "abandoned", None)
+            abandoned = message.abandoned
             try:
                 # A caller that gives up (its client cancelled or went away) cancels the
                 # request: the SDK tells the app, and the call slot is free again.
@@ -955,19 +954,14 @@ async def _cancelled_when(event: trio.Event | None) -> AsyncIterator[None]:
         raise
 
 
-def _request_of(message: CallTool | UpstreamRequest) -> tuple[str, Wire | None, str]:
+def _request_of(message: UpstreamRequest) -> tuple[str, Wire | None, str]:
     """The method and params to send upstream, and how errors name the request."""
-    if isinstance(message, CallTool):
-        params: Wire = {"name": message.name, "arguments": message.arguments}
-        if message.meta:
-            params["_meta"] = message.meta
-        return "tools/call", params, f"tool '{message.name}'"
     if message.method == "tools/call" and message.params is not None:
         return message.method, message.params, f"tool '{message.params.get('name')}'"
     return message.method, message.params, f"request {message.method}"
 
 
-def _unsendable(message: CallTool | UpstreamRequest) -> str | None:
+def _unsendable(message: UpstreamRequest) -> str | None:
     """Why the request cannot be put on the wire, if it cannot. Checked with the serializer the
     session's writer uses (pydantic's), whose limits are its own: a lone surrogate (which a JSON
     `\\ud800` escape makes) has no UTF-8 form, and nesting has a maximum depth."""

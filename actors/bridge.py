@@ -15,10 +15,9 @@ from typing import Any
 
 import trio
 
-from actors.arguments import ArgumentError, parse_arguments
 from actors.catalog import Wire
-from actors.messages import AppError, CallPublicTool, GetToolTable
-from actors.runtime import AskTimeout, Mailbox, Overloaded, ask
+from actors.messages import CallPublicTool, GetToolTable
+from actors.runtime import AskTimeout, Mailbox, ask
 from actors.tooltable import PublicTool, ToolTable
 
 
@@ -79,22 +78,3 @@ class ToolBridge:
         except (trio.Cancelled, AskTimeout):
             abandoned.set()
             raise
-
-    async def call(self, public_name: str, arguments: str | Mapping[str, Any] | None) -> str:
-        """Call a tool and return what the model reads; never raises for a failed call."""
-        try:
-            parsed = parse_arguments(arguments)
-        except ArgumentError as error:
-            return f"Error: invalid arguments for tool '{public_name}': {error}"
-        try:
-            tool, result = await self.call_raw(public_name, parsed)
-        except AppError as error:
-            return f"Error: {error.message}"
-        except (AskTimeout, Overloaded) as error:
-            return f"Error: tool '{public_name}' could not be called: {error}"
-        return format_result(
-            result,
-            app_id=tool.app_id,
-            tool=tool.public_name,
-            has_ui=tool.ui_resource_uri is not None,
-        )

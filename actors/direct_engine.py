@@ -9,7 +9,8 @@ import uuid
 from collections.abc import Sequence
 
 from actors.agent import Emit, Message, TextPiece, ToolFinished, ToolStarted, UserTurn, call_tool
-from actors.bridge import ArgumentError, ToolBridge, parse_arguments
+from actors.arguments import ArgumentError, parse_arguments
+from actors.bridge import ToolBridge
 
 HELP = (
     "This chat runs the direct engine, which has no model. It understands two commands:\n"

@@ -76,14 +76,6 @@ class AppStatus:
 # Requests to an app actor.
 
 
-@attrs.frozen
-class CallTool:
-    name: str  # the app's own tool name, not the public one
-    arguments: dict[str, Any]
-    reply: Answer[Wire]
-    meta: dict[str, Any] | None = None
-
-
 class Caller(Protocol):
     """The client behind an `UpstreamRequest`, as far as the app may reach it while the request
     is in flight: it can be asked (sampling, elicitation) and told of progress."""

@@ -31,7 +31,8 @@ from actors.agent import (
     UserTurn,
     call_tool,
 )
-from actors.bridge import ArgumentError, ToolBridge, parse_arguments
+from actors.arguments import ArgumentError, parse_arguments
+from actors.bridge import ToolBridge
 from actors.runtime import AskTimeout, Overloaded
 from actors.tooltable import MODEL_NAME, PublicTool, ToolTable, model_alias
 from supervisor.model.config import AgentConfig

@@ -26,6 +26,8 @@ T_contra = TypeVar("T_contra", contravariant=True)
 # A bounded mailbox gives back-pressure instead of unbounded memory when an actor falls behind;
 # the bound is generous because every message is small and handlers never block on slow work.
 MAILBOX_SIZE = 1024
+# How long a caller outside the actors (an HTTP route) waits for an actor's answer.
+ASK_TIMEOUT_S = 10.0
 
 
 class Overloaded(Exception):

@@ -14,12 +14,12 @@ import trio
 from actors.messages import (
     AppStatus,
     AppUnavailable,
-    CallTool,
     Restart,
     Start,
     Stop,
     StopAll,
     ToApp,
+    UpstreamRequest,
 )
 from actors.registry import WhenReady
 from actors.runtime import Reply, ask
@@ -284,7 +284,13 @@ async def test_calls_while_not_running_fail_at_once(project: Project) -> None:
     async with running(project, config_data({"restart": "temporary"})) as registry:
         await wait_for(registry, "fx", AppState.FAILED)
         with pytest.raises(AppUnavailable) as caught:
-            await ask(registry.mailbox, lambda r: ToApp("fx", CallTool("echo", {}, r)), GUARD_S)
+            await ask(
+                registry.mailbox,
+                lambda r: ToApp(
+                    "fx", UpstreamRequest("tools/call", {"name": "echo", "arguments": {}}, r)
+                ),
+                GUARD_S,
+            )
         assert caught.value.message.startswith(
             "app 'fx' is not running (state Failed: the process exited with code 2"
         )

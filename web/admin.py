@@ -36,14 +36,13 @@ from actors.messages import (
     UnknownTool,
 )
 from actors.metrics import CONTENT_TYPE, Metrics
-from actors.runtime import AskTimeout, Mailbox, Overloaded, ask
+from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, Overloaded, ask
 from supervisor.model import jsonin
 from supervisor.model.manifest import camel
 from supervisor.model.reload import Reload, ReloadDiff, ReloadRefused
 from supervisor.model.structuring import show
 from web.errors import json_error
 
-ASK_TIMEOUT_S = 10.0
 # The actors always answer in the end (a stop ladder and a tool call have their own deadlines);
 # these bounds only keep a request from waiting forever on an actor that is gone.
 CONTROL_TIMEOUT_S = 600.0

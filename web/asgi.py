@@ -12,12 +12,13 @@ from typing import Any
 import mcp_types as types
 
 from actors.messages import AppStatus, Lookup, UnknownApp
-from actors.runtime import Mailbox, ask
+from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor.model.lifecycle import AppState
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates
 from web.endpoints import AppEndpoint
+from web.errors import error_body
 from web.events import serve_events
 from web.intake import (
     CLOSE,
@@ -29,7 +30,6 @@ from web.intake import (
     unread_body,
 )
 from web.mcpdoor import send_jsonrpc_error, serve_mcp
-from web.routes import ASK_TIMEOUT_S
 from web.security import (
     AccessPolicy,
     authorized,
@@ -60,7 +60,7 @@ async def send_json_error(
 ) -> None:
     """The error body every refusal has. A WebSocket upgrade is refused with the same status and
     body, as the HTTP answer to its handshake (ASGI's `websocket.http.response`)."""
-    body = json.dumps({"error": {"code": code, "message": message, **extra}}).encode()
+    body = json.dumps(error_body(code, message, **extra)).encode()
     kind = "websocket.http.response" if websocket else "http.response"
     await send(
         {

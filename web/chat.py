@@ -26,7 +26,7 @@ from supervisor.model import jsonin
 from web.errors import json_error
 
 KEEP_ALIVE_S = 15.0
-ASK_TIMEOUT_S = 30.0
+CHAT_ASK_TIMEOUT_S = 30.0
 MESSAGE_MAX = 100_000  # characters: a chat message, not a document upload
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 
@@ -62,7 +62,7 @@ def chat_blueprint(chats: Mailbox[Any]) -> Blueprint:
             return json_error(400, "bad_request", _SESSION_ID_RULE)
         try:
             saved: SavedSession = await ask(
-                chats, lambda r: GetSession(session_id, r), ASK_TIMEOUT_S
+                chats, lambda r: GetSession(session_id, r), CHAT_ASK_TIMEOUT_S
             )
         except (StoreError, AskTimeout) as error:
             return json_error(503, "unavailable", f"the session cannot be read: {error}")
@@ -76,7 +76,9 @@ def chat_blueprint(chats: Mailbox[Any]) -> Blueprint:
         if not SESSION_ID.fullmatch(session_id):
             return json_error(400, "bad_request", _SESSION_ID_RULE)
         try:
-            cancelled: bool = await ask(chats, lambda r: CancelTurn(session_id, r), ASK_TIMEOUT_S)
+            cancelled: bool = await ask(
+                chats, lambda r: CancelTurn(session_id, r), CHAT_ASK_TIMEOUT_S
+            )
         except AskTimeout as error:
             return json_error(503, "unavailable", f"the chat could not answer: {error}")
         return {"cancelled": cancelled}

@@ -18,12 +18,11 @@ from quart import Blueprint, Response
 
 from actors.catalog import Catalog
 from actors.messages import AppError, AppStatus, GetCatalog, ToApp
-from actors.runtime import AskTimeout, Mailbox, Overloaded, ask
+from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, Overloaded, ask
 from supervisor.model.lifecycle import AppState
 from web.errors import json_error
 from web.uiview import catalog_has_ui
 
-ASK_TIMEOUT_S = 10.0
 STATIC_PREFIX = "/static/"
 # The files the page is made of, and their types; the sandbox page is served only by the
 # sandbox listener.

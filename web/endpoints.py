@@ -31,7 +31,7 @@ from actors.messages import (
     ToApp,
     UpstreamRequest,
 )
-from actors.runtime import Mailbox, ask
+from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor import __version__
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.intake import InFlightIds
@@ -39,8 +39,6 @@ from web.relay import Audience, ClientCaller, app_params, complete_input, is_mod
 from web.roundtrips import Exchange, RoundTrips
 
 logger = logging.getLogger("mcpapps.web")
-
-ASK_TIMEOUT_S = 10.0
 
 
 class _AnyParams(types.RequestParams):

@@ -14,7 +14,7 @@ from werkzeug.exceptions import HTTPException
 
 from actors.messages import AppStatus, Snapshot
 from actors.metrics import Metrics
-from actors.runtime import Mailbox, ask
+from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor.model.lifecycle import AppState
 from supervisor.model.reload import Reload
 from web.admin import admin_blueprint
@@ -22,8 +22,6 @@ from web.chat import chat_blueprint
 from web.control import control_blueprint, ui_shown
 from web.errors import json_error
 from web.security import SESSION_COOKIE, AccessPolicy, session_value, token_matches
-
-ASK_TIMEOUT_S = 10.0
 
 
 def create_app(

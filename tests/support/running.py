@@ -14,6 +14,7 @@ from typing import Any
 
 import trio
 
+from actors.agent import call_tool
 from actors.bridge import ToolBridge
 from actors.messages import AppStatus, GetStatus, Snapshot, StopAll, ToApp
 from actors.registry import Registry
@@ -126,8 +127,16 @@ async def wait_for(
             await trio.sleep(0.02)
 
 
-def bridge(registry: Registry) -> ToolBridge:
-    return ToolBridge(registry.mailbox, timeout=GUARD_S)
+class ModelBridge(ToolBridge):
+    """The tool bridge as a model uses it: `call` answers with the text the model reads
+    (`actors.agent.call_tool`, the one way an engine calls a tool)."""
+
+    async def call(self, public_name: str, arguments: Any) -> str:
+        return (await call_tool(self, public_name, arguments)).text
+
+
+def bridge(registry: Registry) -> ModelBridge:
+    return ModelBridge(registry.mailbox, timeout=GUARD_S)
 
 
 def alive(pid: int) -> bool:
