@@ -12,6 +12,7 @@ import httpx2
 import trio
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.support.frontdoor import http
 from tests.support.helpers import Project
 from tests.support.running import (
     FAST,
@@ -23,7 +24,6 @@ from tests.support.running import (
     supervisor_running,
     wait_gone,
 )
-from tests.test_front_door import http
 
 TOKEN = "admin-s3cret"
 LISTED = {

@@ -17,9 +17,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from actors.agent import APP_EVENTS_MARK
 from actors.chat import CUT_SHORT, STOPPING
 from tests.support.chatting import Timeline, body, chat, chat_data, chat_into, chat_stream
+from tests.support.frontdoor import http, write
 from tests.support.helpers import Project, run_mcpapps
 from tests.support.running import GUARD_S, Supervisor, supervisor_running, wait_gone
-from tests.test_front_door import http, write
 
 ECHO = '/call fx.echo {"text": "hello"}'
 SLOW = '/call fx.sleep {"seconds": 30}'  # never awaited to the end: it only has to be running

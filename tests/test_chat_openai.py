@@ -11,9 +11,9 @@ from typing import Any
 from tests.support import fake_openai as model_server
 from tests.support.chatting import body, chat
 from tests.support.fake_openai import FakeOpenAI, call, fake_openai, tool_calls
+from tests.support.frontdoor import http, write
 from tests.support.helpers import Project
 from tests.support.running import Supervisor, supervisor_running
-from tests.test_front_door import http, write
 
 
 @contextlib.asynccontextmanager

@@ -8,68 +8,36 @@ behind it: the conformance fixture, the bundled grocery app, or the misbehaving 
 
 from __future__ import annotations
 
-import functools
 import json
 import os
-import shutil
 import signal
-import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 import trio
 
-from tests.support.conformance import ConformanceResult, run_conformance
+from tests.support.frontdoor import (
+    APP_ONLY,
+    EXPECTED_DIRECT,
+    conformance_project,
+    conformance_through,
+    grocery_project,
+    only_text,
+    wait_running,
+    write_config,
+)
 from tests.support.helpers import Project
 from tests.support.officialclients import inspector_cli, ts_client
 from tests.support.running import (
-    FAST,
-    GROCERY,
     GROCERY_TOOLS,
     GUARD_S,
     Supervisor,
     fixture_manifest,
     supervisor_running,
 )
-from tests.test_conformance import EXPECTED_DIRECT, SUITE_TIMEOUT_S
-
-CONFORMANCE_APP = Path(__file__).parent / "apps" / "conformance_app.py"
-
-APP_ONLY = "get_store_dashboard_data"
-
 
 # --- Projects -------------------------------------------------------------------------------------
-
-
-def write_config(project: Project, entries: Mapping[str, Mapping[str, str]] | None = None) -> None:
-    """config.toml: apps under ./apps, the fast test supervision, `[apps.entries.<id>]` strings."""
-    lines = ["[apps]", 'discovery_paths = ["./apps"]', "", "[supervision]"]
-    lines += [f"{key} = {value}" for key, value in FAST.items()]
-    for app_id, entry in (entries or {}).items():
-        lines += ["", f"[apps.entries.{app_id}]"]
-        lines += [f"{key} = {json.dumps(value)}" for key, value in entry.items()]
-    project.config("\n".join(lines) + "\n")
-
-
-def conformance_project(project: Project, protocol: str | None) -> None:
-    project.manifest(
-        "apps/conformance",
-        {"id": "conformance", "command": sys.executable, "arguments": [str(CONFORMANCE_APP)]},
-    )
-    write_config(project, {"conformance": {"protocol": protocol}} if protocol else None)
-
-
-def grocery_project(project: Project, protocol: str | None = None) -> None:
-    """The bundled app as a user installs it: its folder copied under ./apps, manifest as is."""
-    shutil.copytree(
-        GROCERY,
-        project.root / "apps" / "grocery-inventory",
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
-    write_config(project, {"grocery-inventory": {"protocol": protocol}} if protocol else None)
 
 
 def fixture_project(
@@ -87,33 +55,6 @@ def structured(result: Mapping[str, Any]) -> Any:
     content = result["content"]
     assert content[0]["type"] == "text", result
     return json.loads(content[0]["text"])
-
-
-def only_text(result: Mapping[str, Any]) -> str:
-    assert not result.get("isError"), result
-    [block] = result["content"]
-    assert block["type"] == "text", result
-    return block["text"]
-
-
-async def conformance_through(supervisor: Supervisor, app_id: str) -> ConformanceResult:
-    # localhost, not 127.0.0.1: the dns-rebinding scenario sends this host back as `Host`.
-    url = f"http://localhost:{supervisor.port}/apps/mcp/{app_id}"
-    run = functools.partial(run_conformance, url, timeout=SUITE_TIMEOUT_S)
-    return await trio.to_thread.run_sync(run)
-
-
-async def app_state(supervisor: Supervisor, app_id: str) -> str:
-    async with httpx2.AsyncClient() as http:
-        response = await http.get(supervisor.url("/apps/health"))
-    [app] = [a for a in response.json()["apps"] if a["id"] == app_id]
-    return app["state"]
-
-
-async def wait_running(supervisor: Supervisor, app_id: str) -> None:
-    with trio.fail_after(GUARD_S):
-        while await app_state(supervisor, app_id) != "Running":
-            await trio.sleep(0.05)
 
 
 async def wait_for_count(supervisor: Supervisor, text: str, count: int) -> None:

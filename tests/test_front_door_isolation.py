@@ -14,10 +14,15 @@ import pytest
 import trio
 
 from actors.upstream import http_transport
+from tests.support.frontdoor import (
+    INITIALIZE,
+    MCP_HEADERS,
+    MODERN_GROCERY,
+    conformance_project,
+    write,
+)
 from tests.support.helpers import Project
 from tests.support.running import GUARD_S, supervisor_running
-from tests.test_front_door import INITIALIZE, MCP_HEADERS, MODERN_GROCERY, write
-from tests.test_front_door_clients import conformance_project
 
 URI = "inventory://stores/1/summary"
 ADJUST = {"storeId": 1, "productId": 1, "delta": 1}

@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from tests.support.frontdoor import everything_manifest
 from tests.support.helpers import Project
 from tests.support.officialclients import TsClient, ts_client
 from tests.support.running import FAST, Supervisor, supervisor_running
-from tests.test_interop import everything_manifest
 
 RESEARCH = "simulate-research-query"  # server-everything's tool that runs only as a task
 

@@ -22,11 +22,18 @@ import trio
 
 from actors.upstream import http_transport
 from tests.support.conformance import run_conformance
+from tests.support.frontdoor import (
+    EXPECTED,
+    SUITE_TIMEOUT_S,
+    USER,
+    conformance_through,
+    python_client,
+    stop,
+    write_config,
+)
 from tests.support.helpers import Project, free_port, wait_for_port
 from tests.support.officialclients import ts_client
 from tests.support.running import GUARD_S, supervisor_running
-from tests.test_conformance import SUITE_TIMEOUT_S, stop
-from tests.test_front_door_clients import conformance_through, write_config
 
 HANDSHAKE_APP = Path(__file__).parent / "apps" / "handshake_app.py"
 
@@ -52,7 +59,6 @@ ON_MCP = ASKING | {
     "dns-rebinding-protection",
     "server-sse-multiple-streams",
 }
-USER = {"username": "ada", "email": "ada@example.com"}
 
 
 def handshake_project(project: Project, protocol: str | None = None, prefix: str = "hs.") -> None:
@@ -68,29 +74,6 @@ def handshake_project(project: Project, protocol: str | None = None, prefix: str
     write_config(project, {"hs": {"protocol": protocol}} if protocol else None)
 
 
-async def _sampling(context: Any, params: types.CreateMessageRequestParams) -> Any:
-    [message] = params.messages
-    text = message.content.text if isinstance(message.content, types.TextContent) else "?"
-    return types.CreateMessageResult(
-        role="assistant",
-        content=types.TextContent(type="text", text=f"echo {text}"),
-        model="test-model",
-    )
-
-
-async def _elicitation(context: Any, params: Any) -> Any:
-    return types.ElicitResult(action="accept", content=USER)
-
-
-def python_client(url: str, mode: str) -> mcp.Client:
-    return mcp.Client(
-        http_transport(url, {}, GUARD_S),
-        mode=mode,
-        sampling_callback=_sampling,
-        elicitation_callback=_elicitation,
-    )
-
-
 async def texts(client: mcp.Client, prefix: str) -> dict[str, str]:
     """What each asking tool answers this client."""
     found = {}
@@ -104,19 +87,6 @@ async def texts(client: mcp.Client, prefix: str) -> dict[str, str]:
         assert not result.is_error, (prefix + name, result)
         found[name] = result.content[0].text
     return found
-
-
-EXPECTED = {
-    "test_sampling": "LLM response: echo hello",
-    "test_elicitation": (
-        'User response: action=accept, content={"username": "ada", "email": "ada@example.com"}'
-    ),
-    "ask_twice": (
-        'LLM said echo first; user: action=accept, content={"username": "ada",'
-        ' "email": "ada@example.com"}'
-    ),
-    "test_simple_text": "This is a simple text response for testing.",
-}
 
 
 async def test_the_suite_passes_through_the_front_door_as_directly(

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 import pytest
 import trio
 
+from tests.support.frontdoor import GroceryOverHttp
 from tests.support.helpers import free_port
 from tests.support.officialclients import (
     HttpRecorder,
@@ -26,7 +27,6 @@ from tests.support.officialclients import (
     ts_client,
 )
 from tests.support.running import GROCERY_TOOLS
-from tests.test_http_app import GroceryOverHttp
 
 HEADERS = {"X-Test": "1", "Authorization": "Bearer test-token"}
 

@@ -15,6 +15,7 @@ from typing import Any
 import httpx2
 import trio
 
+from tests.support.frontdoor import only_text, wait_running
 from tests.support.helpers import Project, run_mcpapps
 from tests.support.officialclients import ts_client
 from tests.support.running import (
@@ -26,7 +27,6 @@ from tests.support.running import (
     wait_gone,
 )
 from tests.support.running import supervisor_running as _supervisor_running
-from tests.test_front_door_clients import only_text, wait_running
 
 
 @contextlib.asynccontextmanager
