@@ -8,9 +8,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from supervisor.model import jsonin
+from supervisor.model.errors import McpappsError
 
 
-class ArgumentError(ValueError):
+class ArgumentError(McpappsError, ValueError):
     pass
 
 

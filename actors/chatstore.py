@@ -22,6 +22,7 @@ import attrs
 import trio
 
 from actors.agent import Message
+from supervisor.model.errors import McpappsError
 
 T = TypeVar("T")
 logger = logging.getLogger("mcpapps.chat")
@@ -47,7 +48,7 @@ _MIGRATIONS: dict[int, str] = {
 }
 
 
-class StoreError(Exception):
+class StoreError(McpappsError):
     """The session database cannot be used; the message says which file and why."""
 
 

@@ -11,10 +11,11 @@ import trio
 
 from actors.catalog import Catalog, Wire
 from actors.runtime import Answer, Reply
+from supervisor.model.errors import McpappsError
 from supervisor.model.lifecycle import AppState
 
 
-class AppError(Exception):
+class AppError(McpappsError):
     """A request about an app could not be served; the message names the app and the cause."""
 
     def __init__(self, app_id: str | None, message: str) -> None:

@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 
 import trio
 
+from supervisor.model.errors import McpappsError
+
 logger = logging.getLogger("mcpapps.process")
 
 STDIN_CLOSE_GRACE_S = 2.0  # close stdin, then wait this long before SIGTERM
@@ -59,7 +61,7 @@ def live_group_members(pgid: int) -> list[int]:
     return members
 
 
-class SpawnError(Exception):
+class SpawnError(McpappsError):
     """The command could not be started (not found, not executable, bad working directory)."""
 
 

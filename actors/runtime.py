@@ -17,6 +17,8 @@ from typing import Any, Generic, Protocol, TypeVar
 import attrs
 import trio
 
+from supervisor.model.errors import ActorUnavailable
+
 logger = logging.getLogger("mcpapps.runtime")
 
 T = TypeVar("T")
@@ -30,11 +32,11 @@ MAILBOX_SIZE = 1024
 ASK_TIMEOUT_S = 10.0
 
 
-class Overloaded(Exception):
+class Overloaded(ActorUnavailable):
     """The actor could not take the request (its mailbox is full, or it has stopped)."""
 
 
-class AskTimeout(Exception):
+class AskTimeout(ActorUnavailable):
     """The actor did not answer before the deadline."""
 
 

@@ -26,6 +26,7 @@ from pydantic import TypeAdapter
 
 from actors.catalog import Catalog, Wire
 from supervisor import __version__
+from supervisor.model.errors import McpappsError, ProtocolViolation
 from supervisor.model.manifest import EraSetting
 
 logger = logging.getLogger("mcpapps.app")
@@ -133,15 +134,15 @@ class Upstream:
             )
             found = page.get(field)
             if not isinstance(found, list):
-                raise RuntimeError(f"the app's answer to a listing has no '{field}' list")
+                raise ProtocolViolation(f"the app's answer to a listing has no '{field}' list")
             items.extend(item for item in found if isinstance(item, dict))
             cursor = page.get("nextCursor")
             if not cursor:
                 return tuple(items)
             if cursor in seen:
-                raise RuntimeError(f"listing {field} repeated the cursor {cursor!r}")
+                raise ProtocolViolation(f"listing {field} repeated the cursor {cursor!r}")
             seen.add(cursor)
-        raise RuntimeError(f"listing {field} took more than {MAX_PAGES} pages")
+        raise ProtocolViolation(f"listing {field} took more than {MAX_PAGES} pages")
 
     async def request(self, request: Any, timeout: float | None = None) -> Wire:
         """Send a request; the result in wire form (checked by the SDK against the protocol).
@@ -192,7 +193,7 @@ class Upstream:
         session._stamp(data, options)
         raw = await session._dispatcher.send_raw_request(method, data.get("params"), options)
         if not isinstance(raw, dict):
-            raise RuntimeError(f"the app answered {method} with a non-object result")
+            raise ProtocolViolation(f"the app answered {method} with a non-object result")
         return raw
 
     async def watch_changes(
@@ -360,7 +361,7 @@ async def _discover(session: Any) -> None:
 ServerRequestHandler = Callable[[str, Wire], Awaitable[Wire]]
 
 
-class ServerRequestRefused(Exception):
+class ServerRequestRefused(McpappsError):
     """No one can answer the app's sampling or elicitation request; the text says why."""
 
 

@@ -20,6 +20,7 @@ import attrs
 import httpx2
 
 from supervisor.model.config import Config, config_path, load_config, url_host
+from supervisor.model.errors import McpappsError
 from supervisor.model.tokens import GENERATED_TOKEN
 
 TOKEN_ENV = "MCPAPPS_TOKEN"
@@ -30,7 +31,7 @@ POLL_S = 0.1
 _STARTING = frozenset({"Validated", "Loaded"})
 
 
-class RemoteError(Exception):
+class RemoteError(McpappsError):
     """What went wrong talking to the supervisor, as one line for the user."""
 
 

@@ -24,6 +24,7 @@ from actors.registry import Registry, WhenReady
 from actors.runtime import ask
 from supervisor.model.config import Config
 from supervisor.model.discovery import discover, log_discovery
+from supervisor.model.errors import McpappsError
 from supervisor.model.lifecycle import AppState
 from supervisor.model.reload import ReloadRefused
 from supervisor.model.tokens import resolve_token
@@ -36,7 +37,7 @@ from web.serve import GRACEFUL_S, serve_front_door
 logger = logging.getLogger("mcpapps.supervisor")
 
 
-class StartupError(Exception):
+class StartupError(McpappsError):
     """Something the supervisor needs cannot be had; the message says what and why."""
 
 

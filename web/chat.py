@@ -23,6 +23,7 @@ from actors.chat import CancelTurn, GetSession, Turn
 from actors.chatstore import SavedSession, StoreError
 from actors.runtime import AskTimeout, Mailbox, ask
 from supervisor.model import jsonin
+from supervisor.model.errors import McpappsError
 from web.errors import json_error
 
 KEEP_ALIVE_S = 15.0
@@ -31,7 +32,7 @@ MESSAGE_MAX = 100_000  # characters: a chat message, not a document upload
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 
 
-class BadChatRequest(ValueError):
+class BadChatRequest(McpappsError, ValueError):
     pass
 
 

@@ -31,8 +31,8 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from actors.catalog import Wire
 from actors.messages import AppError, CallFailed, CallTimeout
-from actors.runtime import AskTimeout, Overloaded
 from actors.upstream import ServerRequestRefused
+from supervisor.model.errors import ActorUnavailable
 
 logger = logging.getLogger("mcpapps.web")
 
@@ -171,7 +171,7 @@ def mcp_error(error: Exception) -> MCPError:
         return MCPError(types.REQUEST_TIMEOUT, error.message)
     if isinstance(error, AppError):
         return MCPError(APP_ERROR, error.message)
-    if isinstance(error, AskTimeout | Overloaded):
+    if isinstance(error, ActorUnavailable):
         return MCPError(APP_ERROR, f"mcpapps could not pass the request on: {error}")
     raise error
 

@@ -23,6 +23,7 @@ import trio
 from hypercorn.config import Config as HypercornConfig
 
 from supervisor.model.config import Config, url_host
+from supervisor.model.errors import McpappsError
 from web.csp import build_csp
 
 logger = logging.getLogger("mcpapps.web")
@@ -32,7 +33,7 @@ CSP_QUERY_MAX = 16 * 1024  # a CSP declaration is a few origins, not a document
 _BIND_ERRORS = frozenset({errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES})
 
 
-class SandboxUnavailable(OSError):
+class SandboxUnavailable(McpappsError, OSError):
     """The sandbox port cannot be listened on: a bind error, whose `strerror` says where, why
     and what to do."""
 

@@ -21,6 +21,7 @@ import attrs
 from cattrs.errors import ClassValidationError
 from cattrs.gen import make_dict_structure_fn, override
 
+from supervisor.model.errors import McpappsError
 from supervisor.model.limits import LimitsConfig
 from supervisor.model.manifest import EraSetting, RequestTimeout, StartupTimeout
 from supervisor.model.policy import (
@@ -160,7 +161,7 @@ class Config:
         return f"http://{url_host(self.server.host)}:{self.server.port}"
 
 
-class ConfigError(Exception):
+class ConfigError(McpappsError):
     """config.toml cannot be used; `problems` holds one sentence per problem."""
 
     def __init__(self, problems: list[Problem]) -> None:

@@ -24,6 +24,7 @@ from cattrs.errors import ClassValidationError
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from supervisor.model import envrefs, jsontext
+from supervisor.model.errors import McpappsError
 from supervisor.model.policy import SupervisionPolicy
 from supervisor.model.structuring import Between, KeyPath, did_you_mean, make_converter, problems
 
@@ -100,7 +101,7 @@ class AppDefinition:
         return "http" if self.manifest.transport == "http" else "stdio"
 
 
-class ManifestSyntaxError(ValueError):
+class ManifestSyntaxError(McpappsError, ValueError):
     """The manifest text is not JSON (JSON5): one sentence with line and column."""
 
 

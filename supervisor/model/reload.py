@@ -22,6 +22,7 @@ import attrs
 
 from supervisor.model.config import Config
 from supervisor.model.discovery import DiscoveredApp, Discovery
+from supervisor.model.errors import McpappsError
 from supervisor.model.lifecycle import AppState
 from supervisor.model.manifest import AppDefinition
 
@@ -153,5 +154,5 @@ Reload = Callable[[str], Awaitable[ReloadDiff]]
 """Reload now, for the reason given; what the front door and the watcher are handed."""
 
 
-class ReloadRefused(Exception):
+class ReloadRefused(McpappsError):
     """No reload now (the supervisor is shutting down); the message says so."""

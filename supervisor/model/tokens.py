@@ -8,13 +8,14 @@ import secrets
 from pathlib import Path
 
 from supervisor.model.config import Config
+from supervisor.model.errors import McpappsError
 
 logger = logging.getLogger("mcpapps.web")
 
 GENERATED_TOKEN = "token"  # file name inside [state] dir
 
 
-class TokenError(Exception):
+class TokenError(McpappsError):
     pass
 
 
