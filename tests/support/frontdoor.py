@@ -188,7 +188,7 @@ async def sdk_client(url: str, mode: str, headers: dict[str, str] | None = None)
         yield client
 
 
-CONFORMANCE_APP = Path(__file__).parent / "apps" / "conformance_app.py"
+CONFORMANCE_APP = Path(__file__).parents[1] / "apps" / "conformance_app.py"
 
 
 APP_ONLY = "get_store_dashboard_data"
