@@ -48,6 +48,7 @@ from actors.process import ChildProcess, SpawnError, describe_returncode
 from actors.reaper import Reaper
 from actors.runtime import Answer, Mailbox
 from actors.stdio import pump_stderr, stdio_streams
+from actors.subscriptions import Subscriptions
 from actors.supervision import Ended, Exit, GaveUp, Retry, supervise, wants_restart
 from actors.upstream import (
     ServerRequestRefused,
@@ -151,7 +152,7 @@ class AppActor:
         # What the app's clients asked of its session; kept across restarts and given to each
         # new session, in the era it speaks.
         self._log_level: str | None = None
-        self._subscribers: dict[str, set[str]] = {}  # resource uri → the clients (owners)
+        self._subscriptions = Subscriptions()
         self._resubscribe = trio.Event()
         self._awaiting_listen: list[Answer[Any]] = []
 
@@ -454,7 +455,7 @@ class AppActor:
                 upstream.watch_changes,
                 self._catalog_stale_now,
                 self._on_resource_updated,
-                lambda: tuple(sorted(self._subscribers)),
+                lambda: tuple(self._subscriptions),
                 lambda: self._resubscribe,
                 self._listening,
             )
@@ -625,7 +626,7 @@ class AppActor:
         if upstream.modern:
             return
         requests: list[tuple[str, Wire]] = [
-            ("resources/subscribe", {"uri": uri}) for uri in sorted(self._subscribers)
+            ("resources/subscribe", {"uri": uri}) for uri in self._subscriptions
         ]
         if self._log_level is not None:
             requests.insert(0, ("logging/setLevel", {"level": self._log_level}))
@@ -662,22 +663,18 @@ class AppActor:
         if upstream.modern and not upstream.capabilities.resources:
             return False  # an app without resources says so itself
         owner = getattr(message.caller, "owner", None) or AGENT_OWNER
-        owners = self._subscribers.get(uri, set())
+        table = self._subscriptions
         if message.method == "resources/subscribe":
-            if not owners and not upstream.modern:
+            if not table.is_wanted(uri) and not upstream.modern:
                 return False  # the app is asked; `_subscribed` records the owner if it agrees
-            self._subscribers.setdefault(uri, set()).add(owner)
-            if not owners:
+            if table.add(uri, owner):
                 # Answered once the app watches the resource, so no update can be missed.
                 self._listen_again(message.reply)
                 return True
-        elif owner in owners:
-            owners.discard(owner)
-            if not owners:
-                del self._subscribers[uri]
-                if not upstream.modern:
-                    return False  # the app hears that its last subscriber left
-                self._listen_again()
+        elif table.remove(uri, owner):
+            if not upstream.modern:
+                return False  # the app hears that its last subscriber left
+            self._listen_again()
         message.reply.send({})
         return True
 
@@ -685,19 +682,13 @@ class AppActor:
         """The app agreed to a subscribe it was asked for: its client is a subscriber now."""
         if message.method == "resources/subscribe":
             owner = getattr(message.caller, "owner", None) or AGENT_OWNER
-            self._subscribers.setdefault(str((message.params or {})["uri"]), set()).add(owner)
+            self._subscriptions.add(str((message.params or {})["uri"]), owner)
 
     def _release(self, owner: str) -> None:
         """A client is gone: its subscriptions end; a resource nobody wants any more is
         unsubscribed from."""
         upstream, calls = self._upstream, self._calls
-        for uri, owners in list(self._subscribers.items()):
-            if owner not in owners:
-                continue
-            owners.discard(owner)
-            if owners:
-                continue
-            del self._subscribers[uri]
+        for uri in self._subscriptions.release(owner):
             if upstream is not None and upstream.modern:
                 self._listen_again()
             elif upstream is not None and calls is not None:
