@@ -31,7 +31,7 @@ node-tools:
 # the command that installs it.
 browser:
 	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		apt-get update && apt-get install -y chromium; \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
 	fi
 
 test: $(BIN)/.installed node-tools browser

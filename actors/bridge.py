@@ -8,6 +8,7 @@ exception.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import math
 from collections.abc import Mapping
@@ -53,6 +54,14 @@ def format_result(result: Wire, *, app_id: str, tool: str, has_ui: bool) -> str:
     return text
 
 
+# The chat session whose turn is running in this task: every tool call the agent makes for it
+# carries it as `_meta.sessionId`, as the calls of the views that session opened do, so an app
+# can key its state by session. A context variable, so that no engine has to pass it along.
+CHAT_SESSION: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "chat_session", default=None
+)
+
+
 class ToolBridge:
     """Calls tools by public name through the registry, and lists what the model may see."""
 
@@ -69,10 +78,12 @@ class ToolBridge:
         """The raw result, or an `AppError`. A caller that gives up (cancelled, or out of
         time) cancels the call at the app, which then frees its call slot."""
         abandoned = trio.Event()
+        session_id = CHAT_SESSION.get()
+        meta = {"sessionId": session_id} if session_id else None
         try:
             return await ask(
                 self._registry,
-                lambda r: CallPublicTool(public_name, arguments, r, abandoned=abandoned),
+                lambda r: CallPublicTool(public_name, arguments, r, meta, abandoned=abandoned),
                 self._timeout,
             )
         except (trio.Cancelled, AskTimeout):

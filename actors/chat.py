@@ -24,6 +24,7 @@ import attrs
 import trio
 
 from actors.agent import Engine, Event, Message, TurnError, UserTurn
+from actors.bridge import CHAT_SESSION
 from actors.chatstore import ChatStore, SavedSession, StoreError
 from actors.metrics import Metrics
 from actors.runtime import Mailbox, Reply
@@ -274,6 +275,7 @@ class ChatSession:
 
         added: list[Message] = []
         scope = self._turn_scope = trio.CancelScope()
+        session = CHAT_SESSION.set(self.id)
         try:
             with scope:
                 added = await self._engine.run_turn(tuple(history), turn.user, emit)
@@ -285,6 +287,7 @@ class ChatSession:
             emit(TurnError(f"internal error in the {self._engine.name} engine: {error!r}"))
         finally:
             self._turn_scope = None
+            CHAT_SESSION.reset(session)
         if scope.cancelled_caught:
             emit(TurnError(CANCELLED))
         messages = [turn.user.message(), *added]

@@ -121,6 +121,8 @@ def write_project(root: Path, sandbox_port: int, *, auth: bool = False) -> None:
     (root / "config.toml").write_text(
         f"[server]\n{server}[sandbox]\nport = {sandbox_port}\n"
         '[apps]\ndiscovery_paths = ["./apps"]\n'
+        # Their tools are not marked read-only: what is tested of them is not approvals.
+        '[apps.entries.basic]\napproval = "never"\n[apps.entries.views]\napproval = "never"\n'
     )
     (root / "declared").write_text(declared)
     (root / "undeclared").write_text(undeclared)
@@ -286,6 +288,131 @@ def test_the_grocery_dashboard_opens_from_the_app_list(served: Served, page: Any
     assert page.inner_text("#canvas-title") == "grocery.show_store_inventory_dashboard"
 
 
+# ---- approvals and the chat session of a view ------------------------------------------------
+
+
+def first_on_hand(page: Any) -> int:
+    cell = view(page).locator("#rows tr").first.locator("td").nth(4)
+    return int(cell.inner_text())
+
+
+def wait_on_hand(page: Any, expected: int) -> None:
+    deadline = time.monotonic() + GUARD_S
+    while first_on_hand(page) != expected:
+        assert time.monotonic() < deadline, first_on_hand(page)
+        time.sleep(0.05)
+
+
+def receive_one(page: Any) -> None:
+    view(page).locator("#rows tr").first.locator("button.receive").click()
+
+
+def in_view(page: Any, script: str) -> Any:
+    """Run `script` in the app's own document (its functions, e.g. `request`, are in scope)."""
+    return view(page).locator("body").evaluate(f"async () => {{ {script} }}")
+
+
+def open_dashboard_from_chat(page: Any) -> None:
+    page.fill("#chat-input", '/call grocery.show_store_inventory_dashboard {"storeId": 1}')
+    page.click("#chat-send")
+    view(page).locator("#rows tr").first.wait_for()
+    page.wait_for_function("() => window.McpHost.current() && window.McpHost.current().initialized")
+
+
+def test_a_write_from_the_dashboard_asks_the_person(served: Served, page: Any) -> None:
+    page.goto(served.url("/"))
+    page.locator("#live.live").wait_for()
+    page.click("#chat-new")
+    open_dashboard_from_chat(page)
+    view(page).locator("#refresh").click()  # a read-only tool: no question
+    view(page).locator("#status:text-matches('Updated')").wait_for()
+    assert page.locator("#approval").is_hidden()
+    start = first_on_hand(page)
+
+    receive_one(page)  # "Allow once" runs it once, and asks again next time
+    page.locator("#approval:not([hidden])").wait_for()
+    assert "adjust_stock" in page.inner_text("#approval-text")
+    screenshot(page, "approval.png")
+    page.click("#approval-once")
+    wait_on_hand(page, start + 1)
+    receive_one(page)  # "while this app is open": not asked again until it is closed
+    page.locator("#approval:not([hidden])").wait_for()
+    page.click("#approval-open")
+    wait_on_hand(page, start + 2)
+    receive_one(page)
+    wait_on_hand(page, start + 3)
+    assert page.locator("#approval").is_hidden()
+
+    page.click("#canvas-close")  # the grant ends with the view
+    open_dashboard_from_chat(page)
+    receive_one(page)
+    page.locator("#approval:not([hidden])").wait_for()
+    page.click("#approval-deny")
+    view(page).locator("#status.error").wait_for()
+    assert "denied" in view(page).locator("#status").inner_text()
+    view(page).locator("#refresh").click()
+    view(page).locator("#status:text-matches('Updated')").wait_for()
+    assert first_on_hand(page) == start + 3  # the app saw nothing
+
+    # The view's calls carry the id of the chat session that opened it, as the agent's do.
+    session = page.evaluate("localStorage.getItem('mcpapps.chat.session')")
+    from_view = in_view(
+        page, 'return await request("tools/call", {name: "get_caller_session", arguments: {}});'
+    )
+    assert from_view["structuredContent"] == {"sessionId": session}
+    page.fill("#chat-input", "/call grocery.get_caller_session {}")
+    page.click("#chat-send")
+    page.locator("#chat-log pre", has_text=session).first.wait_for(state="attached")
+    # A tool its app does not have: the server refuses it, whatever the page does.
+    refused = in_view(
+        page,
+        'try { await request("tools/call", {name: "show_store_inventory_dashboard_nope",'
+        " arguments: {}}); return 'ran'; } catch (e) { return e.message; }",
+    )
+    assert "a view may call only the tools of its own app" in refused
+
+
+def test_a_restart_drops_the_grants_and_the_chat_relaunches_the_view(
+    browser: Any, tmp_path: Path
+) -> None:
+    port = free_port_pair()
+    write_project(tmp_path, port + 1)
+    supervisor = Served(tmp_path, port)
+    supervisor.start()
+    try:
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        context.set_default_timeout(WAIT_MS)
+        page = context.new_page()
+        page.goto(supervisor.url("/"))
+        page.locator("#live.live").wait_for()
+        open_dashboard_from_chat(page)
+        start = first_on_hand(page)
+        receive_one(page)
+        page.locator("#approval:not([hidden])").wait_for()
+        page.click("#approval-open")
+        wait_on_hand(page, start + 1)
+        old_view = page.evaluate("window.McpHost.current().client.viewId")
+
+        supervisor.stop()
+        supervisor.start()
+        page.reload()
+        page.locator("#live.live").wait_for()
+        # The transcript opens the dashboard again: its tool runs again (a new process: the
+        # inventory starts over), and the grant of the old view is gone with it.
+        view(page).locator("#rows tr").first.wait_for()
+        assert page.evaluate("window.McpHost.current().client.viewId") != old_view
+        assert page.inner_text("#canvas-title") == "grocery.show_store_inventory_dashboard"
+        fresh = first_on_hand(page)
+        receive_one(page)
+        page.locator("#approval:not([hidden])").wait_for()
+        page.click("#approval-deny")
+        view(page).locator("#status.error").wait_for()
+        assert first_on_hand(page) == fresh
+        context.close()
+    finally:
+        supervisor.stop()
+
+
 def test_the_official_basic_app_renders_and_its_button_round_trips(
     served: Served, page: Any
 ) -> None:
@@ -362,7 +489,7 @@ def test_the_sandbox_keeps_the_view_in(served: Served, page: Any) -> None:
     assert inner.get_attribute("sandbox") == "allow-scripts allow-forms"
     assert inner.get_attribute("allow") is None  # no camera, microphone, geolocation
 
-    # An app-only tool called from the view goes through /apps/mcp to the app.
+    # An app-only tool called from the view goes through /apps/views/<viewId>/mcp to the app.
     view(page).locator("#note").click()
     probe_report(page, until="notes")
     deadline = time.monotonic() + GUARD_S

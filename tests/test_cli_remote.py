@@ -13,7 +13,7 @@ from pathlib import Path
 import trio
 
 from supervisor import remote
-from tests.support.helpers import Project, free_port, run_mcpapps
+from tests.support.helpers import Project, free_port, free_port_pair, run_mcpapps
 from tests.support.running import (
     FAST,
     Supervisor,
@@ -30,7 +30,7 @@ def write(project: Project, *apps: tuple[str, tuple[str, ...]], server: str = ""
     """A project whose config names its port, as a user's would; returns the port."""
     for app_id, options in apps:
         project.manifest(f"apps/{app_id}", fixture_manifest(app_id, *options))
-    port = free_port()
+    port = free_port_pair()  # the sandbox listener takes port + 1
     supervision = "\n".join(f"{k} = {v}" for k, v in FAST.items())
     project.config(
         f'[server]\nport = {port}\n{server}\n[apps]\ndiscovery_paths = ["./apps"]\n'

@@ -418,3 +418,16 @@ def test_entries_have_every_supervision_key_with_the_same_type() -> None:
     entry = typing.get_type_hints(AppEntry, include_extras=True)
     for field in attrs.fields(SupervisionPolicy):
         assert entry[field.name] == policy[field.name] | None, field.name
+
+
+def test_view_settings_and_an_apps_approval_policy(project: Project) -> None:
+    text = '[apps.entries.x]\napproval = "sometimes"\n[views]\nmax_in_flight = 0\n'
+    assert problems_of(project, text) == [
+        f"{project.config_path}: apps.entries.x.approval must be one of 'never', 'writes',"
+        " 'always', got \"sometimes\"",
+        f"{project.config_path}: views.max_in_flight must be an integer of at least 1, got 0",
+    ]
+    project.config('[apps.entries.x]\napproval = "always"\n[views]\nwindow_s = 5\n')
+    config = project.load()
+    assert config.apps.entries["x"].approval == "always"
+    assert config.views.window_s == 5.0

@@ -12,7 +12,7 @@ import json
 import math
 import re
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import trio
@@ -36,7 +36,11 @@ class BadChatRequest(McpappsError, ValueError):
     pass
 
 
-def chat_blueprint(chats: Mailbox[Any]) -> Blueprint:
+def chat_blueprint(
+    chats: Mailbox[Any], view_contexts: Callable[[str], list[dict[str, Any]]] | None = None
+) -> Blueprint:
+    """`view_contexts` gives the latest model context of each view the session opened, as
+    app events of its next turn (web/viewdoor.py)."""
     chat = Blueprint("chat", __name__)
 
     @chat.post("/apps/chat")
@@ -46,6 +50,8 @@ def chat_blueprint(chats: Mailbox[Any]) -> Blueprint:
             session_id, user = parse_chat_request(body)
         except (BadChatRequest, jsonin.JSONInputError) as error:
             return json_error(400, "bad_request", str(error))
+        if view_contexts is not None and (contexts := view_contexts(session_id)):
+            user = UserTurn(user.text, (*user.app_events, *contexts))
         events_in, events = trio.open_memory_channel[Event](math.inf)
         await chats.send(Turn(session_id, user, events_in))
         response = Response(

@@ -22,6 +22,7 @@ from web.chat import chat_blueprint
 from web.control import control_blueprint, ui_shown
 from web.errors import json_error
 from web.security import SESSION_COOKIE, AccessPolicy, session_value, token_matches
+from web.viewdoor import ViewDoor, views_blueprint
 
 
 def create_app(
@@ -33,11 +34,15 @@ def create_app(
     metrics: Metrics,
     reload: Reload | None = None,
     public_url: str | None = None,
+    views: ViewDoor | None = None,
 ) -> Any:
     """`public_url` (no trailing slash), when set, is the base of every URL handed out: the
     request's own Host and any X-Forwarded-* headers are never trusted for that."""
     app = QuartTrio("mcpapps")
-    app.register_blueprint(chat_blueprint(chats))
+    contexts = views.session_contexts if views is not None else None
+    app.register_blueprint(chat_blueprint(chats, contexts))
+    if views is not None:
+        app.register_blueprint(views_blueprint(views, chats))
     app.register_blueprint(admin_blueprint(registry, metrics, reload=reload))
     app.register_blueprint(control_blueprint(sandbox_origin))
 

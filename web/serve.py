@@ -36,6 +36,7 @@ from web.endpoints import AppEndpoint
 from web.routes import create_app
 from web.sandbox import serve_sandbox
 from web.security import AccessPolicy
+from web.viewdoor import ViewDoor
 
 logger = logging.getLogger("mcpapps.web")
 
@@ -81,6 +82,8 @@ async def serve_front_door(
             await added.add(app_id)
         return diff
 
+    approvals = {a: e.approval for a, e in config.apps.entries.items() if e.approval}
+    views = ViewDoor(registry, config.views, approvals, metrics)
     routes = create_app(
         registry,
         policy,
@@ -89,6 +92,7 @@ async def serve_front_door(
         metrics=metrics,
         reload=reload_then_serve if reload is not None else None,
         public_url=config.server.public_url,
+        views=views,
     )
     states = AppStates()
     front_door = FrontDoor(policy, registry, routes, apps, aggregate, limits, states)
@@ -117,6 +121,7 @@ async def serve_front_door(
             await stack.enter_async_context(endpoint.manager.run())
         added.nursery = nursery
         nursery.start_soon(_relay_facts, facts, apps, aggregate, added, states)
+        nursery.start_soon(views.watch)
         if config.sandbox.enabled:
             sandbox_binds = await nursery.start(serve_sandbox, config, shutdown)
             logger.info("app sandbox listening on %s", ", ".join(sandbox_binds))

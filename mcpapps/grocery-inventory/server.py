@@ -249,6 +249,15 @@ async def get_server_stats(ctx: Context) -> dict[str, Any]:
     }
 
 
+async def get_caller_session(ctx: Context) -> dict[str, Any]:
+    """Which chat session this call came from (its `_meta.sessionId`), or null: the host gives
+    the agent's calls and those of the views a chat opened the same id."""
+    meta: Any = ctx.request_context.meta or {}
+    if not isinstance(meta, dict):
+        meta = meta.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return {"sessionId": meta.get("sessionId")}
+
+
 # --- Registration -------------------------------------------------------------------------------
 
 apps.tool(resource_uri=DASHBOARD_URI, visibility=["model", "app"], annotations=READ_ONLY)(
@@ -290,6 +299,7 @@ for tool, hints in [
     (set_inventory, ToolAnnotations(destructive_hint=False, idempotent_hint=True)),
     (adjust_stock, ToolAnnotations(destructive_hint=False, idempotent_hint=False)),
     (get_server_stats, READ_ONLY),
+    (get_caller_session, READ_ONLY),
 ]:
     # cleandoc: the SDK publishes a docstring verbatim, indentation included.
     description = inspect.cleandoc(tool.__doc__ or "")

@@ -36,6 +36,7 @@ from supervisor.model.policy import (
 )
 from supervisor.model.problems import Problem
 from supervisor.model.structuring import Between, KeyPath, dotted, make_converter, problems
+from supervisor.model.viewsconfig import Approval, ViewsConfig
 
 Port = Annotated[int, Between(1, 65535)]
 CONFIG_ENV = "MCPAPPS_CONFIG"
@@ -99,6 +100,7 @@ class AppEntry:
     ping_misses: Count | None = None
     stop_grace_s: NonNegativeSeconds | None = None
     max_concurrent_calls: Count | None = None
+    approval: Approval | None = None  # a view's tool calls that need the person's approval
 
 
 @attrs.frozen(kw_only=True)
@@ -150,6 +152,7 @@ class Config:
     state: StateConfig = attrs.Factory(StateConfig)
     log: LogConfig = attrs.Factory(LogConfig)
     limits: LimitsConfig = attrs.Factory(LimitsConfig)
+    views: ViewsConfig = attrs.Factory(ViewsConfig)
 
     @property
     def folder(self) -> Path:

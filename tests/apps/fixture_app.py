@@ -198,6 +198,7 @@ class Fixture:
         if opts.report_client:
             self.add("client_capabilities", schema(), self._client_capabilities)
             self.add("request_meta", schema(), self._request_meta)
+            self.add("call_count", schema(), self._call_count)
 
         # --gates: a call that waits until the test creates a file, and one that says how many
         # wait now, so tests can order events without timing anything.
@@ -224,6 +225,9 @@ class Fixture:
         # --app-only: MCP Apps metadata (a tool only the app may call, a tool bound to a view).
         if opts.app_only:
             self.add("app_only_tool", schema(), self._named, _meta={"ui": {"visibility": ["app"]}})
+            self.add(
+                "model_only_tool", schema(), self._named, _meta={"ui": {"visibility": ["model"]}}
+            )
             self.add("ui_tool", schema(), self._ui_tool, _meta={"ui": {"resourceUri": UI_URI}})
             self.resources.append(
                 types.Resource(uri=UI_URI, name="fixture view", mime_type=UI_MIME)
@@ -363,6 +367,10 @@ class Fixture:
         if not isinstance(meta, dict):
             meta = meta.model_dump(mode="json", by_alias=True, exclude_none=True)
         return text(json.dumps(meta, default=str))
+
+    async def _call_count(self, ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
+        # Every tools/call this process was sent, this one included: what reached the app.
+        return text(str(self.calls))
 
     async def _pid(self, ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
         return text(str(os.getpid()))

@@ -39,6 +39,7 @@ GROCERY_TOOLS = frozenset(
         "set_inventory",
         "adjust_stock",
         "get_server_stats",
+        "get_caller_session",
         "show_store_inventory_dashboard",
         "get_store_dashboard_data",
     }

@@ -182,6 +182,10 @@
     return el("li", { "data-tool": tool.name }, el("code", {}, name), " ", why, " ", open);
   }
 
+  function toolList(id, items) {
+    return el("ul", { id, class: "tools" }, items);
+  }
+
   function renderDetail() {
     const detail = $("detail");
     const status = apps.get(selected);
@@ -194,12 +198,13 @@
     detail.replaceChildren(
       el("h3", {}, `Tools of ${status.id}`),
       el("div", { class: "meta" }, "Model-visible"),
-      el("ul", { id: "tools-visible" }, groups.modelVisible.map((t) => toolItem(t, { open: true }))),
+      toolList("tools-visible", groups.modelVisible.map((t) => toolItem(t, { open: true }))),
       el("div", { class: "meta" }, "App-only (for the app's own view)"),
-      el("ul", { id: "tools-app-only" }, groups.appOnly.map((t) => toolItem(t, {}))),
+      toolList("tools-app-only", groups.appOnly.map((t) => toolItem(t, {}))),
       el("div", { class: "meta" }, "Not offered to the model"),
-      el("ul", { id: "tools-not-offered" }, groups.notOffered.map((t) => toolItem(t, { reason: true }))),
-      warning ? el("p", { class: "error", id: "ui-warning" }, warning) : null,
+      toolList("tools-not-offered", groups.notOffered.map((t) => toolItem(t, { reason: true }))),
+      // replaceChildren() would show a null child as the text "null".
+      warning ? el("p", { class: "error", id: "ui-warning" }, warning) : "",
       el("h3", {}, "stderr (last lines)"),
       el("pre", { id: "stderr" }, stderr.id === status.id ? stderr.lines.slice(-50).join("\n") : "…"),
     );
@@ -260,6 +265,19 @@
     $("confirm-yes").onclick = () => done(true);
     $("confirm-no").onclick = () => done(false);
   });
+  // A view's tool call that the app's approval policy holds for the person.
+  Host.approve = ({ appId, tool, arguments: args }) => new Promise((resolve) => {
+    $("approval-text").textContent =
+      `The app '${appId}' wants to run its tool '${tool}' with ${JSON.stringify(args || {})}`;
+    $("approval").hidden = false;
+    const buttons = { "approval-once": "once", "approval-open": "while-open", "approval-deny": "deny" };
+    const done = (answer) => {
+      $("approval").hidden = true;
+      for (const id of Object.keys(buttons)) $(id).onclick = null;
+      resolve(answer);
+    };
+    for (const [id, answer] of Object.entries(buttons)) $(id).onclick = () => done(answer);
+  });
   Host.onTitle = (title) => { $("canvas-title").textContent = title; };
   $("canvas-close").addEventListener("click", () => {
     Host.closeView();
@@ -305,6 +323,20 @@
         const block = toolBlock("result", {});
         block.append(el("pre", {}, message.content));
       }
+    }
+    // The last view the chat opened is opened again (its tool runs again: no result is kept).
+    const opened = await fetch(`apps/chat/${encodeURIComponent(sessionId)}/views`, { credentials: "same-origin" });
+    const views = opened.ok ? (await opened.json()).views : [];
+    const last = views[views.length - 1];
+    if (last && !Host.current() && !params.get("open")) {
+      Host.openView({
+        appId: last.appId,
+        toolName: last.tool,
+        publicName: last.publicName,
+        args: last.arguments,
+        resourceUri: last.resourceUri,
+        sessionId,
+      });
     }
   }
 
@@ -380,6 +412,7 @@
                   args: call ? call.input : {},
                   result: event.view.result,
                   resourceUri: event.view.resourceUri,
+                  sessionId,
                 });
               }
               break;

@@ -1,8 +1,9 @@
 // The MCP Apps view host of the control page: it renders an app's UI resource in the sandbox
 // (an outer frame from the sandbox origin, which renders the HTML in an inner frame with an
 // opaque origin) and speaks the view protocol with it over postMessage. The view's own MCP
-// requests (tools/call, resources/read) go to /apps/mcp/<appId>, the same upstream session the
-// agent uses.
+// requests (tools/call, resources/read) go to /apps/views/<viewId>/mcp: the server holds each
+// open view as a lease and checks its requests before they reach the app's one upstream
+// session, the one the agent uses too.
 "use strict";
 
 (function () {
@@ -10,95 +11,94 @@
   const MAX_HTML_BYTES = 2 * 1024 * 1024;
   const VIEW_PROTOCOLS = ["2026-01-26", "2025-11-21"];
   const TEARDOWN_WAIT_MS = 1000;
-  const MCP_VERSION = "2025-11-25";
+  const MESSAGE_MAX = 8000;  // characters of a ui/message the person may send as theirs
   const SANDBOX_ORIGIN = document.body.dataset.sandbox || "";
 
-  // ---- a small MCP client over Streamable HTTP (JSON or SSE answers) -------------------------
+  // ---- a view's own requests, by its view id ---------------------------------------------------
+  // The server keeps each open view as a lease and checks every request of it: only the view's
+  // own app, only tools visible to the app, the per-view limits, and the person's approval
+  // where the app's policy asks for it (then the answer starts with an `approval` event).
 
-  class McpClient {
-    constructor(appId) {
+  const KEEPALIVE_MS = 60 * 1000;
+
+  class ViewClient {
+    constructor(appId, lease) {
       this.appId = appId;
-      this.url = "apps/mcp/" + encodeURIComponent(appId);
-      this.session = null;
-      this.version = null;
+      this.viewId = lease.viewId;
+      this.sessionId = lease.sessionId;
+      this.base = "apps/views/" + encodeURIComponent(lease.viewId);
       this.nextId = 1;
-      this.ready = null;
+      const every = Math.min(KEEPALIVE_MS, (lease.leaseS || 600) * 1000 / 3);
+      this.keepalive = setInterval(() => {
+        fetch(this.base + "/keepalive", { method: "POST", credentials: "same-origin" }).catch(() => {});
+      }, every);
     }
 
-    async post(message) {
-      const headers = {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-      };
-      if (this.session) headers["mcp-session-id"] = this.session;
-      if (this.version) headers["mcp-protocol-version"] = this.version;
-      return fetch(this.url, {
+    // `run`: the page calls the view's tool itself to open it (the person asked for it).
+    static async open(appId, sessionId, toolCall, run) {
+      const response = await fetch("apps/views", {
         method: "POST",
-        headers,
-        body: JSON.stringify(message),
         credentials: "same-origin",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ appId, sessionId: sessionId || undefined, toolCall, run }),
       });
-    }
-
-    async answer(response, id) {
-      const type = response.headers.get("content-type") || "";
-      const text = await response.text();
-      if (type.startsWith("application/json")) {
-        const data = JSON.parse(text);
-        if (data && data.jsonrpc) return data;
-        const error = (data && data.error) || {};
-        throw new Error(error.message || `HTTP ${response.status} from ${this.url}`);
-      }
-      for (const block of text.split(/\r?\n\r?\n/)) {
-        const data = block
-          .split(/\r?\n/)
-          .filter((line) => line.startsWith("data:"))
-          .map((line) => line.slice(5).replace(/^ /, ""))
-          .join("\n");
-        if (!data) continue;
-        const message = JSON.parse(data);
-        if (message.id === id) return message;
-      }
-      throw new Error(`no answer from app '${this.appId}' (HTTP ${response.status})`);
-    }
-
-    init() {
-      if (!this.ready) {
-        this.ready = (async () => {
-          const response = await this.post({
-            jsonrpc: "2.0",
-            id: 0,
-            method: "initialize",
-            params: {
-              protocolVersion: MCP_VERSION,
-              capabilities: {},
-              clientInfo: { name: "mcpapps-control-page", version: "1" },
-            },
-          });
-          const message = await this.answer(response, 0);
-          if (message.error) throw new Error(message.error.message);
-          this.session = response.headers.get("mcp-session-id");
-          this.version = message.result.protocolVersion;
-          await this.post({ jsonrpc: "2.0", method: "notifications/initialized" });
-        })();
-        this.ready.catch(() => { this.ready = null; });
-      }
-      return this.ready;
+      const body = await response.json().catch(() => ({}));
+      if (!response.ok) throw new Refusal((body.error && body.error.message) || `HTTP ${response.status}`);
+      return new ViewClient(appId, body);
     }
 
     // The JSON-RPC answer ({result} or {error}); a transport failure throws.
     async request(method, params) {
-      await this.init();
       const id = this.nextId++;
-      const response = await this.post({ jsonrpc: "2.0", id, method, params: params || {} });
-      return this.answer(response, id);
+      const response = await fetch(this.base + "/mcp", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify({ jsonrpc: "2.0", id, method, params: params || {} }),
+      });
+      const type = response.headers.get("content-type") || "";
+      if (type.startsWith("application/json")) {
+        const data = await response.json();
+        if (data && data.jsonrpc) return data;
+        throw new Error((data.error && data.error.message) || `HTTP ${response.status}`);
+      }
+      // Held for the person's approval: `approval`, then `message` with the answer.
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let cut;
+        while ((cut = buffer.search(/\r?\n\r?\n/)) >= 0) {
+          const frame = buffer.slice(0, cut);
+          buffer = buffer.slice(cut).replace(/^\r?\n\r?\n/, "");
+          const lines = frame.split(/\r?\n/);
+          const event = (lines.find((l) => l.startsWith("event:")) || "").slice(6).trim();
+          const data = lines.filter((l) => l.startsWith("data:")).map((l) => l.slice(5)).join("\n");
+          if (!data) continue;
+          const parsed = JSON.parse(data);
+          if (event === "approval") {
+            const decision = await Host.approve(parsed);
+            await fetch(`${this.base}/approvals/${encodeURIComponent(parsed.approvalId)}`, {
+              method: "POST",
+              credentials: "same-origin",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({ decision }),
+            });
+          } else if (parsed.id === id) {
+            return parsed;
+          }
+        }
+      }
+      throw new Error(`no answer from app '${this.appId}' (HTTP ${response.status})`);
     }
-  }
 
-  const clients = new Map();
-  function clientFor(appId) {
-    if (!clients.has(appId)) clients.set(appId, new McpClient(appId));
-    return clients.get(appId);
+    async close() {
+      clearInterval(this.keepalive);
+      await fetch(this.base, { method: "DELETE", credentials: "same-origin" }).catch(() => {});
+    }
   }
 
   // ---- what may render ------------------------------------------------------------------------
@@ -274,12 +274,23 @@
             .filter((c) => c && c.type === "text")
             .map((c) => c.text)
             .join("\n");
+          if (text.length > MESSAGE_MAX) {
+            this.fail(m.id, -32602, `a message from a view may be at most ${MESSAGE_MAX} characters`);
+            return;
+          }
           const yes = text && await Host.confirm(`The app wants to send this message as you:\n${text}`, "Send");
           if (yes) Host.onMessage(text);
           this.reply(m.id, yes ? {} : { isError: true });
           return;
         }
         case "ui/update-model-context":
+          // A view a chat opened: the server keeps it for that session's next turn.
+          if (this.client.sessionId) {
+            const answer = await this.client.request("ui/update-model-context", params);
+            if (answer.error) this.post({ jsonrpc: "2.0", id: m.id, error: answer.error });
+            else this.reply(m.id, {});
+            return;
+          }
           Host.onModelContext(this.appId, params);
           this.reply(m.id, {});
           return;
@@ -292,17 +303,7 @@
     }
 
     async callTool(id, params) {
-      const listed = await this.client.request("tools/list", {});
-      const tools = (listed.result && listed.result.tools) || [];
-      const tool = tools.find((t) => t.name === params.name);
-      if (!tool) {
-        this.fail(id, -32602, `app '${this.appId}' has no tool '${params.name}'`);
-        return;
-      }
-      if (!visibility(tool).includes("app")) {
-        this.fail(id, -32602, `tool '${params.name}' is not visible to the app's view`);
-        return;
-      }
+      // The server checks the tool (its app, its visibility, the limits, approval).
       const answer = await this.client.request("tools/call", {
         name: params.name,
         arguments: params.arguments || {},
@@ -364,6 +365,7 @@
       window.removeEventListener("message", this.onMessage);
       if (this.frame) this.frame.remove();
       this.frame = null;
+      await this.client.close();
     }
   }
 
@@ -379,29 +381,35 @@
   // ---- the page's side ------------------------------------------------------------------------
 
   let current = null;
+  let opening = null;  // the lease of a view being opened, closed if it cannot be shown
 
   const Host = {
     // Set by the page: how a confirmation is asked, and where messages and events go.
     confirm: async (text) => window.confirm(text),
+    // What the person says to a view's tool call that needs approval: "once", "while-open"
+    // or "deny".
+    approve: async () => "deny",
     onMessage: () => {},
     onModelContext: () => {},
     onAppEvent: () => {},
     onTitle: () => {},
     theme: () => "light",
     current: () => current,
-    clientFor,
     uiUri,
 
     // Open the view of `toolName` of `appId`. With `result` (a result the chat already has)
     // the tool is not called again; without, it is called with `args`.
-    async openView({ appId, toolName, publicName, args, result, resourceUri }) {
+    async openView({ appId, toolName, publicName, args, result, resourceUri, sessionId }) {
       await Host.closeView();
       const canvas = document.getElementById("canvas");
       canvas.replaceChildren(text("p", "Opening…", "empty"));
       Host.onTitle(publicName || `${appId}/${toolName}`);
       try {
         if (!SANDBOX_ORIGIN) throw new Refusal("the app sandbox is off ([sandbox] enabled = false): views are not rendered");
-        const client = clientFor(appId);
+        const client = await ViewClient.open(appId, sessionId, {
+          toolName, publicName, resourceUri, arguments: args || {},
+        }, result === undefined);
+        opening = client;
         const listed = await client.request("tools/list", {});
         if (listed.error) throw new Refusal(`app '${appId}': ${listed.error.message}`);
         const tool = ((listed.result && listed.result.tools) || []).find((t) => t.name === toolName);
@@ -421,12 +429,15 @@
           html: resource.html, csp: resource.csp,
         });
         current = view;
+        opening = null;
         view.mount(canvas);
         document.getElementById("canvas-close").hidden = false;
         return view;
       } catch (error) {
         const message = error instanceof Refusal ? error.message : `the view could not be opened: ${error.message || error}`;
         canvas.replaceChildren(text("p", message, "refusal"));
+        if (opening) opening.close();
+        opening = null;
         return null;
       }
     },
