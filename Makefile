@@ -39,7 +39,7 @@ test: $(BIN)/.installed node-tools browser
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check --fix .
