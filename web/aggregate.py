@@ -25,9 +25,19 @@ from actors.runtime import Forward, Mailbox, ask
 from actors.tooltable import PublicTool, ToolTable
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.endpoints import _Endpoint, _manager, for_client
+from web.fastpath import FastCall, FastPath, QuietCaller
 from web.intake import InFlightIds
-from web.relay import Audience, ClientCaller, app_params, complete_input, is_modern, mcp_error
+from web.relay import (
+    Audience,
+    ClientCaller,
+    app_params,
+    ask_until_complete,
+    complete_input,
+    is_modern,
+    mcp_error,
+)
 from web.roundtrips import Exchange, RoundTrips
+from web.toolowners import ToolOwners
 
 RESOURCE_NOT_FOUND = -32002  # MCP's code for a resource no one serves
 # What a retry of a 2026-07-28 request carries besides its own params.
@@ -51,8 +61,14 @@ def _error(error: Exception) -> MCPError:
 class AggregateEndpoint:
     """`/mcp`: what every Running app offers agents, under public names."""
 
-    def __init__(self, registry: Mailbox[Any], limits: LimitsConfig = DEFAULT_LIMITS) -> None:
+    def __init__(
+        self,
+        registry: Mailbox[Any],
+        limits: LimitsConfig = DEFAULT_LIMITS,
+        owners: ToolOwners | None = None,
+    ) -> None:
         self._registry = registry
+        self._owners = owners
         self.audience = Audience()
         self.round_trips = RoundTrips()
         self.in_flight = InFlightIds()
@@ -67,6 +83,41 @@ class AggregateEndpoint:
         add("resources/templates/list", types.PaginatedRequestParams, self._list_templates)
         add("resources/read", types.ReadResourceRequestParams, self._read_resource)
         self.manager = _manager(self.server, limits)
+        self.fast = FastPath(self.manager, self._fast_call)
+
+    async def _fast_call(self, call: FastCall, caller: QuietCaller, abandoned: trio.Event) -> Wire:
+        """A call on the lean path (web/fastpath.py): what `_call` does for a handshake-era
+        client that can be asked nothing."""
+        params, _token = app_params(call.params)
+        assert params is not None
+        name = params["name"]
+        self._refuse_if_down(name)
+
+        async def send(params: Wire | None) -> Wire:
+            params = params or {}
+            try:
+                return await ask(
+                    self._registry,
+                    lambda reply: CallPublicTool(
+                        name,
+                        params.get("arguments") or {},
+                        Forward(reply, lambda answer: for_model(*answer)),
+                        params.get("_meta"),
+                        caller,
+                        abandoned,
+                        {k: params[k] for k in _RESUMED if k in params} or None,
+                    ),
+                )
+            except Exception as error:
+                raise _error(error) from None
+
+        return await ask_until_complete(False, caller, params, await send(params), send)
+
+    def _refuse_if_down(self, public_name: str) -> None:
+        """A tool of an app known to be down is refused at once, as the registry would refuse
+        it, without waiting behind the calls in its mailbox (web/toolowners.py)."""
+        if self._owners is not None and (down := self._owners.refusal(public_name)) is not None:
+            raise _error(down)
 
     async def _listen(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
         """A 2026-07-28 client's `subscriptions/listen`: list changes, but no resources (a
@@ -104,6 +155,7 @@ class AggregateEndpoint:
     async def _call(self, ctx: ServerRequestContext[Any, Any], typed: Any) -> Wire:
         params, token = app_params(ctx.params)
         assert params is not None
+        self._refuse_if_down(typed.name)
         caller = ClientCaller(ctx, token)
 
         def message(

@@ -11,10 +11,11 @@ from typing import Any
 
 import mcp_types as types
 
-from actors.messages import AppStatus, Lookup, UnknownApp
+from actors.messages import AppStatus, AppUnavailable, Lookup, UnknownApp
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor.model.lifecycle import AppState
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
+from web.admin import parse_call
 from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates
 from web.endpoints import AppEndpoint
@@ -41,11 +42,13 @@ from web.security import (
     plain_path,
     preflight_headers,
 )
+from web.toolowners import ToolOwners
 
 logger = logging.getLogger("mcpapps.web")
 
 APP_PREFIX = "/apps/mcp/"
 EVENTS_PATH = "/admin/events"
+CALL_PATH = "/admin/call"
 
 
 async def send_json_error(
@@ -86,8 +89,10 @@ class FrontDoor:
         aggregate: AggregateEndpoint,
         limits: LimitsConfig = DEFAULT_LIMITS,
         states: AppStates | None = None,
+        owners: ToolOwners | None = None,
     ) -> None:
         self._policy = policy
+        self._owners = owners
         self._limits = limits
         self._states = states or AppStates()
         self._registry = registry
@@ -190,6 +195,8 @@ class FrontDoor:
             await serve_mcp(self._aggregate, scope, receive, send, headers, body)
         elif path.startswith(APP_PREFIX):
             await self._app(path[len(APP_PREFIX) :].rstrip("/"), scope, receive, send, body)
+        elif (down := self._down_tool(scope, headers, body)) is not None:
+            await send_json_error(send, 503, "app_unavailable", down.message)
         else:
             await self._routes(scope, receive, send)
 
@@ -197,9 +204,12 @@ class FrontDoor:
         self, app_id: str, scope: dict[str, Any], receive: Any, send: Any, body: bytes
     ) -> None:
         endpoint = self._apps.get(app_id)
-        # An app known to be down is refused at once, without waiting on the registry.
+        # The registry's published facts say how the app stands without asking it: an app known
+        # to be down is refused at once, and a request to one known to be Running goes straight
+        # on (its actor has the last word; asking the registry first would put every call
+        # behind the registry's mailbox twice). Only an app not heard of yet is looked up.
         status = self._states.get(app_id) if endpoint is not None else None
-        if status is None or status.state is AppState.RUNNING:
+        if status is None:
             try:
                 known: AppStatus = await ask(
                     self._registry, lambda r: Lookup(app_id, r), ASK_TIMEOUT_S
@@ -230,6 +240,24 @@ class FrontDoor:
             )
             return
         await serve_mcp(endpoint, scope, receive, send, header_map(scope["headers"]), body)
+
+    def _down_tool(
+        self, scope: dict[str, Any], headers: dict[str, str], body: bytes
+    ) -> AppUnavailable | None:
+        """`POST /admin/call` of a tool whose app is known to be down: refused at once with
+        the answer the route would give (web/toolowners.py), not after the calls in flight."""
+        if (
+            self._owners is None
+            or scope["path"] != CALL_PATH
+            or scope["method"] != "POST"
+            or not _is_json(headers.get("content-type"))
+        ):
+            return None
+        try:
+            name, _arguments = parse_call(body)
+        except ValueError:
+            return None  # the route says what is wrong with it
+        return self._owners.refusal(name)
 
 
 def _is_json(content_type: str | None) -> bool:

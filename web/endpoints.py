@@ -34,8 +34,17 @@ from actors.messages import (
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor import __version__
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
+from web.fastpath import FastCall, FastPath, QuietCaller, query_value
 from web.intake import InFlightIds
-from web.relay import Audience, ClientCaller, app_params, complete_input, is_modern, mcp_error
+from web.relay import (
+    Audience,
+    ClientCaller,
+    app_params,
+    ask_until_complete,
+    complete_input,
+    is_modern,
+    mcp_error,
+)
 from web.roundtrips import Exchange, RoundTrips
 
 logger = logging.getLogger("mcpapps.web")
@@ -131,6 +140,27 @@ class AppEndpoint:
         self.server.middleware.append(self._task_augmented_call)
         self.manager = _manager(self.server, limits)
         self.in_flight = InFlightIds()
+        self.fast = FastPath(self.manager, self._fast_call)
+
+    async def _fast_call(self, call: FastCall, caller: QuietCaller, abandoned: trio.Event) -> Wire:
+        """A call on the lean path (web/fastpath.py): what `_forward` does for a handshake-era
+        `tools/call` whose client can be asked nothing."""
+        params, _token = app_params(call.params)
+        params = with_session_id(query_value(call.query, "sessionId"), params)
+
+        async def send(params: Wire | None) -> Wire:
+            try:
+                return await ask(
+                    self._registry,
+                    lambda reply: ToApp(
+                        self.app_id,
+                        UpstreamRequest("tools/call", params, reply, caller, abandoned),
+                    ),
+                )
+            except Exception as error:
+                raise mcp_error(error) from None
+
+        return await ask_until_complete(False, caller, params, await send(params), send)
 
     def _release(self, owner: str) -> None:
         self._registry.tell(ToApp(self.app_id, ReleaseSubscriptions(owner)))
@@ -270,11 +300,14 @@ def mirrored_capabilities(catalog: Catalog) -> Wire:
 
 
 def _with_session_id(ctx: ServerRequestContext[Any, Any], params: Wire | None) -> Wire | None:
-    """`?sessionId=` on the endpoint's URL goes to the app as `_meta.sessionId` of every tool
-    call, so an app can tell the chat sessions of its callers apart."""
     request = ctx.request
     query = getattr(request, "query_params", None)
-    session_id = query.get("sessionId") if query is not None else None
+    return with_session_id(query.get("sessionId") if query is not None else None, params)
+
+
+def with_session_id(session_id: str | None, params: Wire | None) -> Wire | None:
+    """`?sessionId=` on the endpoint's URL goes to the app as `_meta.sessionId` of every tool
+    call, so an app can tell the chat sessions of its callers apart."""
     if not session_id or params is None:
         return params
     meta = dict(params.get("_meta") or {})

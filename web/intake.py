@@ -98,6 +98,11 @@ def request_ids(body: bytes) -> list[str]:
         message = json.loads(body)
     except (ValueError, RecursionError):
         return []
+    return request_ids_of(message)
+
+
+def request_ids_of(message: Any) -> list[str]:
+    """`request_ids` of a body parsed already."""
     messages = message if isinstance(message, list) else [message]
     return [
         str(m["id"])

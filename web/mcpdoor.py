@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
-from web.intake import jsonrpc_error, request_ids
+from web.fastpath import parse
+from web.intake import jsonrpc_error, request_ids_of
 
 if TYPE_CHECKING:
     from web.aggregate import AggregateEndpoint
@@ -29,10 +30,13 @@ async def serve_mcp(
     if scope["method"] != "POST":
         await endpoint.manager.handle_request(scope, receive, send)
         return
+    message = parse(body)
     if session is None:
-        await endpoint.manager.handle_request(scope, receive, _retry_later_when_full(send))
+        send = endpoint.fast.watch_opening(message, _retry_later_when_full(send))
+        await endpoint.manager.handle_request(scope, receive, send)
         return
-    ids = request_ids(body)
+    endpoint.fast.cancel(message, session)
+    ids = request_ids_of(message)
     if (taken := endpoint.in_flight.taken(session, ids)) is not None:
         message = (
             f"the request id {taken} is already in use by a request in flight on this session:"
@@ -42,7 +46,10 @@ async def serve_mcp(
         return
     endpoint.in_flight.hold(session, ids)
     try:
-        await endpoint.manager.handle_request(scope, receive, send)
+        if (call := endpoint.fast.take(message, headers, scope)) is not None:
+            await endpoint.fast.answer(call, send)
+        else:
+            await endpoint.manager.handle_request(scope, receive, send)
     finally:
         endpoint.in_flight.release(session, ids)
 

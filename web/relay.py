@@ -146,8 +146,19 @@ async def complete_input(
     """A 2026-07-28 app asks for input (sampling, elicitation) by answering `input_required`.
     A client of that era retries by itself, so the result goes to it as it is; a handshake-era
     client cannot, so the endpoint asks it each request and retries on its behalf."""
+    return await ask_until_complete(is_modern(ctx), caller, params, result, retry)
+
+
+async def ask_until_complete(
+    modern: bool,
+    caller: Any,
+    params: Wire | None,
+    result: Wire,
+    retry: Callable[[Wire], Awaitable[Wire]],
+) -> Wire:
+    """`complete_input` for a client of the era `modern` says."""
     rounds = 0
-    while result.get("resultType") == "input_required" and not is_modern(ctx):
+    while result.get("resultType") == "input_required" and not modern:
         rounds += 1
         if rounds > MAX_INPUT_ROUNDS:
             raise MCPError(APP_ERROR, f"the app asked for input more than {MAX_INPUT_ROUNDS} times")

@@ -36,6 +36,7 @@ from web.endpoints import AppEndpoint
 from web.routes import create_app
 from web.sandbox import serve_sandbox
 from web.security import AccessPolicy
+from web.toolowners import ToolOwners
 from web.viewdoor import ViewDoor
 
 logger = logging.getLogger("mcpapps.web")
@@ -70,7 +71,9 @@ async def serve_front_door(
     statuses = await ask(registry, Snapshot)
     limits = config.limits
     apps = {s.id: AppEndpoint(s.id, registry, limits) for s in statuses}
-    aggregate = AggregateEndpoint(registry, limits)
+    states = AppStates()
+    owners = ToolOwners(states)
+    aggregate = AggregateEndpoint(registry, limits, owners)
     sandbox = config.sandbox.origin if config.sandbox.enabled else None
     added = _AddedEndpoints(apps, registry, limits)
 
@@ -94,8 +97,7 @@ async def serve_front_door(
         public_url=config.server.public_url,
         views=views,
     )
-    states = AppStates()
-    front_door = FrontDoor(policy, registry, routes, apps, aggregate, limits, states)
+    front_door = FrontDoor(policy, registry, routes, apps, aggregate, limits, states, owners)
 
     hyper = HypercornConfig()
     hyper.bind = [f"{url_host(config.server.host)}:{config.server.port}"]
@@ -120,7 +122,7 @@ async def serve_front_door(
         for endpoint in endpoints:
             await stack.enter_async_context(endpoint.manager.run())
         added.nursery = nursery
-        nursery.start_soon(_relay_facts, facts, apps, aggregate, added, states)
+        nursery.start_soon(_relay_facts, facts, apps, aggregate, added, states, owners)
         nursery.start_soon(views.watch)
         if config.sandbox.enabled:
             sandbox_binds = await nursery.start(serve_sandbox, config, shutdown)
@@ -199,6 +201,7 @@ async def _relay_facts(
     aggregate: AggregateEndpoint,
     added: _AddedEndpoints,
     states: AppStates,
+    owners: ToolOwners,
 ) -> None:
     """Registry facts → notifications: an app's catalog changes (including by a restart) tell
     its clients which lists to fetch again; its other notifications pass through; a change of
@@ -230,6 +233,7 @@ async def _relay_facts(
                     for app_id in diff.started:
                         await added.add(app_id)
                 case ToolTableChanged(table):
+                    owners.record(table)
                     schemas = {tool.public_name: tool.input_schema for tool in table.tools}
                     aggregate.server.input_schemas.clear()
                     aggregate.server.input_schemas.update(schemas)
