@@ -27,6 +27,7 @@ from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 from actors.cancellation import split_cancelled
 from actors.catalog import Catalog, Wire
 from actors.messages import (
+    AppMessage,
     AppNotification,
     AppStatus,
     AppUnavailable,
@@ -110,7 +111,7 @@ class AppActor:
         self._reaper = reaper
         self._metrics = metrics
         self.id = definition.id
-        self.mailbox: Mailbox[Any] = Mailbox()
+        self.mailbox: Mailbox[AppMessage] = Mailbox()
         self._events = events
         self._environ = dict(environ)
         self._ui = ui
@@ -167,7 +168,7 @@ class AppActor:
             async for message in self.mailbox:
                 self._handle(message)
 
-    def _handle(self, message: Any) -> None:
+    def _handle(self, message: AppMessage) -> None:
         match message:
             case UpstreamRequest():
                 self._call(message)

@@ -18,6 +18,7 @@ import trio
 
 from actors.catalog import Wire
 from actors.messages import CallPublicTool, GetToolTable
+from actors.registry import RegistryMessage
 from actors.runtime import AskTimeout, Mailbox, ask
 from actors.tooltable import PublicTool, ToolTable
 
@@ -65,7 +66,7 @@ CHAT_SESSION: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 class ToolBridge:
     """Calls tools by public name through the registry, and lists what the model may see."""
 
-    def __init__(self, registry: Mailbox[Any], *, timeout: float = math.inf) -> None:
+    def __init__(self, registry: Mailbox[RegistryMessage], *, timeout: float = math.inf) -> None:
         self._registry = registry
         self._timeout = timeout
 

@@ -193,7 +193,7 @@ class ToApp:
     """Route `message` (a request to an app actor) to the app `app_id`."""
 
     app_id: str
-    message: Any
+    message: AppMessage
 
 
 @attrs.frozen
@@ -258,3 +258,9 @@ class GetToolReport:
     """Every tool of every Running app as `actors.toolreport.ToolRow`s: offered or not, why."""
 
     reply: Reply[Any]
+
+
+# What an app actor's mailbox takes: a message of any other type is a type error, not a log line.
+AppMessage = (
+    UpstreamRequest | GetStatus | GetCatalog | Start | Stop | Restart | Drain | ReleaseSubscriptions
+)

@@ -94,7 +94,7 @@ class Registry:
         reaper: Reaper | None = None,
         metrics: Metrics | None = None,
     ) -> None:
-        self.mailbox: Mailbox[Any] = Mailbox()
+        self.mailbox: Mailbox[RegistryMessage] = Mailbox()
         self._environ = environ
         self._ui = ui
         self._rng = rng
@@ -164,7 +164,7 @@ class Registry:
             async for message in self.mailbox:
                 self._handle(message)
 
-    def _handle(self, message: Any) -> None:
+    def _handle(self, message: RegistryMessage) -> None:
         match message:
             case _From(facts, fact):
                 # A fact of an actor a reload has replaced (its last Stopped, its emptied
@@ -456,3 +456,23 @@ async def _ask_quietly(actor: AppActor, make: Any, limit: float) -> None:
         await ask(actor.mailbox, make, limit)
     except (AskTimeout, Overloaded):
         logger.error("app %s did not stop within %g s", actor.id, limit)
+
+
+# What the registry's mailbox takes: a message of any other type is a type error.
+RegistryMessage = (
+    _From
+    | StateChanged
+    | CatalogChanged
+    | AppNotification
+    | Watch
+    | CallPublicTool
+    | ToApp
+    | GetToolTable
+    | GetToolReport
+    | Snapshot
+    | Lookup
+    | WhenReady
+    | StopAll
+    | ApplyReload
+    | Reloaded
+)

@@ -12,11 +12,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
-from typing import Any
 
 import trio
 
 from actors.messages import ApplyReload, Reloaded, Snapshot
+from actors.registry import RegistryMessage
 from actors.runtime import Mailbox, ask
 from supervisor.model.config import Config, ConfigError, load_config
 from supervisor.model.discovery import Discovery, discover, log_discovery
@@ -28,7 +28,9 @@ logger = logging.getLogger("mcpapps.supervisor")
 
 
 class Reloader:
-    def __init__(self, config: Config, environ: Mapping[str, str], registry: Mailbox[Any]):
+    def __init__(
+        self, config: Config, environ: Mapping[str, str], registry: Mailbox[RegistryMessage]
+    ):
         self._running = config  # what the process started with: the settings only it applies
         self._environ = environ
         self._registry = registry

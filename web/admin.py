@@ -36,6 +36,7 @@ from actors.messages import (
     UnknownTool,
 )
 from actors.metrics import CONTENT_TYPE, Metrics
+from actors.registry import RegistryMessage
 from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, Overloaded, ask
 from supervisor.model import jsonin
 from supervisor.model.manifest import camel
@@ -61,7 +62,7 @@ _ERRORS: tuple[tuple[type[Exception], int, str], ...] = (
 
 
 def admin_blueprint(
-    registry: Mailbox[Any], metrics: Metrics, *, reload: Reload | None = None
+    registry: Mailbox[RegistryMessage], metrics: Metrics, *, reload: Reload | None = None
 ) -> Blueprint:
     admin = Blueprint("admin", __name__)
 
@@ -234,7 +235,7 @@ def parse_call(body: str | bytes) -> tuple[str, dict[str, Any]]:
     return name, arguments
 
 
-async def current_statuses(registry: Mailbox[Any]) -> list[AppStatus]:
+async def current_statuses(registry: Mailbox[RegistryMessage]) -> list[AppStatus]:
     """Every app's status as its actor has it now. The registry's copy is as of the app's last
     state change, and the calls in flight and the stderr tail move in between; an actor that
     cannot answer keeps the registry's copy."""
@@ -251,11 +252,13 @@ async def current_statuses(registry: Mailbox[Any]) -> list[AppStatus]:
     return fresh
 
 
-async def _ask_app(registry: Mailbox[Any], app_id: str, command: Any, timeout: float) -> Any:
+async def _ask_app(
+    registry: Mailbox[RegistryMessage], app_id: str, command: Any, timeout: float
+) -> Any:
     return await ask(registry, lambda reply: ToApp(app_id, command(reply)), timeout)
 
 
-async def _catalog(registry: Mailbox[Any], app_id: str) -> Catalog:
+async def _catalog(registry: Mailbox[RegistryMessage], app_id: str) -> Catalog:
     """What the app offers now; nothing when it is not run at all."""
     try:
         return await _ask_app(registry, app_id, GetCatalog, ASK_TIMEOUT_S)

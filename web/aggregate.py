@@ -21,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 
 from actors.catalog import Wire
 from actors.messages import CallPublicTool, GetToolTable, ToApp, UnknownTool, UpstreamRequest
+from actors.registry import RegistryMessage
 from actors.runtime import Forward, Mailbox, ask
 from actors.tooltable import PublicTool, ToolTable
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
@@ -63,7 +64,7 @@ class AggregateEndpoint:
 
     def __init__(
         self,
-        registry: Mailbox[Any],
+        registry: Mailbox[RegistryMessage],
         limits: LimitsConfig = DEFAULT_LIMITS,
         owners: ToolOwners | None = None,
     ) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import mcp_types as types
 
 from actors.messages import AppStatus, AppUnavailable, Lookup, UnknownApp
+from actors.registry import RegistryMessage
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor.model.lifecycle import AppState
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
@@ -83,7 +84,7 @@ class FrontDoor:
     def __init__(
         self,
         policy: AccessPolicy,
-        registry: Mailbox[Any],
+        registry: Mailbox[RegistryMessage],
         routes: Any,
         apps: Mapping[str, AppEndpoint],
         aggregate: AggregateEndpoint,

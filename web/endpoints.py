@@ -31,6 +31,7 @@ from actors.messages import (
     ToApp,
     UpstreamRequest,
 )
+from actors.registry import RegistryMessage
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor import __version__
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
@@ -127,7 +128,7 @@ class AppEndpoint:
     """`/apps/mcp/<appId>` for one app."""
 
     def __init__(
-        self, app_id: str, registry: Mailbox[Any], limits: LimitsConfig = DEFAULT_LIMITS
+        self, app_id: str, registry: Mailbox[RegistryMessage], limits: LimitsConfig = DEFAULT_LIMITS
     ) -> None:
         self.app_id = app_id
         self._registry = registry

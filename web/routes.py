@@ -14,6 +14,7 @@ from werkzeug.exceptions import HTTPException
 
 from actors.messages import AppStatus, Snapshot
 from actors.metrics import Metrics
+from actors.registry import RegistryMessage
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor.model.lifecycle import AppState
 from supervisor.model.reload import Reload
@@ -26,7 +27,7 @@ from web.viewdoor import ViewDoor, views_blueprint
 
 
 def create_app(
-    registry: Mailbox[Any],
+    registry: Mailbox[RegistryMessage],
     policy: AccessPolicy,
     sandbox_origin: str | None,
     *,

@@ -24,6 +24,7 @@ from actors.messages import (
     Watch,
 )
 from actors.metrics import Metrics
+from actors.registry import RegistryMessage
 from actors.runtime import Mailbox, ask
 from actors.tooltable import ToolTable
 from supervisor.model.config import Config, url_host
@@ -54,7 +55,7 @@ _LIST_CHANGED = {
 async def serve_front_door(
     config: Config,
     policy: AccessPolicy,
-    registry: Mailbox[Any],
+    registry: Mailbox[RegistryMessage],
     *,
     chats: Mailbox[Any],
     metrics: Metrics,
@@ -160,7 +161,7 @@ class _AddedEndpoints:
     def __init__(
         self,
         apps: dict[str, AppEndpoint],
-        registry: Mailbox[Any],
+        registry: Mailbox[RegistryMessage],
         limits: LimitsConfig = DEFAULT_LIMITS,
     ) -> None:
         self._apps = apps

@@ -43,6 +43,7 @@ from actors.messages import (
     Watch,
 )
 from actors.metrics import Metrics
+from actors.registry import RegistryMessage
 from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, ask
 from supervisor.model import jsonin
 from web.chat import SESSION_ID
@@ -97,7 +98,7 @@ class ViewDoor:
 
     def __init__(
         self,
-        registry: Mailbox[Any],
+        registry: Mailbox[RegistryMessage],
         config: ViewsConfig | None = None,
         approvals: Mapping[str, Approval] | None = None,
         metrics: Metrics | None = None,
