@@ -16,6 +16,7 @@ from typing import Any
 
 import trio
 
+from actors.asking import answer_input_required, current_caller
 from actors.catalog import Wire
 from actors.messages import CallPublicTool, GetToolTable
 from actors.registry import RegistryMessage
@@ -78,13 +79,29 @@ class ToolBridge:
     ) -> tuple[PublicTool, Wire]:
         """The raw result, or an `AppError`. A caller that gives up (cancelled, or out of
         time) cancels the call at the app, which then frees its call slot."""
+        caller = current_caller()  # in a chat turn: the app's questions go to its person
+        tool, result = await self._send(public_name, arguments, caller)
+        if caller is not None and result.get("resultType") == "input_required":
+            result = await answer_input_required(
+                caller,
+                tool,
+                result,
+                lambda resumed: self._send(public_name, arguments, caller, resumed),
+            )
+        return tool, result
+
+    async def _send(
+        self, public_name: str, arguments: dict[str, Any], caller: Any, resumed: Wire | None = None
+    ) -> tuple[PublicTool, Wire]:
         abandoned = trio.Event()
         session_id = CHAT_SESSION.get()
         meta = {"sessionId": session_id} if session_id else None
         try:
             return await ask(
                 self._registry,
-                lambda r: CallPublicTool(public_name, arguments, r, meta, abandoned=abandoned),
+                lambda r: CallPublicTool(
+                    public_name, arguments, r, meta, caller, abandoned, resumed=resumed
+                ),
                 self._timeout,
             )
         except (trio.Cancelled, AskTimeout):

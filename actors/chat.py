@@ -23,11 +23,14 @@ from typing import Any
 import attrs
 import trio
 
+from actors import asking
 from actors.agent import Engine, Event, Message, TurnError, UserTurn
+from actors.asking import AnswerRefused, Questions, SampleForView, TurnAsker, sample
 from actors.bridge import CHAT_SESSION
 from actors.chatstore import ChatStore, SavedSession, StoreError
 from actors.metrics import Metrics
 from actors.runtime import Mailbox, Reply
+from actors.upstream import ServerRequestRefused
 
 logger = logging.getLogger("mcpapps.chat")
 
@@ -64,6 +67,18 @@ class CancelTurn:
 
     session_id: str
     reply: Reply[bool]
+
+
+@attrs.frozen
+class AnswerQuestion:
+    """The person's answer to a question an app asked during the session's turn; the reply
+    fails with `AnswerRefused` when it is not taken."""
+
+    session_id: str
+    request_id: str
+    action: Any
+    content: Any
+    reply: Reply[None]
 
 
 @attrs.frozen
@@ -152,6 +167,17 @@ class ChatHub:
             case CancelTurn(session_id, reply):
                 entry = self._sessions.get(session_id)
                 reply.send(entry is not None and entry.session.cancel_turn())
+            case AnswerQuestion(session_id, request_id, action, content, reply):
+                entry = self._sessions.get(session_id)
+                try:
+                    if entry is None:
+                        raise AnswerRefused(404, f"session '{session_id}' asked no question")
+                    entry.session.questions.answer(request_id, action, content)
+                    reply.send(None)
+                except AnswerRefused as refused:
+                    reply.fail(refused)
+            case SampleForView():
+                self._spawn(self._sample_for_view, message)
             case StopChats(grace, reply):
                 self._stopping.set()
                 self._check_all_done()
@@ -203,6 +229,17 @@ class ChatHub:
             logger.error("chat session %s: %s", session_id, error)
             reply.fail(error)
 
+    async def _sample_for_view(self, message: SampleForView) -> None:
+        sampler = getattr(self._engine, "sample", None)
+        try:
+            params = message.params
+            result, _ = await sample(
+                message.app_id, message.allowed, sampler, self._engine.name, params
+            )
+            message.reply.send(result)
+        except ServerRequestRefused as refused:
+            message.reply.fail(refused)
+
     def _spawn(self, fn: Any, *args: Any) -> None:
         assert self._nursery is not None
         self._nursery.start_soon(fn, *args)
@@ -230,6 +267,7 @@ class ChatSession:
         self._history: list[Message] | None = None  # read from the store on the first turn
         self._unsaved: list[list[Message]] = []  # turns in the history, not yet in the store
         self._turn_scope: trio.CancelScope | None = None  # the running turn's, for CancelTurn
+        self.questions = Questions()  # what the apps of the running turn ask the person
 
     def cancel_turn(self) -> bool:
         """Cancel the running turn, if any (its own scope: the session goes on)."""
@@ -275,6 +313,9 @@ class ChatSession:
 
         added: list[Message] = []
         scope = self._turn_scope = trio.CancelScope()
+        sampler = getattr(self._engine, "sample", None)
+        asker = TurnAsker(self.id, self.questions, emit, sampler, self._engine.name)
+        asked = asking.CURRENT.set(asker)
         session = CHAT_SESSION.set(self.id)
         try:
             with scope:
@@ -288,6 +329,8 @@ class ChatSession:
         finally:
             self._turn_scope = None
             CHAT_SESSION.reset(session)
+            asking.CURRENT.reset(asked)
+            self.questions.cancel_all("its turn ended, so it was cancelled")
         if scope.cancelled_caught:
             emit(TurnError(CANCELLED))
         messages = [turn.user.message(), *added]

@@ -33,8 +33,11 @@ from actors.agent import (
 )
 from actors.arguments import ArgumentError, parse_arguments
 from actors.bridge import ToolBridge
+from actors.catalog import Wire
 from actors.runtime import AskTimeout, Overloaded
+from actors.sampling import sampling_body, sampling_result
 from actors.tooltable import MODEL_NAME, PublicTool, ToolTable, model_alias
+from actors.upstream import ServerRequestRefused
 from supervisor.model.config import AgentConfig
 
 logger = logging.getLogger("mcpapps.agent")
@@ -78,6 +81,7 @@ class _Answer:
     text: str = ""
     calls: dict[int, _ToolCall] = attrs.Factory(dict)  # by the index the server gives them
     finished: bool = False  # a finish_reason or [DONE] was seen
+    finish_reason: str | None = None
 
     def add(self, chunk: Mapping[str, Any], emit: Emit) -> None:
         for choice in chunk["choices"]:
@@ -94,6 +98,7 @@ class _Answer:
                 self._add_call(position, _mapping(part))
             if choice.get("finish_reason"):
                 self.finished = True
+                self.finish_reason = str(choice["finish_reason"])
 
     def _add_call(self, position: int, part: Mapping[str, Any]) -> None:
         # The id and name come in the first piece of a call, the arguments in fragments after
@@ -200,6 +205,30 @@ class OpenAIEngine:
             logger.warning("agent turn failed: %s", failure)
             emit(TurnError(str(failure)))
         return added
+
+    async def sample(self, params: Wire) -> tuple[Wire, str]:
+        """An app's sampling request (the app is allowed to ask), answered by the configured
+        model: the result for the app, and its text for the turn's `sampling` event."""
+        body = sampling_body(params, self._model)
+        answer = _Answer()
+        timeout = httpx2.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
+        headers = {"content-type": "application/json"}
+        try:
+            async with (
+                httpx2.AsyncClient(timeout=timeout, headers=self._headers) as http,
+                http.stream(
+                    "POST", self.url, content=json.dumps(body), headers=headers
+                ) as response,
+            ):
+                await self._check(response)
+                await self._read(response, answer, lambda _: None)
+        except _TurnFailed as failure:
+            raise ServerRequestRefused(f"the agent's model could not answer: {failure}") from None
+        except httpx2.TransportError as error:
+            raise ServerRequestRefused(
+                f"the agent's model at {self.url} could not be reached: {error!r}"
+            ) from None
+        return sampling_result(answer.text, self._model, answer.finish_reason), answer.text
 
     async def _steps(
         self,

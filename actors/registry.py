@@ -18,6 +18,7 @@ import attrs
 import trio
 
 from actors.app import AppActor
+from actors.asking import SamplingAllowed, bind_caller
 from actors.catalog import Catalog
 from actors.messages import (
     ApplyReload,
@@ -187,6 +188,9 @@ class Registry:
                 self._call(message)
             case ToApp(app_id, request):
                 self._route(app_id, request)
+            case SamplingAllowed(app_id):
+                actor = self._actors.get(app_id)
+                message.reply.send(actor is not None and actor.definition.sampling)
             case GetToolTable():
                 message.reply.send(self._table)
             case GetToolReport():
@@ -314,6 +318,9 @@ class Registry:
             params["_meta"] = message.meta
         if message.resumed:
             params.update(message.resumed)
+        definition = self._actors[tool.app_id].definition
+        timeout, sampling = definition.manifest.request_timeout_seconds, definition.sampling
+        bind_caller(message.caller, tool.app_id, tool.public_name, timeout, sampling)
         request = UpstreamRequest(
             "tools/call", params, answer, message.caller, abandoned=message.abandoned
         )
@@ -461,6 +468,7 @@ async def _ask_quietly(actor: AppActor, make: Any, limit: float) -> None:
 # What the registry's mailbox takes: a message of any other type is a type error.
 RegistryMessage = (
     _From
+    | SamplingAllowed
     | StateChanged
     | CatalogChanged
     | AppNotification

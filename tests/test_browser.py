@@ -552,6 +552,35 @@ def test_model_context_reaches_the_next_turn_as_marked_data(served: Served, page
     assert "/tools" in page.inner_text("#chat-log")
 
 
+def test_an_app_s_questions_are_forms_in_the_chat(served: Served, page: Any) -> None:
+    """The grocery app's guided restock asks which store, then how many of each low-stock
+    product: each question is a form built from the app's schema; a wrong answer is shown and
+    the form stays open; once answered, the turn completes with the drafted order."""
+    page.goto(served.url("/"))
+    page.locator("#live.live").wait_for()
+    page.fill("#chat-input", "/call grocery.guided_restock {}")
+    page.click("#chat-send")
+    first = page.locator("#chat-log .ask").nth(0)
+    first.locator("select[name=storeId]").select_option("1")
+    first.locator("button[data-action=accept]").click()
+    first.locator(".ask-status", has_text="answered: accept").wait_for()
+    second = page.locator("#chat-log .ask").nth(1)
+    spinach = second.locator("input[name=p3]")
+    assert spinach.input_value() == "22"  # the app's default
+    spinach.fill("-1")
+    second.locator("button[data-action=accept]").click()
+    second.locator(".ask-status.error").wait_for()
+    assert "-1 is less than the minimum of 0" in second.locator(".ask-status").inner_text()
+    spinach.fill("12")
+    second.locator("input[name=p7]").fill("0")
+    screenshot(page, "chat-question.png")
+    second.locator("button[data-action=accept]").click()
+    page.locator("#chat-send:not([disabled])").wait_for()
+    result = page.locator("#chat-log details.tool pre").last.text_content()
+    assert result.startswith("Draft purchase order for Downtown Market")
+    assert "12 x Baby Spinach 5 oz" in result
+
+
 def test_a_running_turn_is_cancelled_from_the_page(served: Served, page: Any) -> None:
     page.goto(served.url("/"))
     page.locator("#live.live").wait_for()

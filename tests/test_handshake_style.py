@@ -24,6 +24,7 @@ from actors.upstream import http_transport
 from tests.support.conformance import run_conformance
 from tests.support.frontdoor import (
     EXPECTED,
+    HANDSHAKE_APP,
     SUITE_TIMEOUT_S,
     USER,
     conformance_through,
@@ -34,8 +35,6 @@ from tests.support.frontdoor import (
 from tests.support.helpers import Project, free_port, wait_for_port
 from tests.support.officialclients import ts_client
 from tests.support.running import GUARD_S, supervisor_running
-
-HANDSHAKE_APP = Path(__file__).parent / "apps" / "handshake_app.py"
 
 # The scenarios whose tools ask the client from inside the call.
 ASKING = frozenset(

@@ -19,6 +19,7 @@ import trio
 from quart import Blueprint, Response, request
 
 from actors.agent import Event, TextPiece, ToolFinished, ToolStarted, TurnError, UserTurn
+from actors.asking import Elicitation, Sampled
 from actors.chat import CancelTurn, GetSession, Turn
 from actors.chatstore import SavedSession, StoreError
 from actors.runtime import AskTimeout, Mailbox, ask
@@ -169,6 +170,14 @@ def event_data(event: Event) -> tuple[str, dict[str, Any]]:
             return "result", {**data, "view": view} if view is not None else data
         case TurnError(message):
             return "error", {"message": message}
+        case Elicitation(request_id, app, tool, message, schema, url):
+            asked = {"requestId": request_id, "app": app, "tool": tool, "message": message}
+            return "elicitation", {**asked, "url": url} if url else {
+                **asked,
+                "requestedSchema": schema,
+            }
+        case Sampled(app, tool, max_tokens, text):
+            return "sampling", {"app": app, "tool": tool, "maxTokens": max_tokens, "text": text}
     raise TypeError(f"not a chat event: {event!r}")
 
 

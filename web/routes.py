@@ -19,6 +19,7 @@ from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor.model.lifecycle import AppState
 from supervisor.model.reload import Reload
 from web.admin import admin_blueprint
+from web.answers import answers_blueprint
 from web.chat import chat_blueprint
 from web.control import control_blueprint, ui_shown
 from web.errors import json_error
@@ -42,6 +43,7 @@ def create_app(
     app = QuartTrio("mcpapps")
     contexts = views.session_contexts if views is not None else None
     app.register_blueprint(chat_blueprint(chats, contexts))
+    app.register_blueprint(answers_blueprint(chats, registry))
     if views is not None:
         app.register_blueprint(views_blueprint(views, chats))
     app.register_blueprint(admin_blueprint(registry, metrics, reload=reload))

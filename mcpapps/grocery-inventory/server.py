@@ -26,6 +26,7 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 
 import trio
 from data import GLOSSARY, Inventory, InventoryError, as_json
+from guided import guided_tools
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve as hypercorn_serve
 from mcp.server.apps import Apps
@@ -304,6 +305,15 @@ for tool, hints in [
     # cleandoc: the SDK publishes a docstring verbatim, indentation included.
     description = inspect.cleandoc(tool.__doc__ or "")
     server.add_tool(reports_inventory_errors(tool), description=description, annotations=hints)
+
+# Guided tools ask the person as they go (elicitation): their results are built by hand.
+for tool in guided_tools(inventory, _announce_store_change):
+    server.add_tool(
+        reports_inventory_errors(tool),
+        description=inspect.cleandoc(tool.__doc__ or ""),
+        annotations=ToolAnnotations(destructive_hint=False, open_world_hint=False),
+        structured_output=False,
+    )
 
 
 # --- Resource templates -------------------------------------------------------------------------

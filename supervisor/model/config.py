@@ -86,6 +86,8 @@ class AppEntry:
     environment: dict[str, str] = attrs.Factory(dict)
     tool_name_prefix: str | None = None
     protocol: EraSetting | None = None
+    # May the app's sampling requests spend the chat agent's model? Off unless the person says.
+    sampling: bool = False
     startup_timeout_s: StartupTimeout | None = None
     request_timeout_s: RequestTimeout | None = None
     # Any [supervision] key, for this app only.

@@ -376,6 +376,7 @@ def _judge(
             protocol=(entry.protocol if entry and entry.protocol else config.apps.protocol),
             supervision=effective_policy(config.supervision, entry),
         )
+        definition = attrs.evolve(definition, sampling=bool(entry and entry.sampling))
     # Disabled is reached only from Validated: an invalid app stays Discovered, and
     # its disabled reason is kept only to say that it would not run anyway.
     if errors:

@@ -90,6 +90,8 @@ class AppDefinition:
     manifest: Manifest
     protocol: EraSetting
     supervision: SupervisionPolicy
+    # `sampling = true` in [apps.entries.<id>]: the app may ask the chat agent's model.
+    sampling: bool = False
 
     @property
     def id(self) -> str:

@@ -89,6 +89,18 @@ async def test_elicitation_sep1330_enums(ctx: Context) -> str:
 
 
 @tool()
+async def test_elicitation_url(ctx: Context) -> str:
+    """Asks the user to open a link (URL-mode elicitation)"""
+    result = await ctx.session.elicit_url(
+        "Please sign in",
+        "https://example.com/sign-in",
+        "sign-in-1",
+        related_request_id=ctx.request_id,
+    )
+    return f"URL response: action={result.action}"
+
+
+@tool()
 async def ask_twice(ctx: Context) -> str:
     """Asks the client's LLM, then the user: two questions in one call"""
     messages = [SamplingMessage(role="user", content=TextContent(type="text", text="first"))]

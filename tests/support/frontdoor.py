@@ -286,3 +286,6 @@ EXPECTED = {
     ),
     "test_simple_text": "This is a simple text response for testing.",
 }
+
+
+HANDSHAKE_APP = Path(__file__).parents[1] / "apps" / "handshake_app.py"

@@ -42,6 +42,8 @@ GROCERY_TOOLS = frozenset(
         "get_caller_session",
         "show_store_inventory_dashboard",
         "get_store_dashboard_data",
+        "guided_restock",
+        "confirm_adjustment",
     }
 )
 

@@ -4,6 +4,7 @@
 
 (function () {
   const Host = window.McpHost;
+  const McpAsking = window.McpAsking;
   const $ = (id) => document.getElementById(id);
   const params = new URLSearchParams(location.search);
   const apps = new Map();  // id → status, as /admin/apps and /admin/events say
@@ -420,6 +421,14 @@
             case "error":
               chatLine("error", event.message);
               break;
+            case "elicitation":
+              $("chat-log").append(McpAsking.question(event, (action, content) => answerQuestion(event.requestId, action, content), Host.confirm));
+              $("chat-log").scrollTop = $("chat-log").scrollHeight;
+              assistant = null;
+              break;
+            case "sampling":
+              chatLine("sampling", `${event.app} asked the model (${event.tool}, at most ${event.maxTokens} tokens): ${event.text}`);
+              break;
             default:
               break;
           }
@@ -432,6 +441,23 @@
       $("chat-cancel").disabled = true;
       running = null;
       finish();
+    }
+  }
+
+  // The person's answer to an app's question: null when taken, else why not.
+  async function answerQuestion(requestId, action, content) {
+    try {
+      const response = await fetch(`apps/chat/${encodeURIComponent(sessionId)}/answers`, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ requestId, action, content }),
+      });
+      if (response.ok) return null;
+      const body = await response.json().catch(() => ({}));
+      return (body.error && body.error.message) || `HTTP ${response.status}`;
+    } catch (error) {
+      return `the answer was not sent: ${error.message || error}`;
     }
   }
 

@@ -1,0 +1,93 @@
+"""The pure parts of apps that ask: an answer checked against an app's schema, and a sampling
+request mapped to a chat-completions request and back."""
+
+from __future__ import annotations
+
+import pytest
+
+from actors.asking import AnswerRefused, check_answer
+from actors.sampling import sampling_body, sampling_result
+from actors.upstream import ServerRequestRefused
+from tests.apps.scenario_schemas import DEFAULTS_SCHEMA, ENUMS_SCHEMA, USER_INFO_SCHEMA
+
+
+def test_an_accepted_answer_must_match_the_schema() -> None:
+    user = {"username": "ada", "email": "ada@example.com"}
+    assert check_answer(USER_INFO_SCHEMA, "accept", user) == {"action": "accept", "content": user}
+    with pytest.raises(AnswerRefused) as missing:
+        check_answer(USER_INFO_SCHEMA, "accept", {"username": "ada"})
+    assert missing.value.status == 400
+    assert "'email' is a required property" in missing.value.message
+    with pytest.raises(AnswerRefused) as wrong_type:
+        check_answer(DEFAULTS_SCHEMA, "accept", {"age": "thirty"})
+    assert "age: 'thirty' is not of type 'integer'" in wrong_type.value.message
+    with pytest.raises(AnswerRefused) as not_a_choice:
+        check_answer(ENUMS_SCHEMA, "accept", {"untitledSingle": "option9"})
+    assert "untitledSingle" in not_a_choice.value.message
+    with pytest.raises(AnswerRefused) as not_an_object:
+        check_answer(USER_INFO_SCHEMA, "accept", ["ada"])
+    assert "'content' must be an object" in not_an_object.value.message
+
+
+def test_decline_cancel_and_url_mode_carry_no_content() -> None:
+    assert check_answer(USER_INFO_SCHEMA, "decline", {"ignored": 1}) == {"action": "decline"}
+    assert check_answer(USER_INFO_SCHEMA, "cancel", None) == {"action": "cancel"}
+    assert check_answer(None, "accept", {"x": 1}) == {"action": "accept"}
+    with pytest.raises(AnswerRefused) as bad:
+        check_answer(USER_INFO_SCHEMA, "yes", None)
+    assert bad.value.status == 400
+
+
+def test_a_sampling_request_as_a_chat_completions_request() -> None:
+    params = {
+        "systemPrompt": "Be brief.",
+        "messages": [
+            {"role": "user", "content": {"type": "text", "text": "What is this?"}},
+            {"role": "assistant", "content": {"type": "text", "text": "Show me."}},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "This:"},
+                    {"type": "image", "mimeType": "image/png", "data": "iVBOR"},
+                ],
+            },
+        ],
+        "maxTokens": 50,
+        "stopSequences": ["\n\n"],
+        "temperature": 0.2,
+        "modelPreferences": {"hints": [{"name": "claude"}]},
+    }
+    assert sampling_body(params, "local-model") == {
+        "model": "local-model",
+        "stream": True,
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "What is this?"},
+            {"role": "assistant", "content": "Show me."},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "This:"},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBOR"}},
+                ],
+            },
+        ],
+        "max_tokens": 50,
+        "stop": ["\n\n"],
+        "temperature": 0.2,
+    }
+    audio = {"role": "user", "content": {"type": "audio", "mimeType": "audio/wav", "data": ""}}
+    with pytest.raises(ServerRequestRefused, match="text and images only, not audio"):
+        sampling_body({"messages": [audio], "maxTokens": 5}, "m")
+    with pytest.raises(ServerRequestRefused, match="no messages"):
+        sampling_body({"messages": [], "systemPrompt": "x", "maxTokens": 5}, "m")
+
+
+def test_the_model_s_answer_as_a_sampling_result() -> None:
+    assert sampling_result("cut", "m", "length") == {
+        "role": "assistant",
+        "content": {"type": "text", "text": "cut"},
+        "model": "m",
+        "stopReason": "maxTokens",
+    }
+    assert sampling_result("done", "m", "stop")["stopReason"] == "endTurn"
