@@ -37,7 +37,9 @@ browser:
 test: $(BIN)/.installed node-tools browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+	$(BIN)/python -m pytest -n 2
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check --fix .

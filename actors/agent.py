@@ -1,4 +1,4 @@
-"""What every agent engine shares (SPEC §8): the events a turn emits, the `Engine` interface, how a
+"""What every agent engine shares: the events a turn emits, the `Engine` interface, how a
 tool is called on the agent's behalf, and how the user's actions in an app UI reach the agent.
 
 A conversation is a list of messages in the chat-completions shape (`{"role": "user" |
@@ -13,7 +13,8 @@ from typing import Any, Protocol
 
 import attrs
 
-from actors.bridge import ArgumentError, ToolBridge, format_result, parse_arguments
+from actors.arguments import ArgumentError, parse_arguments
+from actors.bridge import ToolBridge, format_result
 from actors.messages import AppError
 from actors.runtime import AskTimeout, Overloaded
 
@@ -96,7 +97,7 @@ class Engine(Protocol):
 @attrs.frozen
 class ToolOutcome:
     public_name: str
-    text: str  # what the model reads (SPEC §6)
+    text: str  # what the model reads
     is_error: bool
     view: Mapping[str, Any] | None = None  # see ToolFinished.view
 

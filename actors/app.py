@@ -1,5 +1,5 @@
 """The app actor: one per app. It alone owns the app's process or HTTP client, its MCP session,
-its catalog and its lifecycle state (SPEC §4, §5); everyone else sends it messages.
+its catalog and its lifecycle state; everyone else sends it messages.
 
 Inside, two kinds of task share the actor's state: the mailbox loop, which answers at once and
 never waits on the app, and the supervision loop, which runs one *incarnation* after another (a
@@ -25,13 +25,14 @@ import trio
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 
 from actors.cancellation import split_cancelled
+from actors.catalog import Catalog, Wire
 from actors.messages import (
+    AppMessage,
     AppNotification,
     AppStatus,
     AppUnavailable,
     CallFailed,
     CallTimeout,
-    CallTool,
     CatalogChanged,
     Drain,
     GetCatalog,
@@ -43,27 +44,26 @@ from actors.messages import (
     Stop,
     UpstreamRequest,
 )
+from actors.metrics import Metrics
 from actors.process import ChildProcess, SpawnError, describe_returncode
 from actors.reaper import Reaper
-from actors.runtime import Forward, Mailbox, Reply
+from actors.runtime import Answer, Mailbox
 from actors.stdio import pump_stderr, stdio_streams
-from actors.supervision import Exit, Retry, supervise, wants_restart
+from actors.subscriptions import Subscriptions
+from actors.supervision import Ended, Exit, GaveUp, Retry, supervise, wants_restart
 from actors.upstream import (
-    Catalog,
     ServerRequestRefused,
     Upstream,
-    Wire,
     connect,
     error_text,
     http_transport,
     is_connection_error,
     is_timeout,
 )
-from supervisor import jsonin
-from supervisor.envrefs import expand
-from supervisor.lifecycle import AppState
-from supervisor.manifest import AppDefinition
-from supervisor.metrics import Metrics
+from supervisor.model import jsonin
+from supervisor.model.envrefs import expand
+from supervisor.model.lifecycle import AppState, may_move
+from supervisor.model.manifest import AppDefinition
 
 logger = logging.getLogger("mcpapps.app")
 
@@ -111,7 +111,7 @@ class AppActor:
         self._reaper = reaper
         self._metrics = metrics
         self.id = definition.id
-        self.mailbox: Mailbox[Any] = Mailbox()
+        self.mailbox: Mailbox[AppMessage] = Mailbox()
         self._events = events
         self._environ = dict(environ)
         self._ui = ui
@@ -145,16 +145,17 @@ class AppActor:
         self._upstream: Upstream | None = None
         self._calls: trio.Nursery | None = None
         self._death: _Death | None = None
-        self._in_flight: dict[object, Reply[Any] | Forward[Any]] = {}
+        self._in_flight: dict[object, Answer[Any]] = {}
+        self._settled = trio.Event()  # set (and replaced) when a call ends or the state changes
         self._callers: dict[object, Any] = {}  # in-flight requests whose client can be asked
         self._last_heard = 0.0
         self._catalog_stale = trio.Event()
         # What the app's clients asked of its session; kept across restarts and given to each
-        # new session, in the era it speaks (SPEC §7.3).
+        # new session, in the era it speaks.
         self._log_level: str | None = None
-        self._subscribers: dict[str, set[str]] = {}  # resource uri → the clients (owners)
+        self._subscriptions = Subscriptions()
         self._resubscribe = trio.Event()
-        self._awaiting_listen: list[Reply[Any] | Forward[Any]] = []
+        self._awaiting_listen: list[Answer[Any]] = []
 
     # ---- the mailbox -------------------------------------------------------------------------
 
@@ -167,9 +168,9 @@ class AppActor:
             async for message in self.mailbox:
                 self._handle(message)
 
-    def _handle(self, message: Any) -> None:
+    def _handle(self, message: AppMessage) -> None:
         match message:
-            case CallTool() | UpstreamRequest():
+            case UpstreamRequest():
                 self._call(message)
             case GetStatus(reply):
                 reply.send(self.status())
@@ -212,7 +213,13 @@ class AppActor:
 
     def _enter(self, state: AppState, *, error: str | None = None) -> None:
         previous = self._state
+        if not may_move(previous, state):
+            # A bug of ours; the state still follows what happened, so that status is true.
+            logger.error(
+                "app %s: %s → %s is not a transition of the lifecycle", self.id, previous, state
+            )
         self._state = state
+        self._wake_drain()
         self._entered[state.value] = time.time()
         if error is not None:
             self._last_error = error
@@ -270,23 +277,26 @@ class AppActor:
     async def _supervised(self, scope: trio.CancelScope) -> None:
         try:
             with scope:
-                exit, gave_up = await supervise(
+                outcome = await supervise(
                     self._incarnation,
                     self.definition.supervision,
                     on_retry=self._on_retry,
                     rng=self._rng,
                 )
-                self._gave_up = gave_up
-                if gave_up:
-                    p = self.definition.supervision
-                    self._last_error = (
-                        f"{exit.reason}; gave up after {p.intensity} restarts within"
-                        f" {p.period_s:g} s (restart it by hand once the cause is fixed)"
-                    )
-                    logger.error("app %s: %s", self.id, self._last_error)
-                    self._events.tell(StateChanged(self.status()))
-                elif not exit.abnormal and self._state is not AppState.STOPPED:
-                    self._enter(AppState.STOPPED)
+                match outcome:
+                    case GaveUp(exit):
+                        self._gave_up = True
+                        p = self.definition.supervision
+                        self._last_error = (
+                            f"{exit.reason}; gave up after {p.intensity} restarts within"
+                            f" {p.period_s:g} s (restart it by hand once the cause is fixed)"
+                        )
+                        logger.error("app %s: %s", self.id, self._last_error)
+                        self._events.tell(StateChanged(self.status()))
+                    case Ended(exit):
+                        self._gave_up = False
+                        if not exit.abnormal and self._state is not AppState.STOPPED:
+                            self._enter(AppState.STOPPED)
         finally:
             self._loop_scope = None
             self._loop_done.set()
@@ -309,7 +319,11 @@ class AppActor:
         self._stop_reason = reason
         with trio.move_on_after(self.definition.supervision.stop_grace_s):
             while self._in_flight and self._state is AppState.RUNNING:
-                await trio.sleep(0.05)
+                await self._settled.wait()
+
+    def _wake_drain(self) -> None:
+        self._settled.set()
+        self._settled = trio.Event()
 
     async def _stop(self, reason: str, *, grace: bool = True, restarting: bool = False) -> None:
         """End the incarnation (its process goes down the stop ladder) and the supervision
@@ -442,7 +456,7 @@ class AppActor:
                 upstream.watch_changes,
                 self._catalog_stale_now,
                 self._on_resource_updated,
-                lambda: tuple(sorted(self._subscribers)),
+                lambda: tuple(self._subscriptions),
                 lambda: self._resubscribe,
                 self._listening,
             )
@@ -613,7 +627,7 @@ class AppActor:
         if upstream.modern:
             return
         requests: list[tuple[str, Wire]] = [
-            ("resources/subscribe", {"uri": uri}) for uri in sorted(self._subscribers)
+            ("resources/subscribe", {"uri": uri}) for uri in self._subscriptions
         ]
         if self._log_level is not None:
             requests.insert(0, ("logging/setLevel", {"level": self._log_level}))
@@ -650,42 +664,32 @@ class AppActor:
         if upstream.modern and not upstream.capabilities.resources:
             return False  # an app without resources says so itself
         owner = getattr(message.caller, "owner", None) or AGENT_OWNER
-        owners = self._subscribers.get(uri, set())
+        table = self._subscriptions
         if message.method == "resources/subscribe":
-            if not owners and not upstream.modern:
+            if not table.is_wanted(uri) and not upstream.modern:
                 return False  # the app is asked; `_subscribed` records the owner if it agrees
-            self._subscribers.setdefault(uri, set()).add(owner)
-            if not owners:
+            if table.add(uri, owner):
                 # Answered once the app watches the resource, so no update can be missed.
                 self._listen_again(message.reply)
                 return True
-        elif owner in owners:
-            owners.discard(owner)
-            if not owners:
-                del self._subscribers[uri]
-                if not upstream.modern:
-                    return False  # the app hears that its last subscriber left
-                self._listen_again()
+        elif table.remove(uri, owner):
+            if not upstream.modern:
+                return False  # the app hears that its last subscriber left
+            self._listen_again()
         message.reply.send({})
         return True
 
-    def _subscribed(self, message: CallTool | UpstreamRequest) -> None:
+    def _subscribed(self, message: UpstreamRequest) -> None:
         """The app agreed to a subscribe it was asked for: its client is a subscriber now."""
-        if isinstance(message, UpstreamRequest) and message.method == "resources/subscribe":
+        if message.method == "resources/subscribe":
             owner = getattr(message.caller, "owner", None) or AGENT_OWNER
-            self._subscribers.setdefault(str((message.params or {})["uri"]), set()).add(owner)
+            self._subscriptions.add(str((message.params or {})["uri"]), owner)
 
     def _release(self, owner: str) -> None:
         """A client is gone: its subscriptions end; a resource nobody wants any more is
         unsubscribed from."""
         upstream, calls = self._upstream, self._calls
-        for uri, owners in list(self._subscribers.items()):
-            if owner not in owners:
-                continue
-            owners.discard(owner)
-            if owners:
-                continue
-            del self._subscribers[uri]
+        for uri in self._subscriptions.release(owner):
             if upstream is not None and upstream.modern:
                 self._listen_again()
             elif upstream is not None and calls is not None:
@@ -696,7 +700,7 @@ class AppActor:
         with contextlib.suppress(Exception):
             await upstream.send("resources/unsubscribe", {"uri": uri}, timeout=timeout)
 
-    def _listen_again(self, reply: Reply[Any] | Forward[Any] | None = None) -> None:
+    def _listen_again(self, reply: Answer[Any] | None = None) -> None:
         """The set of subscribed resources changed: the listen stream (2026-07-28) is opened
         again with the new set; `reply` gets `{}` once the app has acknowledged it."""
         if reply is not None:
@@ -770,7 +774,7 @@ class AppActor:
 
     # ---- calls -------------------------------------------------------------------------------
 
-    def _call(self, message: CallTool | UpstreamRequest) -> None:
+    def _call(self, message: UpstreamRequest) -> None:
         if self._draining:
             doing = "restarting" if self._stop_reason == "was restarted" else "stopping"
             message.reply.fail(AppUnavailable(self.id, f"app '{self.id}' is {doing}"))
@@ -784,11 +788,11 @@ class AppActor:
             error = types.ErrorData(code=types.INVALID_PARAMS, message=why)
             message.reply.fail(CallFailed(self.id, why, rpc_error=error))
             return
-        if isinstance(message, UpstreamRequest) and self._session_request(message):
+        if self._session_request(message):
             return
         token = object()
         self._in_flight[token] = message.reply
-        if isinstance(message, UpstreamRequest) and message.caller is not None:
+        if message.caller is not None:
             self._callers[token] = message.caller
         self._calls.start_soon(self._run_call, message, self._upstream, self._death, token)
 
@@ -802,7 +806,7 @@ class AppActor:
 
     async def _run_call(
         self,
-        message: CallTool | UpstreamRequest,
+        message: UpstreamRequest,
         upstream: Upstream,
         death: _Death | None,
         token: object,
@@ -820,7 +824,7 @@ class AppActor:
             if waiting.cancelled_caught:
                 answer = CallTimeout(self.id, self._timeout_text(what, timeout, False))
                 return
-            abandoned = getattr(message, "abandoned", None)
+            abandoned = message.abandoned
             try:
                 # A caller that gives up (its client cancelled or went away) cancels the
                 # request: the SDK tells the app, and the call slot is free again.
@@ -866,6 +870,7 @@ class AppActor:
             self._callers.pop(token, None)
             # Not listed any more: the death of the incarnation has already answered it.
             if self._in_flight.pop(token, None) is not None:
+                self._wake_drain()
                 if answer is None:  # cancelled (a stop or a restart) before any answer
                     answer = AppUnavailable(self.id, self._stopped_text())
                 if isinstance(answer, BaseException):
@@ -916,6 +921,7 @@ class AppActor:
             reply.fail(AppUnavailable(self.id, text))
         self._in_flight.clear()
         self._callers.clear()
+        self._wake_drain()
 
 
 @contextlib.asynccontextmanager
@@ -940,20 +946,14 @@ async def _cancelled_when(event: trio.Event | None) -> AsyncIterator[None]:
         raise
 
 
-def _request_of(message: CallTool | UpstreamRequest) -> tuple[str, Wire | None, str]:
+def _request_of(message: UpstreamRequest) -> tuple[str, Wire | None, str]:
     """The method and params to send upstream, and how errors name the request."""
-    if isinstance(message, CallTool):
-        params: Wire = {"name": message.name, "arguments": message.arguments}
-        if message.meta:
-            params["_meta"] = message.meta
-        return "tools/call", params, f"tool '{message.name}'"
-    params = message.params
-    if message.method == "tools/call" and params is not None:
-        return message.method, params, f"tool '{params.get('name')}'"
-    return message.method, params, f"request {message.method}"
+    if message.method == "tools/call" and message.params is not None:
+        return message.method, message.params, f"tool '{message.params.get('name')}'"
+    return message.method, message.params, f"request {message.method}"
 
 
-def _unsendable(message: CallTool | UpstreamRequest) -> str | None:
+def _unsendable(message: UpstreamRequest) -> str | None:
     """Why the request cannot be put on the wire, if it cannot. Checked with the serializer the
     session's writer uses (pydantic's), whose limits are its own: a lone surrogate (which a JSON
     `\\ud800` escape makes) has no UTF-8 form, and nesting has a maximum depth."""

@@ -1,4 +1,4 @@
-"""Tool arguments as a JSON object (SPEC §6: missing means `{}`, anything else that is not an
+"""Tool arguments as a JSON object (missing means `{}`, anything else that is not an
 object is refused). Pure and light: the command line uses it without loading the actors."""
 
 from __future__ import annotations
@@ -7,10 +7,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from supervisor import jsonin
+from supervisor.model import jsonin
+from supervisor.model.errors import McpappsError
 
 
-class ArgumentError(ValueError):
+class ArgumentError(McpappsError, ValueError):
     pass
 
 

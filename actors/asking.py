@@ -26,9 +26,11 @@ import attrs
 import jsonschema
 import trio
 
+from actors.catalog import Wire
 from actors.messages import CallFailed
 from actors.runtime import Reply
-from actors.upstream import ServerRequestRefused, Wire
+from actors.upstream import ServerRequestRefused
+from supervisor.model.errors import McpappsError
 
 logger = logging.getLogger("mcpapps.chat")
 
@@ -64,7 +66,7 @@ class Sampled:
     text: str
 
 
-class AnswerRefused(Exception):
+class AnswerRefused(McpappsError):
     """An answer that is not taken: `status` is the HTTP status that says why (400 a bad
     answer, the question still waits; 404 no such question; 409 a question that waits no more)."""
 

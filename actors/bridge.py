@@ -1,4 +1,4 @@
-"""The tool bridge (SPEC §6): what an agent calls and what it reads back.
+"""The tool bridge: what an agent calls and what it reads back.
 
 `format_result` is pure (and `parse_arguments`, from `actors.arguments`); `ToolBridge` asks the
 registry, which routes the call to the app actor that owns the tool. Everything the agent reads
@@ -16,12 +16,12 @@ from typing import Any
 
 import trio
 
-from actors.arguments import ArgumentError, parse_arguments
 from actors.asking import answer_input_required, current_caller
-from actors.messages import AppError, CallPublicTool, GetToolTable
-from actors.runtime import AskTimeout, Mailbox, Overloaded, ask
+from actors.catalog import Wire
+from actors.messages import CallPublicTool, GetToolTable
+from actors.registry import RegistryMessage
+from actors.runtime import AskTimeout, Mailbox, ask
 from actors.tooltable import PublicTool, ToolTable
-from actors.upstream import Wire
 
 
 def _compact(value: Any) -> str:
@@ -67,7 +67,7 @@ CHAT_SESSION: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 class ToolBridge:
     """Calls tools by public name through the registry, and lists what the model may see."""
 
-    def __init__(self, registry: Mailbox[Any], *, timeout: float = math.inf) -> None:
+    def __init__(self, registry: Mailbox[RegistryMessage], *, timeout: float = math.inf) -> None:
         self._registry = registry
         self._timeout = timeout
 
@@ -107,22 +107,3 @@ class ToolBridge:
         except (trio.Cancelled, AskTimeout):
             abandoned.set()
             raise
-
-    async def call(self, public_name: str, arguments: str | Mapping[str, Any] | None) -> str:
-        """Call a tool and return what the model reads; never raises for a failed call."""
-        try:
-            parsed = parse_arguments(arguments)
-        except ArgumentError as error:
-            return f"Error: invalid arguments for tool '{public_name}': {error}"
-        try:
-            tool, result = await self.call_raw(public_name, parsed)
-        except AppError as error:
-            return f"Error: {error.message}"
-        except (AskTimeout, Overloaded) as error:
-            return f"Error: tool '{public_name}' could not be called: {error}"
-        return format_result(
-            result,
-            app_id=tool.app_id,
-            tool=tool.public_name,
-            has_ui=tool.ui_resource_uri is not None,
-        )

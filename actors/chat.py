@@ -1,4 +1,4 @@
-"""Chat sessions (SPEC §7.4): one `ChatSession` actor per session id, run by the `ChatHub`.
+"""Chat sessions: one `ChatSession` actor per session id, run by the `ChatHub`.
 
 A session actor runs its turns one at a time, in the order they arrived: that is the whole of
 per-session turn serialization, and other sessions are never held by it. A turn runs in the
@@ -7,7 +7,7 @@ does not stop the turn or its saving. The hub creates a session actor on the fir
 id (loading what was saved) and retires it when it has been idle for a while; only the hub sends
 turns to a session, so it knows for certain when one has none waiting.
 
-On shutdown (SPEC §5) the hub takes no new turns, lets the running ones finish for up to the
+On shutdown the hub takes no new turns, lets the running ones finish for up to the
 grace period while the apps are still up, then cuts the rest short; every waiting client is
 told, and every stream ends with `done`.
 """
@@ -28,9 +28,9 @@ from actors.agent import Engine, Event, Message, TurnError, UserTurn
 from actors.asking import AnswerRefused, Questions, SampleForView, TurnAsker, sample
 from actors.bridge import CHAT_SESSION
 from actors.chatstore import ChatStore, SavedSession, StoreError
+from actors.metrics import Metrics
 from actors.runtime import Mailbox, Reply
 from actors.upstream import ServerRequestRefused
-from supervisor.metrics import Metrics
 
 logger = logging.getLogger("mcpapps.chat")
 

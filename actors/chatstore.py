@@ -1,4 +1,4 @@
-"""Saved chat sessions (SPEC §7.4): one SQLite database in the state dir.
+"""Saved chat sessions: one SQLite database in the state dir.
 
 A turn is saved in one transaction once it is over, so a crash loses at most the turn that was
 still running. SQLite blocks, so every statement runs in a worker thread, one at a time (the
@@ -22,6 +22,7 @@ import attrs
 import trio
 
 from actors.agent import Message
+from supervisor.model.errors import McpappsError
 
 T = TypeVar("T")
 logger = logging.getLogger("mcpapps.chat")
@@ -47,7 +48,7 @@ _MIGRATIONS: dict[int, str] = {
 }
 
 
-class StoreError(Exception):
+class StoreError(McpappsError):
     """The session database cannot be used; the message says which file and why."""
 
 

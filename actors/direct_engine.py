@@ -1,4 +1,4 @@
-"""The `direct` agent engine (SPEC §8): no model, works offline. `/tools` lists what a model would
+"""The `direct` agent engine: no model, works offline. `/tools` lists what a model would
 see, `/call <public-name> <json>` calls one tool, anything else gets a short help text. It exists
 so that the whole chat path can be used, and tested, on a fresh machine."""
 
@@ -9,7 +9,8 @@ import uuid
 from collections.abc import Sequence
 
 from actors.agent import Emit, Message, TextPiece, ToolFinished, ToolStarted, UserTurn, call_tool
-from actors.bridge import ArgumentError, ToolBridge, parse_arguments
+from actors.arguments import ArgumentError, parse_arguments
+from actors.bridge import ToolBridge
 
 HELP = (
     "This chat runs the direct engine, which has no model. It understands two commands:\n"

@@ -1,4 +1,4 @@
-"""Picks the agent engine config.toml asks for (SPEC §8)."""
+"""Picks the agent engine config.toml asks for."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from actors.agent import Engine
 from actors.bridge import ToolBridge
 from actors.direct_engine import DirectEngine
-from supervisor.config import AgentConfig
+from supervisor.model.config import AgentConfig
 
 
 def make_engine(agent: AgentConfig, bridge: ToolBridge, environ: Mapping[str, str]) -> Engine:

@@ -9,12 +9,13 @@ from typing import Any, Protocol
 import attrs
 import trio
 
-from actors.runtime import Forward, Reply
-from actors.upstream import Catalog, Wire
-from supervisor.lifecycle import AppState
+from actors.catalog import Catalog, Wire
+from actors.runtime import Answer, Reply
+from supervisor.model.errors import McpappsError
+from supervisor.model.lifecycle import AppState
 
 
-class AppError(Exception):
+class AppError(McpappsError):
     """A request about an app could not be served; the message names the app and the cause."""
 
     def __init__(self, app_id: str | None, message: str) -> None:
@@ -50,7 +51,7 @@ class CallFailed(AppError):
 
 @attrs.frozen(kw_only=True)
 class AppStatus:
-    """What anyone may know about an app at one moment (SPEC §4). Times are Unix seconds."""
+    """What anyone may know about an app at one moment. Times are Unix seconds."""
 
     id: str
     name: str
@@ -76,32 +77,29 @@ class AppStatus:
 # Requests to an app actor.
 
 
-@attrs.frozen
-class CallTool:
-    name: str  # the app's own tool name, not the public one
-    arguments: dict[str, Any]
-    reply: Reply[Wire] | Forward[Wire]
-    meta: dict[str, Any] | None = None
-
-
 class Caller(Protocol):
     """The client behind an `UpstreamRequest`, as far as the app may reach it while the request
     is in flight: it can be asked (sampling, elicitation) and told of progress."""
 
-    on_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None
-    owner: str  # the client's session: who holds a resource subscription
+    @property
+    def on_progress(
+        self,
+    ) -> Callable[[float, float | None, str | None], Awaitable[None]] | None: ...
+
+    @property
+    def owner(self) -> str: ...  # the client's session: who holds a resource subscription
 
     async def ask(self, method: str, params: Wire) -> Wire: ...
 
 
 @attrs.frozen
 class UpstreamRequest:
-    """Any MCP request, passed to the app's one upstream session as it is (SPEC §7.3);
+    """Any MCP request, passed to the app's one upstream session as it is;
     answered with the app's result as it is."""
 
     method: str
     params: Wire | None
-    reply: Reply[Wire] | Forward[Wire]
+    reply: Answer[Wire]
     caller: Caller | None = None
     abandoned: trio.Event | None = None  # set when the caller gives up: the request is cancelled
 
@@ -195,14 +193,14 @@ class ToApp:
     """Route `message` (a request to an app actor) to the app `app_id`."""
 
     app_id: str
-    message: Any
+    message: AppMessage
 
 
 @attrs.frozen
 class CallPublicTool:
     public_name: str  # a public name or its alias
     arguments: dict[str, Any]
-    reply: Reply[tuple[Any, Wire]]  # (the PublicTool called, the raw result)
+    reply: Answer[tuple[Any, Wire]]  # (the PublicTool called, the raw result)
     meta: dict[str, Any] | None = None
     caller: Caller | None = None
     abandoned: trio.Event | None = None  # set when the caller gives up: the call is cancelled
@@ -241,7 +239,8 @@ class StopAll:
 @attrs.frozen
 class ApplyReload:
     """Start, stop and restart apps so that the registry runs what `discovery` describes
-    (a `supervisor.discovery.Discovery`); answered with the `supervisor.reload.ReloadDiff`."""
+    (a `supervisor.model.discovery.Discovery`); answered with the
+    `supervisor.model.reload.ReloadDiff`."""
 
     discovery: Any
     reply: Reply[Any]
@@ -249,7 +248,7 @@ class ApplyReload:
 
 @attrs.frozen
 class Reloaded:
-    """A fact: a reload ended with `diff` (a `supervisor.reload.ReloadDiff`)."""
+    """A fact: a reload ended with `diff` (a `supervisor.model.reload.ReloadDiff`)."""
 
     diff: Any
 
@@ -259,3 +258,9 @@ class GetToolReport:
     """Every tool of every Running app as `actors.toolreport.ToolRow`s: offered or not, why."""
 
     reply: Reply[Any]
+
+
+# What an app actor's mailbox takes: a message of any other type is a type error, not a log line.
+AppMessage = (
+    UpstreamRequest | GetStatus | GetCatalog | Start | Stop | Restart | Drain | ReleaseSubscriptions
+)

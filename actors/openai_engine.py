@@ -1,4 +1,4 @@
-"""The `openai` agent engine (SPEC §8): any server that speaks OpenAI's chat-completions API
+"""The `openai` agent engine: any server that speaks OpenAI's chat-completions API
 (OpenAI, Ollama, vLLM, a llama.cpp server) answers, and asks for tools that the bridge calls.
 
 One turn is a loop of streamed requests: the text of each answer is emitted as it arrives, the
@@ -31,12 +31,14 @@ from actors.agent import (
     UserTurn,
     call_tool,
 )
-from actors.bridge import ArgumentError, ToolBridge, parse_arguments
+from actors.arguments import ArgumentError, parse_arguments
+from actors.bridge import ToolBridge
+from actors.catalog import Wire
 from actors.runtime import AskTimeout, Overloaded
 from actors.sampling import sampling_body, sampling_result
 from actors.tooltable import MODEL_NAME, PublicTool, ToolTable, model_alias
-from actors.upstream import ServerRequestRefused, Wire
-from supervisor.config import AgentConfig
+from actors.upstream import ServerRequestRefused
+from supervisor.model.config import AgentConfig
 
 logger = logging.getLogger("mcpapps.agent")
 
@@ -325,7 +327,9 @@ class OpenAIEngine:
             )
 
     async def _read(self, response: httpx2.Response, answer: _Answer, emit: Emit) -> None:
-        async with contextlib.aclosing(aiter(httpx2.EventSource(response))) as events:
+        # typeshed's aclosing wants aclose() on the type; the iterator is a generator with it.
+        events_of = aiter(httpx2.EventSource(response))
+        async with contextlib.aclosing(events_of) as events:  # type: ignore[type-var]
             try:
                 async for event in events:
                     data = event.data.strip()
@@ -417,7 +421,8 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 async def _start_of(response: httpx2.Response) -> str:
     """The start of a body that is not the stream we asked for (it may be long, or endless)."""
     data = b""
-    async with contextlib.aclosing(aiter(response.aiter_bytes())) as chunks:
+    # typeshed's aclosing wants aclose() on the type; the iterator is a generator with it.
+    async with contextlib.aclosing(aiter(response.aiter_bytes())) as chunks:  # type: ignore[type-var]
         async for chunk in chunks:
             data += chunk
             if len(data) >= ERROR_BODY_MAX:

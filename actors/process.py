@@ -21,9 +21,11 @@ from collections.abc import Mapping, Sequence
 
 import trio
 
+from supervisor.model.errors import McpappsError
+
 logger = logging.getLogger("mcpapps.process")
 
-STDIN_CLOSE_GRACE_S = 2.0  # SPEC §5: close stdin, then wait this long before SIGTERM
+STDIN_CLOSE_GRACE_S = 2.0  # close stdin, then wait this long before SIGTERM
 KILL_REAP_S = 2.0  # after SIGKILL, only an unkillable (D-state) process makes us wait this long
 _POLL_S = 0.05
 
@@ -59,7 +61,7 @@ def live_group_members(pgid: int) -> list[int]:
     return members
 
 
-class SpawnError(Exception):
+class SpawnError(McpappsError):
     """The command could not be started (not found, not executable, bad working directory)."""
 
 

@@ -1,5 +1,5 @@
 """The registry actor: knows every app, routes requests to app actors by app id and by public
-tool name, answers status snapshots, and keeps the model-visible tool table (SPEC §6) current as
+tool name, answers status snapshots, and keeps the model-visible tool table current as
 apps start, stop and change their catalogs.
 
 App actors run in the registry's nursery, started in discovery order and stopped in reverse.
@@ -19,6 +19,7 @@ import trio
 
 from actors.app import AppActor
 from actors.asking import SamplingAllowed, bind_caller
+from actors.catalog import Catalog
 from actors.messages import (
     ApplyReload,
     AppNotification,
@@ -44,16 +45,15 @@ from actors.messages import (
     UpstreamRequest,
     Watch,
 )
+from actors.metrics import Metrics
 from actors.process import KILL_REAP_S, STDIN_CLOSE_GRACE_S
 from actors.reaper import Reaper
 from actors.runtime import AskTimeout, Forward, Mailbox, Overloaded, Reply, ask
 from actors.toolreport import tool_report
 from actors.tooltable import AppTools, ToolTable, build_tool_table
-from actors.upstream import Catalog
-from supervisor.discovery import DiscoveredApp, Discovery
-from supervisor.lifecycle import AppState
-from supervisor.metrics import Metrics
-from supervisor.reload import ReloadDiff, RunningApp, plan_reload
+from supervisor.model.discovery import DiscoveredApp, Discovery
+from supervisor.model.lifecycle import AppState
+from supervisor.model.reload import ReloadDiff, RunningApp, plan_reload
 
 logger = logging.getLogger("mcpapps.registry")
 
@@ -62,7 +62,7 @@ STOP_MARGIN_S = 10.0  # beyond an app's own stop ladder, before shutdown stops w
 
 @attrs.frozen
 class WhenReady:
-    """Answered once every app has reached Running or Failed at least once (SPEC §5)."""
+    """Answered once every app has reached Running or Failed at least once."""
 
     reply: Reply[tuple[AppStatus, ...]]
 
@@ -95,7 +95,7 @@ class Registry:
         reaper: Reaper | None = None,
         metrics: Metrics | None = None,
     ) -> None:
-        self.mailbox: Mailbox[Any] = Mailbox()
+        self.mailbox: Mailbox[RegistryMessage] = Mailbox()
         self._environ = environ
         self._ui = ui
         self._rng = rng
@@ -165,7 +165,7 @@ class Registry:
             async for message in self.mailbox:
                 self._handle(message)
 
-    def _handle(self, message: Any) -> None:
+    def _handle(self, message: RegistryMessage) -> None:
         match message:
             case _From(facts, fact):
                 # A fact of an actor a reload has replaced (its last Stopped, its emptied
@@ -188,20 +188,20 @@ class Registry:
                 self._call(message)
             case ToApp(app_id, request):
                 self._route(app_id, request)
-            case SamplingAllowed(app_id, reply):
+            case SamplingAllowed(app_id):
                 actor = self._actors.get(app_id)
-                reply.send(actor is not None and actor.definition.sampling)
-            case GetToolTable(reply):
-                reply.send(self._table)
-            case GetToolReport(reply):
-                reply.send(tool_report(self._table, self._running_tools()))
-            case Snapshot(reply):
-                reply.send(self.snapshot())
-            case Lookup(app_id, reply):
-                if (status := self._statuses.get(app_id)) is not None:
-                    reply.send(status)
+                message.reply.send(actor is not None and actor.definition.sampling)
+            case GetToolTable():
+                message.reply.send(self._table)
+            case GetToolReport():
+                message.reply.send(tool_report(self._table, self._running_tools()))
+            case Snapshot():
+                message.reply.send(self.snapshot())
+            case Lookup(app_id):
+                if (known := self._statuses.get(app_id)) is not None:
+                    message.reply.send(known)
                 else:
-                    reply.fail(UnknownApp(app_id, f"unknown app '{app_id}'"))
+                    message.reply.fail(UnknownApp(app_id, f"unknown app '{app_id}'"))
             case WhenReady(reply):
                 if self._unsettled:
                     self._waiting.append(reply)
@@ -342,7 +342,7 @@ class Registry:
         return None
 
     async def _stop_all(self, reply: Reply[None]) -> None:
-        """Shutdown (SPEC §5): every app refuses new calls at once and its calls in flight get
+        """Shutdown: every app refuses new calls at once and its calls in flight get
         up to `stop_grace_s` together; then the apps stop one by one in reverse start order."""
         async with trio.open_nursery() as nursery:
             for actor in list(self._actors.values()):
@@ -463,3 +463,24 @@ async def _ask_quietly(actor: AppActor, make: Any, limit: float) -> None:
         await ask(actor.mailbox, make, limit)
     except (AskTimeout, Overloaded):
         logger.error("app %s did not stop within %g s", actor.id, limit)
+
+
+# What the registry's mailbox takes: a message of any other type is a type error.
+RegistryMessage = (
+    _From
+    | SamplingAllowed
+    | StateChanged
+    | CatalogChanged
+    | AppNotification
+    | Watch
+    | CallPublicTool
+    | ToApp
+    | GetToolTable
+    | GetToolReport
+    | Snapshot
+    | Lookup
+    | WhenReady
+    | StopAll
+    | ApplyReload
+    | Reloaded
+)

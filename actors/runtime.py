@@ -9,26 +9,34 @@ timeout error, never a hang.
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
 import trio
 
+from supervisor.model.errors import ActorUnavailable
+
+logger = logging.getLogger("mcpapps.runtime")
+
 T = TypeVar("T")
 M = TypeVar("M")
+T_contra = TypeVar("T_contra", contravariant=True)
 
 # A bounded mailbox gives back-pressure instead of unbounded memory when an actor falls behind;
 # the bound is generous because every message is small and handlers never block on slow work.
 MAILBOX_SIZE = 1024
+# How long a caller outside the actors (an HTTP route) waits for an actor's answer.
+ASK_TIMEOUT_S = 10.0
 
 
-class Overloaded(Exception):
+class Overloaded(ActorUnavailable):
     """The actor could not take the request (its mailbox is full, or it has stopped)."""
 
 
-class AskTimeout(Exception):
+class AskTimeout(ActorUnavailable):
     """The actor did not answer before the deadline."""
 
 
@@ -60,11 +68,20 @@ class Reply(Generic[T]):
         return value
 
 
+class Answer(Protocol[T_contra]):
+    """Where a request is answered: a `Reply`, a `Forward`, or anything else that takes one
+    value or one error (a round trip's exchange in the front door)."""
+
+    def send(self, value: T_contra) -> None: ...
+
+    def fail(self, error: BaseException) -> None: ...
+
+
 class Forward(Generic[T]):
     """Answers a request on someone else's `Reply`, transformed on the way: a router hands the
     actor that does the work a `Forward` instead of starting a task that waits to relay."""
 
-    def __init__(self, target: Reply[Any], transform: Callable[[T], Any]) -> None:
+    def __init__(self, target: Answer[Any], transform: Callable[[T], Any]) -> None:
         self._target = target
         self._transform = transform
 
@@ -82,16 +99,23 @@ class Mailbox(Generic[M]):
         self._send, self._receive = trio.open_memory_channel[M](size)
 
     def tell(self, message: M) -> None:
-        """Send without waiting. A full or closed mailbox drops a fact (the actor is gone or
-        hopelessly behind, and a fact is not worth blocking the sender) and fails a request."""
+        """Send without waiting. A full or closed mailbox fails a request at once (its caller
+        must hear why). A fact is not worth blocking the sender for: a closed mailbox drops it
+        (the actor is gone and nobody needs it), a full one drops it with an error in the log,
+        since the actor is hopelessly behind and what it knows is now out of date."""
         try:
             self._send.send_nowait(message)
         except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError) as error:
-            # A request must still be answered, or its caller would wait forever.
+            busy = isinstance(error, trio.WouldBlock)
             reply = getattr(message, "reply", None)
             if reply is not None:
-                busy = isinstance(error, trio.WouldBlock)
                 reply.fail(Overloaded("too busy: its mailbox is full" if busy else "stopped"))
+            elif busy:
+                logger.error(
+                    "an actor's mailbox is full (%d messages): dropped %s",
+                    self._send.statistics().max_buffer_size,
+                    type(message).__name__,
+                )
 
     async def send(self, message: M) -> None:
         await self._send.send(message)

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from actors.upstream import ServerRequestRefused, Wire
+from actors.catalog import Wire
+from actors.upstream import ServerRequestRefused
 
 _STOP_REASONS = {"length": "maxTokens", "stop": "endTurn", "tool_calls": "endTurn"}
 

@@ -1,4 +1,4 @@
-"""Supervision as data (SPEC §5): when to restart, how long to wait, when to give up.
+"""Supervision as data: when to restart, how long to wait, when to give up.
 
 The decisions are pure functions over a `SupervisionPolicy` and the restart history; `supervise`
 is the one loop that applies them, used by every app actor. It reads like an OTP supervisor's
@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 import attrs
 import trio
 
-from supervisor.policy import RestartType, SupervisionPolicy
+from supervisor.model.policy import RestartType, SupervisionPolicy
 
 
 @attrs.frozen
@@ -59,15 +59,33 @@ class Retry:
     restarts: int
 
 
+@attrs.frozen
+class Ended:
+    """The restart type says the last exit ends supervision (a clean exit under `transient`,
+    any exit under `temporary`)."""
+
+    exit: Exit
+
+
+@attrs.frozen
+class GaveUp:
+    """More restarts within the period than the intensity allows: supervision gave up."""
+
+    exit: Exit
+
+
+Outcome = Ended | GaveUp
+
+
 async def supervise(
     run_once: Callable[[], Awaitable[Exit]],
     policy: SupervisionPolicy,
     *,
     on_retry: Callable[[Exit, Retry], None],
     rng: random.Random | None = None,
-) -> tuple[Exit, bool]:
-    """Run the child again and again as the policy says. Returns the last exit and whether the
-    loop gave up because of the restart intensity (otherwise the restart type said stop)."""
+) -> Outcome:
+    """Run the child again and again as the policy says, until the restart type says stop
+    (`Ended`) or the restart intensity is exceeded (`GaveUp`)."""
     rng = rng or random.Random()
     attempt = 0  # the backoff exponent, reset after a healthy run
     history: tuple[float, ...] = ()
@@ -75,13 +93,13 @@ async def supervise(
     while True:
         exit = await run_once()
         if not wants_restart(policy.restart, exit):
-            return exit, False
+            return Ended(exit)
         now = trio.current_time()
         if exit.ran_for >= policy.healthy_after_s:
             attempt = 0
         history = (*recent(history, now, policy.period_s), now)
         if gives_up(policy, history):
-            return exit, True
+            return GaveUp(exit)
         delay = restart_delay(policy, attempt, rng)
         attempt += 1
         restarts += 1

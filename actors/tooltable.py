@@ -1,4 +1,4 @@
-"""The model-visible tool table (SPEC §6), computed from the catalogs of the Running apps.
+"""The model-visible tool table, computed from the catalogs of the Running apps.
 
 Pure: the registry calls `build_tool_table` whenever an app's state or catalog changes.
 """
@@ -12,8 +12,8 @@ from typing import Any
 
 import attrs
 
+from actors.catalog import Wire
 from actors.offers import AppOffers, Offers, build_offers
-from actors.upstream import Wire
 
 MCP_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 MODEL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")

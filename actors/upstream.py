@@ -11,7 +11,6 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
-import attrs
 import httpx2
 import mcp
 import mcp_types as types
@@ -25,8 +24,10 @@ from mcp.shared.subscriptions import ResourceUpdated
 from mcp_types.version import LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
+from actors.catalog import Catalog, Wire
 from supervisor import __version__
-from supervisor.manifest import Protocol
+from supervisor.model.errors import McpappsError, ProtocolViolation
+from supervisor.model.manifest import EraSetting
 
 logger = logging.getLogger("mcpapps.app")
 _RAW: TypeAdapter[Wire] = TypeAdapter(dict[str, Any])
@@ -38,33 +39,11 @@ KEEPALIVE_EXPIRY_S = 2.0  # idle connections to an http app; see `http_transport
 
 # How the SDK client starts. "auto" starts pinned (no wire traffic) and `connect` negotiates:
 # the handshake first, then `server/discover` if the app refuses the handshake.
-_MODES: Mapping[Protocol, str] = {
+_MODES: Mapping[EraSetting, str] = {
     "auto": LATEST_MODERN_VERSION,
     "handshake": "legacy",
     "stateless": LATEST_MODERN_VERSION,
 }
-
-Wire = dict[str, Any]
-
-
-@attrs.frozen
-class Catalog:
-    """What an app offers, in wire form, every page enumerated."""
-
-    tools: tuple[Wire, ...] = ()
-    resources: tuple[Wire, ...] = ()
-    resource_templates: tuple[Wire, ...] = ()
-    prompts: tuple[Wire, ...] = ()
-    capabilities: Wire = attrs.Factory(dict)  # the app's, as it declared them
-    modern: bool = False  # whether the app speaks 2026-07-28
-
-    def counts(self) -> dict[str, int]:
-        return {
-            "tools": len(self.tools),
-            "resources": len(self.resources),
-            "resource_templates": len(self.resource_templates),
-            "prompts": len(self.prompts),
-        }
 
 
 def is_connection_error(error: BaseException) -> bool:
@@ -155,15 +134,15 @@ class Upstream:
             )
             found = page.get(field)
             if not isinstance(found, list):
-                raise RuntimeError(f"the app's answer to a listing has no '{field}' list")
+                raise ProtocolViolation(f"the app's answer to a listing has no '{field}' list")
             items.extend(item for item in found if isinstance(item, dict))
             cursor = page.get("nextCursor")
             if not cursor:
                 return tuple(items)
             if cursor in seen:
-                raise RuntimeError(f"listing {field} repeated the cursor {cursor!r}")
+                raise ProtocolViolation(f"listing {field} repeated the cursor {cursor!r}")
             seen.add(cursor)
-        raise RuntimeError(f"listing {field} took more than {MAX_PAGES} pages")
+        raise ProtocolViolation(f"listing {field} took more than {MAX_PAGES} pages")
 
     async def request(self, request: Any, timeout: float | None = None) -> Wire:
         """Send a request; the result in wire form (checked by the SDK against the protocol).
@@ -171,14 +150,14 @@ class Upstream:
         cancelled`); its own timeout is used rather than a cancel scope because the SDK sends
         that notice shielded for up to 5 s when a scope abandons the request, which a frozen
         HTTP app would make the caller wait for."""
-        return await self.client.session.send_request(
+        return await self.client.session.send_request(  # type: ignore[type-var]
             request, _RAW, request_read_timeout_seconds=timeout
         )
 
     async def _unvalidated(self, request: Any) -> Wire:
         """Send a listing request and take the page as the app sent it. The SDK checks a whole
         `tools/list` page against the protocol schema, so one tool whose inputSchema is not an
-        object would make every tool of the app unreadable; SPEC §6 leaves out only that tool."""
+        object would make every tool of the app unreadable; only that tool should be left out."""
         data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
         return await self.send(data["method"], data.get("params"))
 
@@ -191,7 +170,7 @@ class Upstream:
         on_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
     ) -> Wire:
         """Send a request as it is and return the app's result as it is (the front door passes
-        both through, SPEC §7.3). The params are this app's era-neutral fields: the envelope
+        both through). The params are this app's era-neutral fields: the envelope
         of the negotiated revision (protocol version, capabilities, headers) is added here
         exactly as the SDK's own requests get it. With `on_progress`, the SDK puts its own
         progress token on the request and hands the app's progress notices to it.
@@ -202,7 +181,7 @@ class Upstream:
         data: dict[str, Any] = {"method": method}
         if params is not None:
             data["params"] = dict(params)
-        options: dict[str, Any] = {}
+        options: Any = {}  # the SDK's CallOptions, a TypedDict
         if timeout is not None:
             options["timeout"] = timeout
         if on_progress is not None:
@@ -214,7 +193,7 @@ class Upstream:
         session._stamp(data, options)
         raw = await session._dispatcher.send_raw_request(method, data.get("params"), options)
         if not isinstance(raw, dict):
-            raise RuntimeError(f"the app answered {method} with a non-object result")
+            raise ProtocolViolation(f"the app answered {method} with a non-object result")
         return raw
 
     async def watch_changes(
@@ -315,7 +294,7 @@ def _extensions(ui: bool) -> list[Any]:
 async def connect(
     transport: Any,
     *,
-    protocol: Protocol,
+    protocol: EraSetting,
     ui: bool,
     on_message: Callable[[Any], Awaitable[None]],
     on_server_request: ServerRequestHandler | None = None,
@@ -329,7 +308,7 @@ async def connect(
     client = mcp.Client(
         transport,
         mode=_MODES[protocol],
-        message_handler=on_message,
+        message_handler=on_message,  # type: ignore[arg-type]  # the SDK's union, taken whole
         **callbacks,
         extensions=_extensions(ui),
         cache=None,  # the actor refreshes the catalog on list_changed; stale reads are worse
@@ -382,7 +361,7 @@ async def _discover(session: Any) -> None:
 ServerRequestHandler = Callable[[str, Wire], Awaitable[Wire]]
 
 
-class ServerRequestRefused(Exception):
+class ServerRequestRefused(McpappsError):
     """No one can answer the app's sampling or elicitation request; the text says why."""
 
 

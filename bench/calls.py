@@ -44,8 +44,8 @@ from mcp import StdioServerParameters
 from actors.bridge import ToolBridge
 from actors.registry import WhenReady
 from actors.runtime import ask
-from tests.helpers import Project
-from tests.running import FIXTURE_APP, environment, fixture_manifest, running
+from tests.support.helpers import Project
+from tests.support.running import FIXTURE_APP, environment, fixture_manifest, running
 
 APP = "bench"
 BLOCK = 100  # calls per alternating latency block

@@ -21,9 +21,9 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from supervisor.config import AppsConfig, load_config
-from supervisor.discovery import discover, find_manifests
-from supervisor.manifest import ManifestSyntaxError, parse_manifest_text
+from supervisor.model.config import AppsConfig, load_config
+from supervisor.model.discovery import discover, find_manifests
+from supervisor.model.manifest import ManifestSyntaxError, parse_manifest_text
 
 MANIFEST = AppsConfig().manifest_name
 

@@ -67,8 +67,8 @@ import trio
 from mcp import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.helpers import free_port, wait_for_port
-from tests.running import GROCERY, alive, environment
+from tests.support.helpers import free_port, wait_for_port
+from tests.support.running import GROCERY, alive, environment
 
 APP = "grocery-inventory"
 TOOL = "get_categories"

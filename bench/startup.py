@@ -39,11 +39,11 @@ import trio
 from actors.messages import AppStatus, StopAll
 from actors.registry import Registry, WhenReady
 from actors.runtime import ask
-from supervisor.config import config_from_data
-from supervisor.discovery import discover
-from supervisor.lifecycle import AppState
-from tests.helpers import Project
-from tests.running import environment, fixture_manifest
+from supervisor.model.config import config_from_data
+from supervisor.model.discovery import discover
+from supervisor.model.lifecycle import AppState
+from tests.support.helpers import Project
+from tests.support.running import environment, fixture_manifest
 
 GUARD_S = 120  # a hang guard, not a speed claim
 

@@ -13,17 +13,17 @@ import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import attrs
 
 from supervisor import __version__
-from supervisor.config import CONFIG_ENV, Config, ConfigError, config_path, load_config
-from supervisor.discovery import DiscoveredApp, Discovery, discover
-from supervisor.lifecycle import AppState
 from supervisor.logs import configure_logging
-from supervisor.manifest import AppDefinition, camel, manifest_to_json
-from supervisor.problems import Problem, display_path
+from supervisor.model.config import CONFIG_ENV, Config, ConfigError, config_path, load_config
+from supervisor.model.discovery import DiscoveredApp, Discovery, discover
+from supervisor.model.lifecycle import AppState
+from supervisor.model.manifest import AppDefinition, camel, manifest_to_json
+from supervisor.model.problems import Problem, display_path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _add_remote_commands(commands: Any) -> dict[str, argparse.ArgumentParser]:
-    """The commands that talk to a running supervisor through its admin API (SPEC §10)."""
+    """The commands that talk to a running supervisor through its admin API."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--config",
@@ -152,8 +152,8 @@ def _remote_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
             arguments = parse_arguments(args.arguments)
         except ArgumentError as error:
             parser.error(f"the arguments of `call`: {error}")
-    out = sys.stdout if args.json else _Printable(sys.stdout)
-    err = _Printable(sys.stderr)
+    out = sys.stdout if args.json else _printable_stream(sys.stdout)
+    err = _printable_stream(sys.stderr)
     try:
         target = remote.find_target(args.config, args.url, args.token, os.environ)
         with remote.Remote(target) as api:
@@ -183,9 +183,9 @@ def _remote_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
 def import_openclaw(source: Path, out: Path | None) -> int:
     """Print (or write to `out`) the config.toml for an OpenClaw.NET appsettings.json; report
     what was not imported on standard error. 1 when nothing could be imported."""
-    from supervisor import jsontext, openclaw
+    from supervisor.model import jsontext, openclaw
 
-    err = _Printable(sys.stderr)
+    err = _printable_stream(sys.stderr)
     try:
         data = jsontext.parse(source.read_bytes().decode("utf-8-sig"))
         if out is not None and out.exists():
@@ -206,7 +206,7 @@ def import_openclaw(source: Path, out: Path | None) -> int:
         print(f"mcpapps: error: {error}", file=err)
         return 1
     if out is None:
-        print(imported.toml, end="", file=_Printable(sys.stdout))
+        print(imported.toml, end="", file=_printable_stream(sys.stdout))
     else:
         out.write_text(imported.toml, encoding="utf-8")
         print(f"wrote {out}; check it with: mcpapps validate --config {out}", file=err)
@@ -221,14 +221,14 @@ def run(given_path: str | None, *, environ: Mapping[str, str]) -> int:
     try:
         config = load_config(path, environ)
     except ConfigError as error:
-        _print_config_errors(error.problems, _Printable(sys.stderr))
+        _print_config_errors(error.problems, _printable_stream(sys.stderr))
         return 1
     configure_logging(config.log.level, config.log.format)
     # Imported here: the SDK takes most of a second to import, which `validate` need not pay.
     import trio
 
+    from supervisor.model.tokens import TokenError
     from supervisor.run import StartupError, run_supervisor
-    from web.tokens import TokenError
 
     try:
         trio.run(run_supervisor, config, environ)
@@ -273,7 +273,7 @@ def validate(
 ) -> int:
     """Print what discovery finds; 0 when every app is Validated or Disabled, else 1."""
     if not as_json:  # JSON is printed as ASCII, escapes and all
-        out = _Printable(out)
+        out = _printable_stream(out)
     path = config_path(given_path, environ)
     try:
         config = load_config(path, environ)
@@ -338,6 +338,11 @@ def _print_report(config: Config, discovery: Discovery, out: TextIO) -> None:
     print(f"\n{total} app{'' if total == 1 else 's'}: {summary}", file=out)
     if not _ok(discovery):
         print("Fix the errors above and run `mcpapps validate` again.", file=out)
+
+
+def _printable_stream(out: TextIO) -> TextIO:
+    """`out`, escaping what a terminal must not receive raw; written to like any text stream."""
+    return cast(TextIO, _Printable(out))
 
 
 class _Printable(io.TextIOBase):

@@ -11,31 +11,26 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 import trio
 
 from actors.messages import ApplyReload, Reloaded, Snapshot
+from actors.registry import RegistryMessage
 from actors.runtime import Mailbox, ask
-from supervisor.config import Config, ConfigError, load_config
-from supervisor.discovery import Discovery, discover, log_discovery
-from supervisor.lifecycle import AppState
-from supervisor.reload import Refusal, ReloadDiff, needs_restart
+from supervisor.model.config import Config, ConfigError, load_config
+from supervisor.model.discovery import Discovery, discover, log_discovery
+from supervisor.model.lifecycle import AppState
+from supervisor.model.reload import Refusal, ReloadDiff, ReloadRefused, needs_restart
 from supervisor.sdnotify import notify
 
 logger = logging.getLogger("mcpapps.supervisor")
 
-Reload = Callable[[str], Awaitable[ReloadDiff]]
-"""Reload now, for the reason given; what the front door and the watcher are handed."""
-
-
-class ReloadRefused(Exception):
-    """No reload now (the supervisor is shutting down); the message says so."""
-
 
 class Reloader:
-    def __init__(self, config: Config, environ: Mapping[str, str], registry: Mailbox[Any]):
+    def __init__(
+        self, config: Config, environ: Mapping[str, str], registry: Mailbox[RegistryMessage]
+    ):
         self._running = config  # what the process started with: the settings only it applies
         self._environ = environ
         self._registry = registry

@@ -1,4 +1,4 @@
-"""The command line against a running supervisor (SPEC §10): `mcpapps apps`, `call`, `start`,
+"""The command line against a running supervisor: `mcpapps apps`, `call`, `start`,
 `stop`, `restart` and `logs` talk to the admin API (`web.admin`) over HTTP.
 
 Where the supervisor is and which token it wants come from the same config file `mcpapps run`
@@ -19,8 +19,9 @@ from urllib.parse import quote, urlsplit
 import attrs
 import httpx2
 
-from supervisor.config import Config, config_path, load_config, url_host
-from web.tokens import GENERATED_TOKEN
+from supervisor.model.config import Config, config_path, load_config, url_host
+from supervisor.model.errors import McpappsError
+from supervisor.model.tokens import GENERATED_TOKEN
 
 TOKEN_ENV = "MCPAPPS_TOKEN"
 CONNECT_TIMEOUT_S = 5.0
@@ -30,7 +31,7 @@ POLL_S = 0.1
 _STARTING = frozenset({"Validated", "Loaded"})
 
 
-class RemoteError(Exception):
+class RemoteError(McpappsError):
     """What went wrong talking to the supervisor, as one line for the user."""
 
 
@@ -153,9 +154,9 @@ class Remote:
             raise RemoteError(self._unauthorized())
         if response.is_success and isinstance(data, dict):
             return data
-        error = data.get("error") if isinstance(data, dict) else None
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            raise RemoteError(error["message"])
+        body = data.get("error") if isinstance(data, dict) else None
+        if isinstance(body, dict) and isinstance(body.get("message"), str):
+            raise RemoteError(body["message"])
         raise RemoteError(
             f"{url} answered {method} {path} with HTTP {response.status_code}, not as the mcpapps"
             " admin API does; is the address right?"
@@ -182,7 +183,7 @@ def apps(remote: Remote, *, as_json: bool, out: TextIO) -> int:
         _print_json(data, out)
         return 0
     listed = data["apps"]
-    rows = [("ID", "STATE", "PID", "RESTARTS", "TOOLS", "LAST ERROR")]
+    rows: list[tuple[str, ...]] = [("ID", "STATE", "PID", "RESTARTS", "TOOLS", "LAST ERROR")]
     rows += [_app_row(app) for app in listed]
     _print_table(rows, out)
     states = Counter(app["state"] for app in listed)
@@ -271,7 +272,9 @@ def tools(remote: Remote, *, as_json: bool, out: TextIO) -> int:
         _print_json(data, out)
         return 0
     listed = data["tools"]
-    rows = [("APP", "PUBLIC NAME", "MODEL ALIAS", "VISIBILITY", "UI", "NOT OFFERED BECAUSE")]
+    rows: list[tuple[str, ...]] = [
+        ("APP", "PUBLIC NAME", "MODEL ALIAS", "VISIBILITY", "UI", "NOT OFFERED BECAUSE")
+    ]
     rows += [
         (
             t["app"],

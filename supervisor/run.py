@@ -18,24 +18,26 @@ from actors.chat import CHAT_DATABASE, ChatHub, StopChats
 from actors.chatstore import ChatStore, StoreError
 from actors.engines import make_engine
 from actors.messages import StopAll
+from actors.metrics import Metrics
 from actors.reaper import Reaper
 from actors.registry import Registry, WhenReady
 from actors.runtime import ask
-from supervisor.config import Config
-from supervisor.discovery import discover, log_discovery
-from supervisor.lifecycle import AppState
-from supervisor.metrics import Metrics
-from supervisor.reloader import Reloader, ReloadRefused
+from supervisor.model.config import Config
+from supervisor.model.discovery import discover, log_discovery
+from supervisor.model.errors import McpappsError
+from supervisor.model.lifecycle import AppState
+from supervisor.model.reload import ReloadRefused
+from supervisor.model.tokens import resolve_token
+from supervisor.reloader import Reloader
 from supervisor.sdnotify import notify, watchdog_interval
 from supervisor.watch import watch_and_reload
 from web.security import AccessPolicy, access_policy
 from web.serve import GRACEFUL_S, serve_front_door
-from web.tokens import resolve_token
 
 logger = logging.getLogger("mcpapps.supervisor")
 
 
-class StartupError(Exception):
+class StartupError(McpappsError):
     """Something the supervisor needs cannot be had; the message says what and why."""
 
 

@@ -16,8 +16,9 @@ import anyio
 import trio
 import watchfiles
 
-from supervisor.config import Config
-from supervisor.reloader import Reloader, ReloadRefused
+from supervisor.model.config import Config
+from supervisor.model.reload import ReloadRefused
+from supervisor.reloader import Reloader
 
 logger = logging.getLogger("mcpapps.supervisor")
 

@@ -1,4 +1,4 @@
-"""The admin API and /metrics over real HTTP to a real `mcpapps run` with real apps (SPEC §7.6):
+"""The admin API and /metrics over real HTTP to a real `mcpapps run` with real apps:
 listings, one app's catalog and stderr, start/stop/restart, calls, errors, and the Prometheus
 page as Prometheus' own parser reads it."""
 
@@ -12,8 +12,9 @@ import httpx2
 import trio
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.helpers import Project
-from tests.running import (
+from tests.support.frontdoor import http
+from tests.support.helpers import Project
+from tests.support.running import (
     FAST,
     GROCERY,
     GROCERY_TOOLS,
@@ -23,7 +24,6 @@ from tests.running import (
     supervisor_running,
     wait_gone,
 )
-from tests.test_front_door import http
 
 TOKEN = "admin-s3cret"
 LISTED = {

@@ -12,18 +12,19 @@ from typing import Any
 import mcp
 import pytest
 
-from tests.helpers import Project
-from tests.officialclients import ts_client
-from tests.running import GUARD_S, fixture_manifest, supervisor_running
-from tests.test_front_door import sdk_client
-from tests.test_gateway_clients import (
+from tests.support.frontdoor import (
     APP_ONLY,
     CONFORMANCE_APP,
+    EXPECTED,
     grocery_project,
     only_text,
+    python_client,
+    sdk_client,
     write_config,
 )
-from tests.test_handshake_style import EXPECTED, python_client
+from tests.support.helpers import Project
+from tests.support.officialclients import ts_client
+from tests.support.running import GUARD_S, fixture_manifest, supervisor_running
 
 UI_TOOL = "show_store_inventory_dashboard"
 

@@ -14,18 +14,18 @@ import trio
 from actors.messages import (
     AppStatus,
     AppUnavailable,
-    CallTool,
     Restart,
     Start,
     Stop,
     StopAll,
     ToApp,
+    UpstreamRequest,
 )
 from actors.registry import WhenReady
 from actors.runtime import Reply, ask
-from supervisor.lifecycle import AppState
-from tests.helpers import Project
-from tests.running import (
+from supervisor.model.lifecycle import AppState
+from tests.support.helpers import Project
+from tests.support.running import (
     GUARD_S,
     alive,
     bridge,
@@ -284,7 +284,13 @@ async def test_calls_while_not_running_fail_at_once(project: Project) -> None:
     async with running(project, config_data({"restart": "temporary"})) as registry:
         await wait_for(registry, "fx", AppState.FAILED)
         with pytest.raises(AppUnavailable) as caught:
-            await ask(registry.mailbox, lambda r: ToApp("fx", CallTool("echo", {}, r)), GUARD_S)
+            await ask(
+                registry.mailbox,
+                lambda r: ToApp(
+                    "fx", UpstreamRequest("tools/call", {"name": "echo", "arguments": {}}, r)
+                ),
+                GUARD_S,
+            )
         assert caught.value.message.startswith(
             "app 'fx' is not running (state Failed: the process exited with code 2"
         )
@@ -393,7 +399,7 @@ async def test_environment_and_working_directory(project: Project, tmp_path: Pat
             "environment": {"GREETING": "hi ${env:MCPAPPS_TEST_HOME}"},
         },
     )
-    from tests.running import environment
+    from tests.support.running import environment
 
     env = {**environment(), "MCPAPPS_TEST_HOME": "/somewhere"}
     async with running(project, environ=env) as registry:

@@ -24,9 +24,9 @@ import httpx2
 import pytest
 
 from actors.agent import APP_EVENTS_MARK
-from tests.helpers import free_port, free_port_pair
-from tests.nodetools import basic_vanillajs_command
-from tests.running import GROCERY, GUARD_S, environment, fixture_manifest
+from tests.support.helpers import free_port, free_port_pair
+from tests.support.nodetools import basic_vanillajs_command
+from tests.support.running import GROCERY, GUARD_S, environment, fixture_manifest
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from actors.upstream import Catalog
+from actors.catalog import Catalog
 from web.endpoints import mirrored_capabilities
 
 

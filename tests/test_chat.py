@@ -1,4 +1,4 @@
-"""`/apps/chat` over real HTTP to a real `mcpapps run` (SPEC §7.4, §8): SSE frames as a browser
+"""`/apps/chat` over real HTTP to a real `mcpapps run`: SSE frames as a browser
 reads them, per-session turn serialization, saved sessions surviving restarts and a kill -9, the
 direct engine, app events, and bad requests."""
 
@@ -16,10 +16,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from actors.agent import APP_EVENTS_MARK
 from actors.chat import CUT_SHORT, STOPPING
-from tests.chatting import Timeline, body, chat, chat_data, chat_into, chat_stream
-from tests.helpers import Project, run_mcpapps
-from tests.running import GUARD_S, Supervisor, supervisor_running, wait_gone
-from tests.test_front_door import http, write
+from tests.support.chatting import Timeline, body, chat, chat_data, chat_into, chat_stream
+from tests.support.frontdoor import http, write
+from tests.support.helpers import Project, run_mcpapps
+from tests.support.running import GUARD_S, Supervisor, supervisor_running, wait_gone
 
 ECHO = '/call fx.echo {"text": "hello"}'
 SLOW = '/call fx.sleep {"seconds": 30}'  # never awaited to the end: it only has to be running

@@ -6,24 +6,18 @@ requests, tests/apps/conformance_app.py (on 2026-07-28) with `input_required` re
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-import httpx2
-import trio
-
-from tests import fake_openai as model_server
 from tests.apps.scenario_schemas import USER_INFO_SCHEMA
-from tests.chatting import chat_stream
-from tests.fake_openai import call, fake_openai, tool_calls
-from tests.helpers import Project
-from tests.running import FAST, GUARD_S, supervisor_running
-from tests.test_front_door import http
-from tests.test_gateway_clients import CONFORMANCE_APP
-from tests.test_handshake_style import HANDSHAKE_APP
+from tests.support import fake_openai as model_server
+from tests.support.asking import answer, command, result_text, turn
+from tests.support.fake_openai import call, fake_openai, tool_calls
+from tests.support.frontdoor import CONFORMANCE_APP, HANDSHAKE_APP, http
+from tests.support.helpers import Project
+from tests.support.running import FAST, supervisor_running
 
 USER = {"username": "ada", "email": "ada@example.com"}
 
@@ -54,48 +48,6 @@ def asking_project(
         lines += ["", f"[apps.entries.{app_id}]"]
         lines += [f"{key} = {json.dumps(value)}" for key, value in entry.items()]
     project.config("\n".join(lines) + "\n" + agent)
-
-
-def command(tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
-    return {"message": f"/call {tool} {json.dumps(arguments)}"}
-
-
-class Turn:
-    """A chat turn read as it comes: `until(kind)` reads up to the first event of that kind."""
-
-    def __init__(self, frames: AsyncIterator[httpx2.ServerSentEvent]) -> None:
-        self._frames = frames
-        self.seen: list[dict[str, Any]] = []
-
-    async def until(self, kind: str) -> dict[str, Any]:
-        with trio.fail_after(GUARD_S):
-            async for frame in self._frames:
-                self.seen.append(frame.json())
-                if frame.event == kind:
-                    return self.seen[-1]
-        raise AssertionError(f"the turn ended without a {kind} event: {self.seen}")
-
-    async def rest(self) -> list[dict[str, Any]]:
-        await self.until("done")
-        return self.seen
-
-
-@contextlib.asynccontextmanager
-async def turn(client: httpx2.AsyncClient, payload: dict[str, Any]) -> AsyncIterator[Turn]:
-    async with chat_stream(client, payload) as frames:
-        yield Turn(frames)
-
-
-async def answer(
-    client: httpx2.AsyncClient, session_id: str, request_id: str, action: str, **extra: Any
-) -> httpx2.Response:
-    body = {"requestId": request_id, "action": action, **extra}
-    return await client.post(f"/apps/chat/{session_id}/answers", json=body)
-
-
-def result_text(events: list[dict[str, Any]]) -> str:
-    [result] = [e for e in events if e["type"] == "result"]
-    return result["text"]
 
 
 async def test_the_person_answers_an_app_s_question_in_the_chat(project: Project) -> None:

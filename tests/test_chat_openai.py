@@ -1,5 +1,5 @@
 """`/apps/chat` with the `openai` engine, end to end: a real `mcpapps run` pointed at a fake
-OpenAI-compatible server on loopback (tests/fake_openai.py), real apps behind it (SPEC §7.4, §8).
+OpenAI-compatible server on loopback (tests/support/fake_openai.py), real apps behind it.
 Every case ends in well-formed SSE: `session` first, `done` last, an `error` frame where due."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from tests import fake_openai as model_server
-from tests.chatting import body, chat
-from tests.fake_openai import FakeOpenAI, call, fake_openai, tool_calls
-from tests.helpers import Project
-from tests.running import Supervisor, supervisor_running
-from tests.test_front_door import http, write
+from tests.support import fake_openai as model_server
+from tests.support.chatting import body, chat
+from tests.support.fake_openai import FakeOpenAI, call, fake_openai, tool_calls
+from tests.support.frontdoor import http, write
+from tests.support.helpers import Project
+from tests.support.running import Supervisor, supervisor_running
 
 
 @contextlib.asynccontextmanager

@@ -28,8 +28,8 @@ from actors.agent import (
 )
 from actors.chat import STOPPING, ChatHub, GetSession, StopChats, Turn
 from actors.chatstore import SCHEMA_VERSION, ChatStore, StoreError, _transaction
+from actors.metrics import Metrics
 from actors.runtime import ask
-from supervisor.metrics import Metrics
 from web.chat import KEEP_ALIVE_S, BadChatRequest, parse_chat_request, sse_stream
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import MANIFEST, Project, run_mcpapps, stdio
+from tests.support.helpers import MANIFEST, Project, run_mcpapps, stdio
 
 ROOT = Path(__file__).parent.parent
 

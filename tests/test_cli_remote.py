@@ -1,5 +1,5 @@
 """`mcpapps apps|call|start|stop|restart|logs` as a user runs them against a real `mcpapps run`:
-a real process each, its output and its exit status (SPEC §10)."""
+a real process each, its output and its exit status."""
 
 from __future__ import annotations
 
@@ -13,8 +13,15 @@ from pathlib import Path
 import trio
 
 from supervisor import remote
-from tests.helpers import Project, free_port, free_port_pair, run_mcpapps
-from tests.running import FAST, Supervisor, alive, fixture_manifest, supervisor_running, wait_gone
+from tests.support.helpers import Project, free_port, free_port_pair, run_mcpapps
+from tests.support.running import (
+    FAST,
+    Supervisor,
+    alive,
+    fixture_manifest,
+    supervisor_running,
+    wait_gone,
+)
 
 TOKEN = "cli-s3cret"
 

@@ -1,4 +1,4 @@
-"""config.toml loading (SPEC §1): defaults, paths, strictness, environment overrides, rules."""
+"""config.toml loading: defaults, paths, strictness, environment overrides, rules."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from supervisor.config import (
+from supervisor.model.config import (
     AppEntry,
     Config,
     ConfigError,
@@ -21,8 +21,8 @@ from supervisor.config import (
     effective_policy,
     load_config,
 )
-from supervisor.policy import SupervisionPolicy
-from tests.helpers import Project
+from supervisor.model.policy import SupervisionPolicy
+from tests.support.helpers import Project
 
 
 def problems_of(project: Project, text: str, environ: dict[str, str] | None = None) -> list[str]:

@@ -1,4 +1,4 @@
-"""Discovery (SPEC §3) on real folders: scanning, filtering, overrides, inline apps."""
+"""Discovery on real folders: scanning, filtering, overrides, inline apps."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.discovery import find_manifests
-from supervisor.lifecycle import AppState
-from tests.helpers import MANIFEST, Project, messages, stdio
+from supervisor.model.discovery import find_manifests
+from supervisor.model.lifecycle import AppState
+from tests.support.helpers import MANIFEST, Project, messages, stdio
 
 
 def ids(project: Project) -> list[str | None]:
@@ -251,7 +251,7 @@ def test_strict_semantics_with_an_allowlist(three_apps: Project) -> None:
 
 
 def test_an_invalid_allowlist_semantics_refuses_to_load(three_apps: Project) -> None:
-    from supervisor.config import ConfigError
+    from supervisor.model.config import ConfigError
 
     three_apps.config('[apps]\nallowlist_semantics = "loose"\n')
     with pytest.raises(ConfigError):

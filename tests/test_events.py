@@ -12,10 +12,10 @@ from trio_websocket import ConnectionRejected, HandshakeError, open_websocket_ur
 
 from actors.messages import Snapshot, Watch
 from actors.runtime import ask
-from tests.chatting import body, chat_data, chat_stream
-from tests.helpers import Project
-from tests.running import GUARD_S, fixture_manifest, running, supervisor_running
-from tests.test_front_door import http, write
+from tests.support.chatting import body, chat_data, chat_stream
+from tests.support.frontdoor import http, write
+from tests.support.helpers import Project
+from tests.support.running import GUARD_S, fixture_manifest, running, supervisor_running
 from web.events import Inbox
 
 TOKEN = "s3cret-token"

@@ -13,7 +13,7 @@ import trio
 from actors.messages import AppStatus
 from actors.runtime import Mailbox
 from actors.tooltable import AppTools, build_tool_table
-from supervisor.lifecycle import AppState
+from supervisor.model.lifecycle import AppState
 from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates
 from web.asgi import FrontDoor

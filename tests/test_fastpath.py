@@ -12,9 +12,9 @@ from typing import Any
 import httpx2
 import trio
 
-from tests.helpers import Project
-from tests.running import FAST, GUARD_S, fixture_manifest, supervisor_running
-from tests.test_front_door import MCP_HEADERS, events, http
+from tests.support.frontdoor import MCP_HEADERS, events, http
+from tests.support.helpers import Project
+from tests.support.running import FAST, GUARD_S, fixture_manifest, supervisor_running
 
 VERSION = "2025-11-25"
 

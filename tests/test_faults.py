@@ -11,9 +11,9 @@ import signal
 import pytest
 import trio
 
-from supervisor.lifecycle import AppState
-from tests.helpers import Project
-from tests.running import (
+from supervisor.model.lifecycle import AppState
+from tests.support.helpers import Project
+from tests.support.running import (
     bridge,
     config_data,
     fixture_manifest,

@@ -21,7 +21,7 @@ import trio
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from tests.nodetools import server_everything_command
+from tests.support.nodetools import server_everything_command
 
 FIXTURE = str(Path(__file__).parent / "apps" / "fixture_app.py")
 GUARD = 30  # seconds: a hang guard only, never an expectation

@@ -1,66 +1,41 @@
-"""The front door over real HTTP to a real `mcpapps run` with real apps (SPEC §7.1 to §7.3, §7.5):
+"""The front door over real HTTP to a real `mcpapps run` with real apps:
 routes, status codes and bodies, the auth matrix, Host and Origin checks, CORS, and bad input."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import shutil
 import signal
 import stat
-from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx2
 import mcp
 import pytest
 import trio
 
 from actors.upstream import http_transport
-from tests.helpers import (
+from tests.support.frontdoor import (
+    INITIALIZE,
+    MCP_HEADERS,
+    MODERN_GROCERY,
+    TOKEN,
+    GroceryOverHttp,
+    events,
+    http,
+    sdk_client,
+    write,
+)
+from tests.support.helpers import (
     CLIENT_IDLE_EXPIRY_S,
     Project,
     free_port,
     statuses_across_an_idle_pause,
 )
-from tests.running import (
-    FAST,
-    GROCERY,
+from tests.support.running import (
     GUARD_S,
-    Supervisor,
     fixture_manifest,
     supervisor_running,
 )
-from tests.test_grocery_app import INITIALIZE
-from tests.test_http_app import GroceryOverHttp
-
-TOKEN = "s3cret-token"
-MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-
-
-# The bundled app offers both eras; "auto" reaches it over the handshake. Tests of what the
-# gateway adds for an app of 2026-07-28 pin that era.
-MODERN_GROCERY = '[apps.entries.grocery-inventory]\nprotocol = "stateless"\n'
-
-
-def write(
-    project: Project, server: str = "", *apps: tuple[str, tuple[str, ...]], extra: str = ""
-) -> None:
-    """A project with the bundled grocery app, the fixture apps given, `server` settings, and
-    `extra` TOML tables."""
-    shutil.copytree(GROCERY, project.root / "apps" / "grocery-inventory")
-    for app_id, options in apps:
-        project.manifest(f"apps/{app_id}", fixture_manifest(app_id, *options))
-    supervision = "\n".join(f"{k} = {v}" for k, v in FAST.items())
-    apps_section = '[apps]\ndiscovery_paths = ["./apps"]\n'
-    project.config(f"[server]\n{server}\n{apps_section}\n[supervision]\n{supervision}\n{extra}\n")
-
-
-@contextlib.asynccontextmanager
-async def http(supervisor: Supervisor) -> AsyncIterator[httpx2.AsyncClient]:
-    async with httpx2.AsyncClient(base_url=supervisor.url(), timeout=GUARD_S) as client:
-        yield client
 
 
 async def raw_get(port: int, target: str) -> bytes:
@@ -73,24 +48,6 @@ async def raw_get(port: int, target: str) -> bytes:
         while chunk := await stream.receive_some():
             received += chunk
         return received
-
-
-def events(response: httpx2.Response) -> list[dict[str, Any]]:
-    """The JSON-RPC messages of a response, SSE or JSON."""
-    if response.headers.get("content-type", "").startswith("application/json"):
-        return [response.json()]
-    return [
-        json.loads(line[5:])
-        for line in response.text.splitlines()
-        if line.startswith("data:") and line[5:].strip()
-    ]
-
-
-@contextlib.asynccontextmanager
-async def sdk_client(url: str, mode: str, headers: dict[str, str] | None = None) -> Any:
-    """The official Python SDK client, in the given protocol era."""
-    async with mcp.Client(http_transport(url, headers or {}, GUARD_S), mode=mode) as client:
-        yield client
 
 
 async def call_text(client: Any, name: str, arguments: dict[str, Any] | None = None) -> str:

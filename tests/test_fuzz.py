@@ -24,8 +24,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import Project, free_port
-from tests.running import FAST, environment, fixture_manifest
+from tests.support.helpers import Project, free_port
+from tests.support.running import FAST, environment, fixture_manifest
 
 EXAMPLES = 150  # per route: a few seconds each
 GUARD_S = 20  # per request: a hang guard, not a speed claim

@@ -1,4 +1,4 @@
-"""Allow/deny glob matching (SPEC §3): shell-style, anywhere in the pattern, case-insensitive."""
+"""Allow/deny glob matching: shell-style, anywhere in the pattern, case-insensitive."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import string
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from supervisor.config import AppEntry, AppsConfig
-from supervisor.filters import disabled_reason, glob_match
+from supervisor.model.config import AppEntry, AppsConfig
+from supervisor.model.filters import disabled_reason, glob_match
 
 IDS = st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,30}\Z")
 

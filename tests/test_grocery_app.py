@@ -30,7 +30,8 @@ from mcp.types import (
     TextContent,
 )
 
-from tests.running import GROCERY_TOOLS
+from tests.support.frontdoor import INITIALIZE
+from tests.support.running import GROCERY_TOOLS
 
 APP_DIR = Path(__file__).resolve().parents[1] / "mcpapps" / "grocery-inventory"
 SERVER = APP_DIR / "server.py"
@@ -463,17 +464,6 @@ async def test_one_client_is_one_session(mode: str) -> None:
 
 
 # --- The stdio process itself -------------------------------------------------------------------
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"},
-    },
-}
 
 
 def jsonrpc_line(message: dict[str, Any]) -> bytes:

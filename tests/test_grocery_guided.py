@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import Project
-from tests.officialclients import ts_client
-from tests.running import supervisor_running
-from tests.test_chat_asking import answer, command, result_text, turn
-from tests.test_front_door import http
-from tests.test_gateway_clients import grocery_project
+from tests.support.asking import answer, command, result_text, turn
+from tests.support.frontdoor import grocery_project, http
+from tests.support.helpers import Project
+from tests.support.officialclients import ts_client
+from tests.support.running import supervisor_running
 
 # Store 1 (Downtown) starts with two products at or below their threshold: 3 and 7.
 LOW_AT_STORE_1 = {"p3", "p7"}

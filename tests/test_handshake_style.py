@@ -1,10 +1,10 @@
 """An app written in the handshake style (tests/apps/handshake_app.py: its tools send sampling and
-elicitation requests from inside the call) behind the gateway with the default config
+elicitation requests from inside the call) behind the front door with the default config
 (`protocol = "auto"`): clients of both eras get through `/apps/mcp/<appId>` and `/mcp` what a
 client gets from the app directly.
 
 The suite and the TypeScript SDK client speak the handshake era; the Python SDK client is run
-in both eras. A 2026-07-28 client is asked by `input_required` results that the gateway makes
+in both eras. A 2026-07-28 client is asked by `input_required` results that the front door makes
 from the app's requests (web/roundtrips.py)."""
 
 from __future__ import annotations
@@ -21,14 +21,20 @@ import pytest
 import trio
 
 from actors.upstream import http_transport
-from tests.conformance import run_conformance
-from tests.helpers import Project, free_port, wait_for_port
-from tests.officialclients import ts_client
-from tests.running import GUARD_S, supervisor_running
-from tests.test_conformance import SUITE_TIMEOUT_S, stop
-from tests.test_gateway_clients import conformance_through, write_config
-
-HANDSHAKE_APP = Path(__file__).parent / "apps" / "handshake_app.py"
+from tests.support.conformance import run_conformance
+from tests.support.frontdoor import (
+    EXPECTED,
+    HANDSHAKE_APP,
+    SUITE_TIMEOUT_S,
+    USER,
+    conformance_through,
+    python_client,
+    stop,
+    write_config,
+)
+from tests.support.helpers import Project, free_port, wait_for_port
+from tests.support.officialclients import ts_client
+from tests.support.running import GUARD_S, supervisor_running
 
 # The scenarios whose tools ask the client from inside the call.
 ASKING = frozenset(
@@ -52,7 +58,6 @@ ON_MCP = ASKING | {
     "dns-rebinding-protection",
     "server-sse-multiple-streams",
 }
-USER = {"username": "ada", "email": "ada@example.com"}
 
 
 def handshake_project(project: Project, protocol: str | None = None, prefix: str = "hs.") -> None:
@@ -66,29 +71,6 @@ def handshake_project(project: Project, protocol: str | None = None, prefix: str
         },
     )
     write_config(project, {"hs": {"protocol": protocol}} if protocol else None)
-
-
-async def _sampling(context: Any, params: types.CreateMessageRequestParams) -> Any:
-    [message] = params.messages
-    text = message.content.text if isinstance(message.content, types.TextContent) else "?"
-    return types.CreateMessageResult(
-        role="assistant",
-        content=types.TextContent(type="text", text=f"echo {text}"),
-        model="test-model",
-    )
-
-
-async def _elicitation(context: Any, params: Any) -> Any:
-    return types.ElicitResult(action="accept", content=USER)
-
-
-def python_client(url: str, mode: str) -> mcp.Client:
-    return mcp.Client(
-        http_transport(url, {}, GUARD_S),
-        mode=mode,
-        sampling_callback=_sampling,
-        elicitation_callback=_elicitation,
-    )
 
 
 async def texts(client: mcp.Client, prefix: str) -> dict[str, str]:
@@ -106,20 +88,7 @@ async def texts(client: mcp.Client, prefix: str) -> dict[str, str]:
     return found
 
 
-EXPECTED = {
-    "test_sampling": "LLM response: echo hello",
-    "test_elicitation": (
-        'User response: action=accept, content={"username": "ada", "email": "ada@example.com"}'
-    ),
-    "ask_twice": (
-        'LLM said echo first; user: action=accept, content={"username": "ada",'
-        ' "email": "ada@example.com"}'
-    ),
-    "test_simple_text": "This is a simple text response for testing.",
-}
-
-
-async def test_the_suite_passes_through_the_gateway_as_directly(
+async def test_the_suite_passes_through_the_front_door_as_directly(
     project: Project, tmp_path: Path
 ) -> None:
     """Every scenario the app passes directly (on its own HTTP endpoint) passes through

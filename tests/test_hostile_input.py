@@ -12,12 +12,11 @@ import pytest
 import trio
 import trio_websocket
 
-from supervisor import jsonin
-from tests.helpers import Project
-from tests.rawhttp import raw_connection, request
-from tests.running import Supervisor, supervisor_running
-from tests.test_front_door import MCP_HEADERS, TOKEN, events, http, write
-from tests.test_grocery_app import INITIALIZE
+from supervisor.model import jsonin
+from tests.support.frontdoor import INITIALIZE, MCP_HEADERS, TOKEN, events, http, write
+from tests.support.helpers import Project
+from tests.support.rawhttp import raw_connection, request
+from tests.support.running import Supervisor, supervisor_running
 
 HANG_GUARD_S = 15  # far longer than any answer here takes; far shorter than a request timeout
 

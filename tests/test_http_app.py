@@ -3,47 +3,24 @@ http app; start failures, and the upstream restarting under the app actor."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 import trio
 
-from supervisor.lifecycle import AppState
-from tests.helpers import (
+from supervisor.model.lifecycle import AppState
+from tests.support.frontdoor import GroceryOverHttp
+from tests.support.helpers import (
     CLIENT_IDLE_EXPIRY_S,
     Project,
     free_port,
     statuses_across_an_idle_pause,
-    wait_for_port,
 )
-from tests.running import GROCERY, GUARD_S, bridge, config_data, environment, running, wait_for
-
-
-class GroceryOverHttp:
-    """`server.py --http` as its own process, which the test can kill and start again."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.process: trio.Process | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-    async def start(self) -> None:
-        self.process = await trio.lowlevel.open_process(
-            [sys.executable, str(GROCERY / "server.py"), "--http", "--port", str(self.port)],
-            cwd=GROCERY,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        await wait_for_port(self.port, self.process, GUARD_S)
-
-    async def kill(self) -> None:
-        assert self.process is not None
-        self.process.kill()
-        await self.process.wait()
+from tests.support.running import (
+    bridge,
+    config_data,
+    environment,
+    running,
+    wait_for,
+)
 
 
 def http_manifest(url: str) -> dict[str, object]:

@@ -7,9 +7,9 @@ import json
 import shutil
 from typing import Any
 
-from supervisor.config import AppEntry, load_config
-from tests.helpers import Project, run_mcpapps
-from tests.running import GROCERY
+from supervisor.model.config import AppEntry, load_config
+from tests.support.helpers import Project, run_mcpapps
+from tests.support.running import GROCERY
 
 # The configuration example of the source documents, as they give it.
 SEED_EXAMPLE = {

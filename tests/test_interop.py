@@ -6,20 +6,10 @@ from __future__ import annotations
 import pytest
 import trio
 
-from supervisor.lifecycle import AppState
-from tests.helpers import Project
-from tests.nodetools import server_everything_command
-from tests.running import bridge, config_data, fixture_manifest, running, wait_for
-
-
-def everything_manifest() -> dict[str, object]:
-    command, *arguments = server_everything_command()
-    return {
-        "id": "everything",
-        "command": command,
-        "arguments": arguments,
-        "toolNamePrefix": "ev.",
-    }
+from supervisor.model.lifecycle import AppState
+from tests.support.frontdoor import everything_manifest
+from tests.support.helpers import Project
+from tests.support.running import bridge, config_data, fixture_manifest, running, wait_for
 
 
 async def test_server_everything_as_a_stdio_app(project: Project) -> None:

@@ -1,4 +1,4 @@
-"""The manifest (SPEC §2): parsing, types, defaults and rules, as pure functions."""
+"""The manifest: parsing, types, defaults and rules, as pure functions."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from supervisor import envrefs
-from supervisor.manifest import (
+from supervisor.model import envrefs
+from supervisor.model.manifest import (
     Manifest,
     ManifestSyntaxError,
     camel,
@@ -24,7 +24,7 @@ from supervisor.manifest import (
     parse_manifest_text,
     structure_manifest,
 )
-from supervisor.policy import SupervisionPolicy
+from supervisor.model.policy import SupervisionPolicy
 
 
 def rules(data: dict, environ: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
@@ -308,7 +308,7 @@ def test_a_repeated_key_takes_its_last_value_as_in_javascript() -> None:
 
 
 def test_unknown_keys_are_kept_and_a_misspelt_field_is_flagged() -> None:
-    from supervisor.manifest import unknown_key_warnings
+    from supervisor.model.manifest import unknown_key_warnings
 
     manifest, found = structure_manifest(
         {"id": "x", "Command": "c", "startupTimeout": 5, "x-extra": 1}

@@ -1,4 +1,4 @@
-"""The official-client test helpers (tests/officialclients.py), proven against an existing
+"""The official-client test helpers (tests/support/officialclients.py), proven against an existing
 Streamable HTTP server: the bundled grocery app's own endpoint (`server.py --http`).
 
 What is pinned here is the clients' behaviour as much as the helpers': the TypeScript SDK client
@@ -16,8 +16,9 @@ from collections.abc import AsyncIterator
 import pytest
 import trio
 
-from tests.helpers import free_port
-from tests.officialclients import (
+from tests.support.frontdoor import GroceryOverHttp
+from tests.support.helpers import free_port
+from tests.support.officialclients import (
     HttpRecorder,
     InspectorError,
     OfficialClientError,
@@ -25,8 +26,7 @@ from tests.officialclients import (
     inspector_cli,
     ts_client,
 )
-from tests.running import GROCERY_TOOLS
-from tests.test_http_app import GroceryOverHttp
+from tests.support.running import GROCERY_TOOLS
 
 HEADERS = {"X-Test": "1", "Authorization": "Bearer test-token"}
 

@@ -1,4 +1,4 @@
-"""The openai engine (SPEC §8) over real HTTP, against the fake chat-completions server, with
+"""The openai engine over real HTTP, against the fake chat-completions server, with
 the bundled grocery app running under a real registry behind the tool bridge."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from actors.agent import Event, Message, TextPiece, ToolFinished, ToolStarted, T
 from actors.bridge import ToolBridge
 from actors.openai_engine import SYSTEM_PROMPT, OpenAIEngine
 from actors.runtime import Mailbox
-from supervisor.config import AgentConfig
-from supervisor.lifecycle import AppState
-from tests.fake_openai import (
+from supervisor.model.config import AgentConfig
+from supervisor.model.lifecycle import AppState
+from tests.support.fake_openai import (
     FakeOpenAI,
     broken,
     call,
@@ -30,11 +30,11 @@ from tests.fake_openai import (
     text,
     tool_calls,
 )
-from tests.helpers import Project, free_port, wait_for_port
-from tests.running import GROCERY, GROCERY_TOOLS, GUARD_S, bridge, running, wait_for
+from tests.support.helpers import Project, free_port, wait_for_port
+from tests.support.running import GROCERY, GROCERY_TOOLS, GUARD_S, bridge, running, wait_for
 
 APP_ONLY = "get_store_dashboard_data"
-FAKE_OPENAI = Path(__file__).parent / "fake_openai.py"
+FAKE_OPENAI = Path(__file__).parent / "support" / "fake_openai.py"
 
 
 @pytest.fixture

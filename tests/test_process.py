@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from actors.process import ChildProcess, SpawnError
-from tests.running import GUARD_S, alive, wait_gone
+from tests.support.running import GUARD_S, alive, wait_gone
 
 # A parent that spawns a child the way the app actor does (on the Trio thread), prints the
 # child's pid, and waits to be killed. The reaper is not involved.

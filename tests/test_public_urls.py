@@ -6,9 +6,9 @@ from __future__ import annotations
 import httpx2
 import pytest
 
-from supervisor.config import ConfigError
-from tests.helpers import Project
-from tests.running import FAST, GUARD_S, fixture_manifest, supervisor_running
+from supervisor.model.config import ConfigError
+from tests.support.helpers import Project
+from tests.support.running import FAST, GUARD_S, fixture_manifest, supervisor_running
 
 TOKEN = "pr0xy-token"
 PUBLIC = "https://apps.example.com/mcpapps"

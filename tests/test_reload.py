@@ -15,9 +15,10 @@ from typing import Any
 import httpx2
 import trio
 
-from tests.helpers import Project, run_mcpapps
-from tests.officialclients import ts_client
-from tests.running import (
+from tests.support.frontdoor import only_text, wait_running
+from tests.support.helpers import Project, run_mcpapps
+from tests.support.officialclients import ts_client
+from tests.support.running import (
     FAST,
     GUARD_S,
     Supervisor,
@@ -25,8 +26,7 @@ from tests.running import (
     fixture_manifest,
     wait_gone,
 )
-from tests.running import supervisor_running as _supervisor_running
-from tests.test_gateway_clients import only_text, wait_running
+from tests.support.running import supervisor_running as _supervisor_running
 
 
 @contextlib.asynccontextmanager

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import attrs
 
-from supervisor.reload import RunningApp, needs_restart, plan_reload
-from tests.helpers import Project, stdio
+from supervisor.model.reload import RunningApp, needs_restart, plan_reload
+from tests.support.helpers import Project, stdio
 
 
 def running_now(project: Project) -> dict[str, RunningApp]:
@@ -92,9 +92,9 @@ async def test_the_registry_tells_its_watchers_how_a_reload_went(project: Projec
     from actors.messages import Reloaded, StateChanged, StopAll, Watch
     from actors.registry import Registry
     from actors.runtime import ask
-    from supervisor.discovery import discover
+    from supervisor.model.discovery import discover
     from supervisor.reloader import Reloader
-    from tests.running import GUARD_S, environment, fixture_manifest
+    from tests.support.running import GUARD_S, environment, fixture_manifest
 
     env = environment()
     project.manifest("apps/one", fixture_manifest("one"))

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import trio
 
-from tests.helpers import Project
-from tests.running import FAST, GUARD_S, Supervisor, alive, fixture_manifest, wait_gone
+from tests.support.helpers import Project
+from tests.support.running import FAST, GUARD_S, Supervisor, alive, fixture_manifest, wait_gone
 
 
 def write_project(project: Project, *apps: tuple[str, tuple[str, ...]]) -> None:

@@ -11,8 +11,8 @@ from urllib.parse import quote
 import httpx2
 import trio
 
-from tests.helpers import Project, free_port
-from tests.running import GUARD_S, environment, fixture_manifest, supervisor_running
+from tests.support.helpers import Project, free_port
+from tests.support.running import GUARD_S, environment, fixture_manifest, supervisor_running
 
 TOKEN = "s3cret-token"
 

@@ -1,4 +1,4 @@
-"""The front door's access rules as pure functions (SPEC §7.1): no socket, no clock."""
+"""The front door's access rules as pure functions: no socket, no clock."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.config import config_from_data
+from supervisor.model.config import config_from_data
 from web.security import (
     access_policy,
     authorized,

@@ -11,8 +11,17 @@ import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.supervision import Exit, gives_up, recent, restart_delay, supervise, wants_restart
-from supervisor.policy import SupervisionPolicy
+from actors.supervision import (
+    Ended,
+    Exit,
+    GaveUp,
+    gives_up,
+    recent,
+    restart_delay,
+    supervise,
+    wants_restart,
+)
+from supervisor.model.policy import SupervisionPolicy
 
 POLICY = SupervisionPolicy()
 
@@ -64,9 +73,8 @@ async def test_loop_gives_up_after_intensity(autojump_clock: trio.testing.MockCl
         return Exit("boom")
 
     policy = attrs.evolve(POLICY, intensity=3, period_s=1000)
-    exit, gave_up = await supervise(crash, policy, on_retry=lambda e, r: retries.append(r))
-    assert gave_up
-    assert exit.reason == "boom"
+    outcome = await supervise(crash, policy, on_retry=lambda e, r: retries.append(r))
+    assert outcome == GaveUp(Exit("boom"))
     assert runs == 4  # the first run and three restarts
     assert [r.restarts for r in retries] == [1, 2, 3]
 
@@ -92,9 +100,8 @@ async def test_backoff_grows_then_resets_after_a_healthy_run(
             ceilings.append(b)
             return b
 
-    exit, gave_up = await supervise(run, policy, on_retry=lambda e, r: None, rng=Ceiling())
-    assert not gave_up
-    assert not exit.abnormal
+    outcome = await supervise(run, policy, on_retry=lambda e, r: None, rng=Ceiling())
+    assert outcome == Ended(Exit("done", abnormal=False))
     assert ceilings == [0.5, 1.0, 2.0, 4.0, 0.5, 1.0]
 
 
@@ -106,10 +113,10 @@ async def test_temporary_never_restarts(autojump_clock: trio.testing.MockClock) 
         runs += 1
         return Exit("crash")
 
-    exit, gave_up = await supervise(
+    outcome = await supervise(
         run, attrs.evolve(POLICY, restart="temporary"), on_retry=lambda e, r: None
     )
-    assert (runs, gave_up, exit.reason) == (1, False, "crash")
+    assert (runs, outcome) == (1, Ended(Exit("crash")))
 
 
 async def test_restarts_outside_the_period_do_not_count(
@@ -126,6 +133,6 @@ async def test_restarts_outside_the_period_do_not_count(
         return Exit("crash", ran_for=30)
 
     policy = attrs.evolve(POLICY, restart="transient", intensity=1, period_s=20)
-    _, gave_up = await supervise(run, policy, on_retry=lambda e, r: None)
-    assert not gave_up
+    outcome = await supervise(run, policy, on_retry=lambda e, r: None)
+    assert outcome == Ended(Exit("enough", abnormal=False))
     assert runs == 11

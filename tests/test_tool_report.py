@@ -12,10 +12,10 @@ import trio
 
 from actors.toolreport import tool_report
 from actors.tooltable import AppTools, build_tool_table
-from supervisor.discovery import log_discovery
-from tests.helpers import Project, run_mcpapps, stdio
-from tests.running import FAST, GUARD_S, fixture_manifest, supervisor_running
-from tests.test_gateway_clients import wait_running
+from supervisor.model.discovery import log_discovery
+from tests.support.frontdoor import wait_running
+from tests.support.helpers import Project, run_mcpapps, stdio
+from tests.support.running import FAST, GUARD_S, fixture_manifest, supervisor_running
 
 OBJECT = {"type": "object"}
 

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.bridge import ArgumentError, format_result, parse_arguments
+from actors.arguments import ArgumentError, parse_arguments
+from actors.bridge import format_result
 from actors.tooltable import (
     MODEL_NAME,
     AppTools,

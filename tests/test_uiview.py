@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from actors.upstream import Catalog
+from actors.catalog import Catalog
 from web.uiview import catalog_has_ui, is_ui_mime
 
 OBJECT = {"type": "object"}

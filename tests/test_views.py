@@ -12,11 +12,11 @@ import pytest
 import trio
 
 from actors.agent import APP_EVENTS_MARK
-from supervisor.viewsconfig import ViewsConfig
-from tests.chatting import body, chat_data
-from tests.helpers import Project
-from tests.running import GUARD_S, fixture_manifest, supervisor_running
-from tests.test_front_door import http, write
+from supervisor.model.viewsconfig import ViewsConfig
+from tests.support.chatting import body, chat_data
+from tests.support.frontdoor import http, write
+from tests.support.helpers import Project
+from tests.support.running import GUARD_S, fixture_manifest, supervisor_running
 from web.views import (
     DENIED,
     LIMITED,

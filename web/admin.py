@@ -1,4 +1,4 @@
-"""The admin API (SPEC §7.6) and `/metrics`: what `mcpapps apps|call|restart|logs` talk to.
+"""The admin API and `/metrics`: what `mcpapps apps|call|restart|logs` talk to.
 
 Everything is JSON, errors included. The routes own no state: each one asks the registry, which
 answers itself or hands the question to the app's actor. Access (token, Host, Origin) is checked
@@ -17,6 +17,7 @@ from cattrs.gen import make_dict_unstructure_fn, override
 from quart import Blueprint, Response, request
 
 from actors.bridge import ToolBridge, format_result
+from actors.catalog import Catalog
 from actors.messages import (
     AppError,
     AppStatus,
@@ -34,17 +35,15 @@ from actors.messages import (
     UnknownApp,
     UnknownTool,
 )
-from actors.runtime import AskTimeout, Mailbox, Overloaded, ask
-from actors.upstream import Catalog
-from supervisor import jsonin
-from supervisor.manifest import camel
-from supervisor.metrics import CONTENT_TYPE, Metrics
-from supervisor.reload import ReloadDiff
-from supervisor.reloader import Reload, ReloadRefused
-from supervisor.structuring import show
+from actors.metrics import CONTENT_TYPE, Metrics
+from actors.registry import RegistryMessage
+from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, Overloaded, ask
+from supervisor.model import jsonin
+from supervisor.model.manifest import camel
+from supervisor.model.reload import Reload, ReloadDiff, ReloadRefused
+from supervisor.model.structuring import show
 from web.errors import json_error
 
-ASK_TIMEOUT_S = 10.0
 # The actors always answer in the end (a stop ladder and a tool call have their own deadlines);
 # these bounds only keep a request from waiting forever on an actor that is gone.
 CONTROL_TIMEOUT_S = 600.0
@@ -63,7 +62,7 @@ _ERRORS: tuple[tuple[type[Exception], int, str], ...] = (
 
 
 def admin_blueprint(
-    registry: Mailbox[Any], metrics: Metrics, *, reload: Reload | None = None
+    registry: Mailbox[RegistryMessage], metrics: Metrics, *, reload: Reload | None = None
 ) -> Blueprint:
     admin = Blueprint("admin", __name__)
 
@@ -158,7 +157,8 @@ def _status_converter() -> cattrs.Converter:
     # Counts are keyed by catalog part, in the same spelling as the catalog's keys.
     renames["counts"] = override(unstruct_hook=lambda c: {camel(k): n for k, n in c.items()})
     converter.register_unstructure_hook(
-        AppStatus, make_dict_unstructure_fn(AppStatus, converter, **renames)
+        AppStatus,
+        make_dict_unstructure_fn(AppStatus, converter, **renames),  # type: ignore[arg-type]
     )
     return converter
 
@@ -235,7 +235,7 @@ def parse_call(body: str | bytes) -> tuple[str, dict[str, Any]]:
     return name, arguments
 
 
-async def current_statuses(registry: Mailbox[Any]) -> list[AppStatus]:
+async def current_statuses(registry: Mailbox[RegistryMessage]) -> list[AppStatus]:
     """Every app's status as its actor has it now. The registry's copy is as of the app's last
     state change, and the calls in flight and the stderr tail move in between; an actor that
     cannot answer keeps the registry's copy."""
@@ -252,11 +252,13 @@ async def current_statuses(registry: Mailbox[Any]) -> list[AppStatus]:
     return fresh
 
 
-async def _ask_app(registry: Mailbox[Any], app_id: str, command: Any, timeout: float) -> Any:
+async def _ask_app(
+    registry: Mailbox[RegistryMessage], app_id: str, command: Any, timeout: float
+) -> Any:
     return await ask(registry, lambda reply: ToApp(app_id, command(reply)), timeout)
 
 
-async def _catalog(registry: Mailbox[Any], app_id: str) -> Catalog:
+async def _catalog(registry: Mailbox[RegistryMessage], app_id: str) -> Catalog:
     """What the app offers now; nothing when it is not run at all."""
     try:
         return await _ask_app(registry, app_id, GetCatalog, ASK_TIMEOUT_S)

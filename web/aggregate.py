@@ -19,11 +19,12 @@ import trio
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from actors.catalog import Wire
 from actors.messages import CallPublicTool, GetToolTable, ToApp, UnknownTool, UpstreamRequest
+from actors.registry import RegistryMessage
 from actors.runtime import Forward, Mailbox, ask
 from actors.tooltable import PublicTool, ToolTable
-from actors.upstream import Wire
-from supervisor.limits import DEFAULT_LIMITS, LimitsConfig
+from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.endpoints import _Endpoint, _manager, for_client
 from web.fastpath import FastCall, FastPath, QuietCaller
 from web.intake import InFlightIds
@@ -63,7 +64,7 @@ class AggregateEndpoint:
 
     def __init__(
         self,
-        registry: Mailbox[Any],
+        registry: Mailbox[RegistryMessage],
         limits: LimitsConfig = DEFAULT_LIMITS,
         owners: ToolOwners | None = None,
     ) -> None:

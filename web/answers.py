@@ -17,8 +17,8 @@ from actors.asking import AnswerRefused, SampleForView, SamplingAllowed
 from actors.chat import AnswerQuestion
 from actors.runtime import AskTimeout, Mailbox, ask
 from actors.upstream import ServerRequestRefused
-from supervisor import jsonin
-from web.chat import _SESSION_ID_RULE, ASK_TIMEOUT_S, SESSION_ID
+from supervisor.model import jsonin
+from web.chat import _SESSION_ID_RULE, CHAT_ASK_TIMEOUT_S, SESSION_ID
 from web.errors import json_error
 
 _BODY = '{"requestId": "...", "action": "accept" | "decline" | "cancel", "content"?: {...}}'
@@ -38,7 +38,9 @@ def answers_blueprint(chats: Mailbox[Any], registry: Mailbox[Any]) -> Blueprint:
         if not isinstance(params, Mapping):
             return json_error(400, "bad_request", "the body must be the sampling request's params")
         try:
-            allowed = await ask(registry, lambda r: SamplingAllowed(app_id, r), ASK_TIMEOUT_S)
+            allowed: bool = await ask(
+                registry, lambda r: SamplingAllowed(app_id, r), CHAT_ASK_TIMEOUT_S
+            )
             return await ask(
                 chats, lambda r: SampleForView(app_id, allowed, dict(params), r), SAMPLING_TIMEOUT_S
             )
@@ -64,7 +66,7 @@ def answers_blueprint(chats: Mailbox[Any], registry: Mailbox[Any]) -> Blueprint:
                 lambda r: AnswerQuestion(
                     session_id, request_id, body.get("action"), body.get("content"), r
                 ),
-                ASK_TIMEOUT_S,
+                CHAT_ASK_TIMEOUT_S,
             )
         except AnswerRefused as refused:
             return json_error(refused.status, _KINDS[refused.status], refused.message)

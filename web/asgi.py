@@ -1,5 +1,5 @@
 """The front door as one ASGI application: the checks every request passes (Host, Origin,
-token, CORS; SPEC §7.1), then the MCP endpoints beside the Quart-Trio routes."""
+token, CORS), then the MCP endpoints beside the Quart-Trio routes."""
 
 from __future__ import annotations
 
@@ -11,14 +11,16 @@ from typing import Any
 
 import mcp_types as types
 
-from actors.messages import AppUnavailable, Lookup, UnknownApp
-from actors.runtime import Mailbox, ask
-from supervisor.lifecycle import AppState
-from supervisor.limits import DEFAULT_LIMITS, LimitsConfig
+from actors.messages import AppStatus, AppUnavailable, Lookup, UnknownApp
+from actors.registry import RegistryMessage
+from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
+from supervisor.model.lifecycle import AppState
+from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.admin import parse_call
 from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates
 from web.endpoints import AppEndpoint
+from web.errors import error_body
 from web.events import serve_events
 from web.intake import (
     CLOSE,
@@ -30,7 +32,6 @@ from web.intake import (
     unread_body,
 )
 from web.mcpdoor import send_jsonrpc_error, serve_mcp
-from web.routes import ASK_TIMEOUT_S
 from web.security import (
     AccessPolicy,
     authorized,
@@ -63,7 +64,7 @@ async def send_json_error(
 ) -> None:
     """The error body every refusal has. A WebSocket upgrade is refused with the same status and
     body, as the HTTP answer to its handshake (ASGI's `websocket.http.response`)."""
-    body = json.dumps({"error": {"code": code, "message": message, **extra}}).encode()
+    body = json.dumps(error_body(code, message, **extra)).encode()
     kind = "websocket.http.response" if websocket else "http.response"
     await send(
         {
@@ -83,7 +84,7 @@ class FrontDoor:
     def __init__(
         self,
         policy: AccessPolicy,
-        registry: Mailbox[Any],
+        registry: Mailbox[RegistryMessage],
         routes: Any,
         apps: Mapping[str, AppEndpoint],
         aggregate: AggregateEndpoint,
@@ -211,7 +212,10 @@ class FrontDoor:
         status = self._states.get(app_id) if endpoint is not None else None
         if status is None:
             try:
-                status = await ask(self._registry, lambda r: Lookup(app_id, r), ASK_TIMEOUT_S)
+                known: AppStatus = await ask(
+                    self._registry, lambda r: Lookup(app_id, r), ASK_TIMEOUT_S
+                )
+                status = known
             except UnknownApp:
                 status = None
         if status is None or endpoint is None:

@@ -1,4 +1,4 @@
-"""`POST /apps/chat` (SPEC §7.4): a chat turn as a stream of server-sent events, and
+"""`POST /apps/chat`: a chat turn as a stream of server-sent events, and
 `GET /apps/chat/<sessionId>`: what is saved of a session.
 
 The route only checks the request and turns the session actor's events into SSE frames; the
@@ -21,18 +21,19 @@ from quart import Blueprint, Response, request
 from actors.agent import Event, TextPiece, ToolFinished, ToolStarted, TurnError, UserTurn
 from actors.asking import Elicitation, Sampled
 from actors.chat import CancelTurn, GetSession, Turn
-from actors.chatstore import StoreError
+from actors.chatstore import SavedSession, StoreError
 from actors.runtime import AskTimeout, Mailbox, ask
-from supervisor import jsonin
+from supervisor.model import jsonin
+from supervisor.model.errors import McpappsError
 from web.errors import json_error
 
 KEEP_ALIVE_S = 15.0
-ASK_TIMEOUT_S = 30.0
+CHAT_ASK_TIMEOUT_S = 30.0
 MESSAGE_MAX = 100_000  # characters: a chat message, not a document upload
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 
 
-class BadChatRequest(ValueError):
+class BadChatRequest(McpappsError, ValueError):
     pass
 
 
@@ -59,7 +60,8 @@ def chat_blueprint(
             mimetype="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
-        response.timeout = None  # a turn with a model may take minutes (SDK-NOTES)
+        # A turn with a model may take minutes, longer than Quart's default response timeout.
+        response.timeout = None
         return response
 
     @chat.get("/apps/chat/<session_id>")
@@ -67,7 +69,9 @@ def chat_blueprint(
         if not SESSION_ID.fullmatch(session_id):
             return json_error(400, "bad_request", _SESSION_ID_RULE)
         try:
-            saved = await ask(chats, lambda r: GetSession(session_id, r), ASK_TIMEOUT_S)
+            saved: SavedSession = await ask(
+                chats, lambda r: GetSession(session_id, r), CHAT_ASK_TIMEOUT_S
+            )
         except (StoreError, AskTimeout) as error:
             return json_error(503, "unavailable", f"the session cannot be read: {error}")
         if not saved.turns:
@@ -80,7 +84,9 @@ def chat_blueprint(
         if not SESSION_ID.fullmatch(session_id):
             return json_error(400, "bad_request", _SESSION_ID_RULE)
         try:
-            cancelled = await ask(chats, lambda r: CancelTurn(session_id, r), ASK_TIMEOUT_S)
+            cancelled: bool = await ask(
+                chats, lambda r: CancelTurn(session_id, r), CHAT_ASK_TIMEOUT_S
+            )
         except AskTimeout as error:
             return json_error(503, "unavailable", f"the chat could not answer: {error}")
         return {"cancelled": cancelled}

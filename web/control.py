@@ -16,14 +16,14 @@ from typing import Any
 import trio
 from quart import Blueprint, Response
 
+from actors.catalog import Catalog
 from actors.messages import AppError, AppStatus, GetCatalog, ToApp
-from actors.runtime import AskTimeout, Mailbox, Overloaded, ask
-from actors.upstream import Catalog
-from supervisor.lifecycle import AppState
+from actors.registry import RegistryMessage
+from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, Overloaded, ask
+from supervisor.model.lifecycle import AppState
 from web.errors import json_error
 from web.uiview import catalog_has_ui
 
-ASK_TIMEOUT_S = 10.0
 STATIC_PREFIX = "/static/"
 # The files the page is made of, and their types; the sandbox page is served only by the
 # sandbox listener.
@@ -63,7 +63,9 @@ def control_blueprint(sandbox_origin: str | None) -> Blueprint:
     return control
 
 
-async def current_catalogs(registry: Mailbox[Any], app_ids: list[str]) -> dict[str, Catalog]:
+async def current_catalogs(
+    registry: Mailbox[RegistryMessage], app_ids: list[str]
+) -> dict[str, Catalog]:
     """The catalogs of `app_ids`, asked of their actors at once; an app that cannot answer (not
     run at all, or busy) is left out."""
     catalogs: dict[str, Catalog] = {}
@@ -80,7 +82,9 @@ async def current_catalogs(registry: Mailbox[Any], app_ids: list[str]) -> dict[s
     return catalogs
 
 
-async def ui_shown(registry: Mailbox[Any], statuses: tuple[AppStatus, ...]) -> dict[str, bool]:
+async def ui_shown(
+    registry: Mailbox[RegistryMessage], statuses: tuple[AppStatus, ...]
+) -> dict[str, bool]:
     """For each Running app: whether its catalog shows a UI."""
     running = [s.id for s in statuses if s.state is AppState.RUNNING]
     catalogs = await current_catalogs(registry, running)

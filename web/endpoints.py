@@ -1,6 +1,6 @@
 """The two MCP endpoints, each the SDK's server under its Streamable HTTP session manager:
 
-- `AppEndpoint`, `/apps/mcp/<appId>` (SPEC §7.3): everything a client asks is passed to the
+- `AppEndpoint`, `/apps/mcp/<appId>`: everything a client asks is passed to the
   app's one upstream session, owned by its app actor, and the app's answer comes back as it is;
 - `AggregateEndpoint`, `/mcp`: in web/aggregate.py, on the same server class.
 
@@ -10,12 +10,12 @@ Neither keeps app state: each request becomes a message to the registry, which r
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, get_args
 
 import mcp_types as types
 import trio
 from mcp.server import Server
-from mcp.server.caching import CACHEABLE_METHODS, CacheHint
+from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
@@ -24,16 +24,17 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.methods import INPUT_REQUIRED_METHODS
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from actors.catalog import Catalog, Wire
 from actors.messages import (
     GetCatalog,
     ReleaseSubscriptions,
     ToApp,
     UpstreamRequest,
 )
-from actors.runtime import Mailbox, ask
-from actors.upstream import Catalog, Wire
+from actors.registry import RegistryMessage
+from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor import __version__
-from supervisor.limits import DEFAULT_LIMITS, LimitsConfig
+from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.fastpath import FastCall, FastPath, QuietCaller, query_value
 from web.intake import InFlightIds
 from web.relay import (
@@ -48,8 +49,6 @@ from web.relay import (
 from web.roundtrips import Exchange, RoundTrips
 
 logger = logging.getLogger("mcpapps.web")
-
-ASK_TIMEOUT_S = 10.0
 
 
 class _AnyParams(types.RequestParams):
@@ -88,7 +87,7 @@ class _Endpoint(Server[Any]):
         super().__init__(
             name,
             version=__version__,
-            cache_hints={method: CacheHint() for method in CACHEABLE_METHODS},
+            cache_hints={method: CacheHint() for method in get_args(CacheableMethod)},
             # The SDK checks a 2026-07-28 call's Mcp-Param headers against the tool's schema;
             # without this it would list the tools again for every call.
             get_tool_input_schema=self.input_schemas.get,
@@ -115,7 +114,7 @@ class _Endpoint(Server[Any]):
 
 def _manager(server: Server[Any], limits: LimitsConfig) -> StreamableHTTPSessionManager:
     # SSE responses, not JSON: a request's stream is where the app's sampling, elicitation and
-    # progress reach the client that asked (SPEC §7.3).
+    # progress reach the client that asked.
     return StreamableHTTPSessionManager(
         server,
         json_response=False,
@@ -129,7 +128,7 @@ class AppEndpoint:
     """`/apps/mcp/<appId>` for one app."""
 
     def __init__(
-        self, app_id: str, registry: Mailbox[Any], limits: LimitsConfig = DEFAULT_LIMITS
+        self, app_id: str, registry: Mailbox[RegistryMessage], limits: LimitsConfig = DEFAULT_LIMITS
     ) -> None:
         self.app_id = app_id
         self._registry = registry
@@ -177,7 +176,7 @@ class AppEndpoint:
                 try:
                     await ask(
                         self._registry,
-                        lambda reply, uri=uri: ToApp(
+                        lambda reply, uri=uri: ToApp(  # type: ignore[misc]
                             self.app_id,
                             UpstreamRequest("resources/subscribe", {"uri": uri}, reply, caller),
                         ),
@@ -196,7 +195,7 @@ class AppEndpoint:
         result = await call_next(ctx)
         if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
             try:
-                catalog = await ask(
+                catalog: Catalog = await ask(
                     self._registry, lambda r: ToApp(self.app_id, GetCatalog(r)), ASK_TIMEOUT_S
                 )
             except Exception as error:
@@ -309,7 +308,7 @@ def _with_session_id(ctx: ServerRequestContext[Any, Any], params: Wire | None) -
 
 def with_session_id(session_id: str | None, params: Wire | None) -> Wire | None:
     """`?sessionId=` on the endpoint's URL goes to the app as `_meta.sessionId` of every tool
-    call, so an app can tell the chat sessions of its callers apart (SPEC §7.3)."""
+    call, so an app can tell the chat sessions of its callers apart."""
     if not session_id or params is None:
         return params
     meta = dict(params.get("_meta") or {})

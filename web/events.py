@@ -22,6 +22,7 @@ from typing import Any
 import trio
 
 from actors.messages import CatalogChanged, Reloaded, StateChanged, ToolTableChanged, Watch
+from actors.registry import RegistryMessage
 from actors.runtime import Mailbox
 from web.admin import diff_json, status_json
 from web.uiview import catalog_has_ui
@@ -85,7 +86,9 @@ def event_message(fact: Any) -> dict[str, Any] | None:
     return None
 
 
-async def serve_events(registry: Mailbox[Any], scope: Any, receive: Any, send: Any) -> None:
+async def serve_events(
+    registry: Mailbox[RegistryMessage], scope: Any, receive: Any, send: Any
+) -> None:
     """One `/admin/events` connection, as a plain ASGI WebSocket."""
     if (await receive())["type"] != "websocket.connect":
         return

@@ -42,7 +42,8 @@ from mcp_types.methods import serialize_server_result, validate_client_request
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from pydantic import ValidationError
 
-from actors.upstream import ServerRequestRefused, Wire
+from actors.catalog import Wire
+from actors.upstream import ServerRequestRefused
 
 # The client capabilities that let a server ask its client something while a request runs.
 _ASKABLE = ("sampling", "elicitation", "roots")
@@ -136,7 +137,7 @@ class FastPath:
     def _sessions(self) -> dict[str, Any]:
         # The session manager's transports by session id (private to the pinned SDK,
         # mcp==2.3.0; the manager offers no other way to tell an open session).
-        return self._manager._server_instances  # type: ignore[no-any-return]
+        return self._manager._server_instances
 
     def _transport(self, session_id: str) -> Any:
         if session_id not in self._quiet:

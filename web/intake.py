@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 import trio
 
-from supervisor import jsonin
+from supervisor.model import jsonin
 
 # On an answer given before the body was read whole: the rest of the body is never read, so the
 # connection ends with the answer, and the client must know not to send another on it.

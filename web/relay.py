@@ -29,9 +29,10 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
+from actors.catalog import Wire
 from actors.messages import AppError, CallFailed, CallTimeout
-from actors.runtime import AskTimeout, Overloaded
-from actors.upstream import ServerRequestRefused, Wire
+from actors.upstream import ServerRequestRefused
+from supervisor.model.errors import ActorUnavailable
 
 logger = logging.getLogger("mcpapps.web")
 
@@ -74,7 +75,7 @@ def owner_of(ctx: ServerRequestContext[Any, Any]) -> str:
 
 def app_params(params: Mapping[str, Any] | None) -> tuple[Wire | None, str | int | None]:
     """The request's own params for the app, and the client's progress token. The envelope
-    keys are dropped (the app's connection may speak the other era, SDK-NOTES "era mixing"),
+    keys are dropped (the app's connection may speak the other era, whose envelope differs),
     and so is the progress token: the app actor asks for progress under a token of its own,
     which no other client can be using."""
     if params is None:
@@ -126,7 +127,12 @@ class ClientCaller:
     async def _progress(self, progress: float, total: float | None, message: str | None) -> None:
         assert self._token is not None
         await self._ctx.session.send_progress_notification(
-            self._token, progress, total, message, related_request_id=self._ctx.request_id
+            self._token,
+            progress,
+            total,
+            message,
+            # The SDK's annotation says str; it takes the request id as the client sent it.
+            related_request_id=self._ctx.request_id,  # type: ignore[arg-type]
         )
 
 
@@ -176,7 +182,7 @@ def mcp_error(error: Exception) -> MCPError:
         return MCPError(types.REQUEST_TIMEOUT, error.message)
     if isinstance(error, AppError):
         return MCPError(APP_ERROR, error.message)
-    if isinstance(error, AskTimeout | Overloaded):
+    if isinstance(error, ActorUnavailable):
         return MCPError(APP_ERROR, f"mcpapps could not pass the request on: {error}")
     raise error
 

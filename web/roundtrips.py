@@ -27,8 +27,9 @@ import trio
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from actors.catalog import Wire
 from actors.runtime import Reply
-from actors.upstream import ServerRequestRefused, Wire
+from actors.upstream import ServerRequestRefused
 from web.relay import ClientCaller, mcp_error, owner_of
 
 logger = logging.getLogger("mcpapps.web")

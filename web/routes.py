@@ -1,4 +1,4 @@
-"""The front door's plain HTTP routes (Quart-Trio): `/apps/health` (SPEC §7.2), `/login`, and the
+"""The front door's plain HTTP routes (Quart-Trio): `/apps/health`, `/login`, and the
 blueprints of `/apps/chat` (`web.chat`) and the admin API (`web.admin`).
 Auth, Host and Origin are checked before a request gets here (`web.asgi`)."""
 
@@ -13,10 +13,11 @@ from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
 from actors.messages import AppStatus, Snapshot
-from actors.runtime import Mailbox, ask
-from supervisor.lifecycle import AppState
-from supervisor.metrics import Metrics
-from supervisor.reloader import Reload
+from actors.metrics import Metrics
+from actors.registry import RegistryMessage
+from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
+from supervisor.model.lifecycle import AppState
+from supervisor.model.reload import Reload
 from web.admin import admin_blueprint
 from web.answers import answers_blueprint
 from web.chat import chat_blueprint
@@ -25,11 +26,9 @@ from web.errors import json_error
 from web.security import SESSION_COOKIE, AccessPolicy, session_value, token_matches
 from web.viewdoor import ViewDoor, views_blueprint
 
-ASK_TIMEOUT_S = 10.0
-
 
 def create_app(
-    registry: Mailbox[Any],
+    registry: Mailbox[RegistryMessage],
     policy: AccessPolicy,
     sandbox_origin: str | None,
     *,
@@ -90,7 +89,7 @@ def health_body(
     statuses: tuple[AppStatus, ...], base: str, sandbox_origin: str | None, wanted: str | None
 ) -> tuple[dict[str, Any], int]:
     """The selected app is `?app=` if given, else the first Running app with a UI, else the
-    first Running app (SPEC §7.2)."""
+    first Running app."""
     running = [s for s in statuses if s.state is AppState.RUNNING]
     selected = next((s for s in statuses if s.id == wanted), None) if wanted else None
     if selected is None:

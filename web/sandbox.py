@@ -22,7 +22,8 @@ import hypercorn.trio
 import trio
 from hypercorn.config import Config as HypercornConfig
 
-from supervisor.config import Config, url_host
+from supervisor.model.config import Config, url_host
+from supervisor.model.errors import McpappsError
 from web.csp import build_csp
 
 logger = logging.getLogger("mcpapps.web")
@@ -32,7 +33,7 @@ CSP_QUERY_MAX = 16 * 1024  # a CSP declaration is a few origins, not a document
 _BIND_ERRORS = frozenset({errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES})
 
 
-class SandboxUnavailable(OSError):
+class SandboxUnavailable(McpappsError, OSError):
     """The sandbox port cannot be listened on: a bind error, whose `strerror` says where, why
     and what to do."""
 
@@ -114,7 +115,10 @@ async def serve_sandbox(
     hyper.errorlog = logging.getLogger("mcpapps.web.hypercorn")
     try:
         await hypercorn.trio.serve(
-            sandbox_app, hyper, shutdown_trigger=shutdown.wait, task_status=task_status
+            sandbox_app,  # type: ignore[arg-type]  # hypercorn types the scope narrower than dict
+            hyper,
+            shutdown_trigger=shutdown.wait,
+            task_status=task_status,
         )
     except (OSError, BaseExceptionGroup) as error:
         leaf = _bind_error(error)

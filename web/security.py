@@ -1,4 +1,4 @@
-"""Who may use the front door (SPEC §7.1), as pure functions over a request's headers.
+"""Who may use the front door, as pure functions over a request's headers.
 
 The client's address is never looked at: behind a reverse proxy on the same host every caller is
 loopback, so an address (or `X-Forwarded-For`) proves nothing. What counts is where the server is
@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from supervisor.config import Config
+from supervisor.model.config import Config
 
 SESSION_COOKIE = "mcpapps_session"
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -61,7 +61,7 @@ def access_policy(config: Config, token: str | None) -> AccessPolicy:
     # loopback bind says nothing about who reaches the proxy).
     public = urlsplit(server.public_url) if server.public_url else None
     public_hosts = {*server.public_hosts, *([public.netloc] if public else [])}
-    public_origins = [*server.allowed_origins, *([server.public_url] if public else [])]
+    public_origins = [*server.allowed_origins, *([server.public_url] if server.public_url else [])]
     require = (
         server.always_require_auth
         or not is_loopback(server.host)

@@ -13,6 +13,7 @@ import hypercorn.trio
 import trio
 from hypercorn.config import Config as HypercornConfig
 
+from actors.catalog import Catalog
 from actors.messages import (
     AppNotification,
     CatalogChanged,
@@ -22,13 +23,13 @@ from actors.messages import (
     ToolTableChanged,
     Watch,
 )
+from actors.metrics import Metrics
+from actors.registry import RegistryMessage
 from actors.runtime import Mailbox, ask
 from actors.tooltable import ToolTable
-from actors.upstream import Catalog
-from supervisor.config import Config, url_host
-from supervisor.limits import DEFAULT_LIMITS, LimitsConfig
-from supervisor.metrics import Metrics
-from supervisor.reloader import Reload
+from supervisor.model.config import Config, url_host
+from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
+from supervisor.model.reload import Reload
 from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates
 from web.asgi import FrontDoor
@@ -54,7 +55,7 @@ _LIST_CHANGED = {
 async def serve_front_door(
     config: Config,
     policy: AccessPolicy,
-    registry: Mailbox[Any],
+    registry: Mailbox[RegistryMessage],
     *,
     chats: Mailbox[Any],
     metrics: Metrics,
@@ -118,7 +119,8 @@ async def serve_front_door(
         trio.open_nursery() as nursery,
         contextlib.AsyncExitStack() as stack,
     ):
-        for endpoint in [aggregate, *apps.values()]:
+        endpoints: list[AppEndpoint | AggregateEndpoint] = [aggregate, *apps.values()]
+        for endpoint in endpoints:
             await stack.enter_async_context(endpoint.manager.run())
         added.nursery = nursery
         nursery.start_soon(_relay_facts, facts, apps, aggregate, added, states, owners)
@@ -128,14 +130,17 @@ async def serve_front_door(
             logger.info("app sandbox listening on %s", ", ".join(sandbox_binds))
         binds = await nursery.start(
             lambda task_status: hypercorn.trio.serve(
-                front_door, hyper, shutdown_trigger=shutdown.wait, task_status=task_status
+                front_door,  # type: ignore[arg-type]  # hypercorn types the scope narrower
+                hyper,
+                shutdown_trigger=shutdown.wait,
+                task_status=task_status,
             )
         )
         logger.info("front door listening on %s", ", ".join(binds))
         task_status.started(binds)
         await shutdown.wait()
         await close.wait()
-        for endpoint in [aggregate, *apps.values()]:
+        for endpoint in endpoints:
             endpoint.audience.listen.close()  # 2026-07-28 listen streams end gracefully
         # Ending the session managers ends every session and its standing stream (not under
         # a deadline of its own: their task groups must close in the scope they opened in).
@@ -156,7 +161,7 @@ class _AddedEndpoints:
     def __init__(
         self,
         apps: dict[str, AppEndpoint],
-        registry: Mailbox[Any],
+        registry: Mailbox[RegistryMessage],
         limits: LimitsConfig = DEFAULT_LIMITS,
     ) -> None:
         self._apps = apps

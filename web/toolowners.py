@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from actors.messages import AppUnavailable
 from actors.tooltable import ToolTable
-from supervisor.lifecycle import AppState
+from supervisor.model.lifecycle import AppState
 from web.appstates import AppStates
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from actors.catalog import Catalog
 from actors.tooltable import ui_resource_uri
-from actors.upstream import Catalog
 
 UI_MIME = "text/html;profile=mcp-app"
 

@@ -33,8 +33,9 @@ from prometheus_client import CollectorRegistry, Counter
 from quart import Blueprint, Response, request
 
 from actors.asking import AnswerRefused, Questions, SampleForView, SamplingAllowed
+from actors.catalog import Catalog, Wire
 from actors.chat import GetSession
-from actors.chatstore import StoreError
+from actors.chatstore import SavedSession, StoreError
 from actors.messages import (
     GetCatalog,
     GetToolTable,
@@ -45,10 +46,11 @@ from actors.messages import (
     UpstreamRequest,
     Watch,
 )
-from actors.runtime import AskTimeout, Mailbox, ask
-from actors.upstream import Catalog, ServerRequestRefused, Wire
-from supervisor import jsonin
-from supervisor.metrics import Metrics
+from actors.metrics import Metrics
+from actors.registry import RegistryMessage
+from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, ask
+from actors.upstream import ServerRequestRefused
+from supervisor.model import jsonin
 from web.chat import SESSION_ID
 from web.errors import json_error
 from web.relay import mcp_error
@@ -68,7 +70,6 @@ from web.views import (
 
 logger = logging.getLogger("mcpapps.views")
 
-ASK_TIMEOUT_S = 10.0
 # What a view may ask. Subscriptions are left out: a view's requests are one-shot HTTP, with no
 # stream for the updates to come back on.
 PASSED_ON = frozenset({"resources/read", "resources/list", "resources/templates/list"})
@@ -148,7 +149,7 @@ class ViewDoor:
 
     def __init__(
         self,
-        registry: Mailbox[Any],
+        registry: Mailbox[RegistryMessage],
         config: ViewsConfig | None = None,
         approvals: Mapping[str, Approval] | None = None,
         metrics: Metrics | None = None,
@@ -340,7 +341,9 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[Any]) -> Blueprint:
         if not SESSION_ID.fullmatch(session_id):
             return json_error(400, "bad_request", "not a chat session id")
         try:
-            saved = await ask(chats, lambda r: GetSession(session_id, r), ASK_TIMEOUT_S)
+            saved: SavedSession = await ask(
+                chats, lambda r: GetSession(session_id, r), ASK_TIMEOUT_S
+            )
             table_ = await ask(door.registry, GetToolTable, ASK_TIMEOUT_S)
         except (StoreError, AskTimeout) as error:
             return json_error(503, "unavailable", f"the session cannot be read: {error}")
@@ -356,7 +359,8 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[Any]) -> Blueprint:
             invalid = Refused(types.INVALID_REQUEST, "send one JSON-RPC request with a 'method'")
             return _answer(None, error=invalid.error())
         rpc_id, method = message.get("id"), message["method"]
-        params = message.get("params") if isinstance(message.get("params"), Mapping) else {}
+        raw_params = message.get("params")
+        params: Mapping[str, Any] = raw_params if isinstance(raw_params, Mapping) else {}
         lease: Lease | None = None
         try:
             lease = table.get(view_id)
@@ -370,6 +374,7 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[Any]) -> Blueprint:
             door.refusals.labels(lease.app_id if lease else "", str(refused.code)).inc()
             return _answer(rpc_id, error=refused.error())
         admitted = lease
+        release = True  # this request releases the lease, unless a held call takes it over
         try:
             if method == "tools/list":
                 catalog = await _catalog(door, admitted.app_id)
@@ -385,7 +390,7 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[Any]) -> Blueprint:
                 needs = needs and opening != {"name": call["name"], "arguments": call["arguments"]}
             if needs and tool["name"] not in admitted.grants:
                 held = _held(door, admitted, rpc_id, tool["name"], call)
-                admitted = None  # released when the held call ends
+                release = False  # released when the held call ends
                 return _stream(held)
             events, scope = door.start_call(admitted, call)
             kind, first = await _first(events, scope)
@@ -393,13 +398,13 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[Any]) -> Blueprint:
                 return _answer(rpc_id, **first)
             # The app asked the person: the rest of the answer is a stream.
             streamed = _asking(door, admitted, rpc_id, events, scope, _event(kind, first))
-            admitted = None  # released when the stream ends
+            release = False  # released when the stream ends
             return _stream(streamed)
         except Refused as refused:
             door.refusals.labels(lease.app_id, str(refused.code)).inc()
             return _answer(rpc_id, error=refused.error())
         finally:
-            if admitted is not None:
+            if release:
                 table.release(admitted)
 
     return views
@@ -491,7 +496,7 @@ async def _forward(
     abandoned = trio.Event()
     caller = caller or _ViewCaller(door, lease)
     try:
-        result = await ask(
+        result: Wire = await ask(
             door.registry,
             lambda reply: ToApp(
                 lease.app_id, UpstreamRequest(method, params, reply, caller, abandoned)

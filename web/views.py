@@ -20,7 +20,8 @@ from typing import Any, Literal
 
 import attrs
 
-from supervisor.viewsconfig import Approval, ViewsConfig
+from supervisor.model.errors import McpappsError
+from supervisor.model.viewsconfig import Approval, ViewsConfig
 
 Decision = Literal["once", "while-open", "deny"]
 DECISIONS: tuple[Decision, ...] = ("once", "while-open", "deny")
@@ -34,7 +35,7 @@ DENIED = -32004  # the person denied the call, or did not answer in time
 MODEL_CONTEXT_MAX = 8_000  # characters of a view's latest model context that are kept
 
 
-class Refused(Exception):
+class Refused(McpappsError):
     """A view's request the server does not pass on, as a JSON-RPC error."""
 
     def __init__(self, code: int, message: str, data: Mapping[str, Any] | None = None) -> None:

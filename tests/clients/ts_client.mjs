@@ -5,7 +5,7 @@
 //
 // The SDK is imported by absolute path: ESM ignores NODE_PATH, and this file does not live under
 // the node_modules that hold the SDK. Its folder comes from the environment variable MCP_TS_SDK_DIR
-// (tests/nodetools.py's ts_sdk_dir() sets it), else <project>/.tools/node_modules/@modelcontextprotocol/sdk
+// (tests/support/nodetools.py's ts_sdk_dir() sets it), else <project>/.tools/node_modules/@modelcontextprotocol/sdk
 // relative to this file. The SDK's own imports (zod, eventsource-parser, ...) resolve from its
 // location, so no cwd or NODE_PATH is needed.
 //

@@ -14,17 +14,18 @@ from typing import Any
 
 import trio
 
+from actors.agent import call_tool
 from actors.bridge import ToolBridge
 from actors.messages import AppStatus, GetStatus, Snapshot, StopAll, ToApp
 from actors.registry import Registry
 from actors.runtime import ask
-from supervisor.config import config_from_data
-from supervisor.discovery import discover
-from supervisor.lifecycle import AppState
-from tests.helpers import Project, free_port_pair
+from supervisor.model.config import config_from_data
+from supervisor.model.discovery import discover
+from supervisor.model.lifecycle import AppState
+from tests.support.helpers import Project, free_port_pair
 
-FIXTURE_APP = Path(__file__).parent / "apps" / "fixture_app.py"
-GROCERY = Path(__file__).parent.parent / "mcpapps" / "grocery-inventory"
+FIXTURE_APP = Path(__file__).parent.parent / "apps" / "fixture_app.py"
+GROCERY = Path(__file__).parents[2] / "mcpapps" / "grocery-inventory"
 GUARD_S = 60  # a hang guard, not a speed claim
 # The bundled app's tools: every one of them, as its own endpoint lists them.
 GROCERY_TOOLS = frozenset(
@@ -129,8 +130,16 @@ async def wait_for(
             await trio.sleep(0.02)
 
 
-def bridge(registry: Registry) -> ToolBridge:
-    return ToolBridge(registry.mailbox, timeout=GUARD_S)
+class ModelBridge(ToolBridge):
+    """The tool bridge as a model uses it: `call` answers with the text the model reads
+    (`actors.agent.call_tool`, the one way an engine calls a tool)."""
+
+    async def call(self, public_name: str, arguments: Any) -> str:
+        return (await call_tool(self, public_name, arguments)).text
+
+
+def bridge(registry: Registry) -> ModelBridge:
+    return ModelBridge(registry.mailbox, timeout=GUARD_S)
 
 
 def alive(pid: int) -> bool:

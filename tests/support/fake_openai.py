@@ -11,7 +11,7 @@ In a test, inside its Trio run:
 
 As its own process (for a supervisor started as a subprocess):
 
-    python tests/fake_openai.py --port N --script replies.json [--record requests.jsonl]
+    python tests/support/fake_openai.py --port N --script replies.json [--record requests.jsonl]
 
 where replies.json is a JSON list of replies in `reply_from_json`'s form. Replies are used in
 order, one per request; a request after the last one gets an HTTP 500 that says so.
@@ -36,7 +36,7 @@ import hypercorn.trio
 import trio
 from hypercorn.config import Config as HypercornConfig
 
-logger = logging.getLogger("tests.fake_openai")
+logger = logging.getLogger("tests.support.fake_openai")
 
 MODEL = "fake-model"
 ARGUMENT_PIECES = 3  # tool-call arguments arrive in this many fragments, as real servers do

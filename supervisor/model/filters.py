@@ -1,4 +1,4 @@
-"""Which discovered apps may run: allow/deny globs and per-app switches (SPEC §3)."""
+"""Which discovered apps may run: allow/deny globs and per-app switches."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 from fnmatch import translate
 from functools import lru_cache
 
-from supervisor.config import AppsConfig
+from supervisor.model.config import AppsConfig
 
 
 def glob_match(pattern: str, app_id: str) -> bool:

@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from supervisor.model.errors import McpappsError
+
 MAX_DEPTH = 64  # nesting levels of objects and arrays: `{}` is 1, `{"a": []}` is 2
 
 
-class JSONInputError(ValueError):
+class JSONInputError(McpappsError, ValueError):
     """The input is not JSON we take; the message says why, for a person."""
 
 

@@ -1,4 +1,4 @@
-"""Discovery (SPEC §3): from config and folders of manifests to a list of apps with their states.
+"""Discovery: from config and folders of manifests to a list of apps with their states.
 
 `discover()` reads folders and files but starts nothing. Each app comes out Validated, Disabled,
 or Discovered with the errors that keep it from being valid; a problem with one manifest or one
@@ -17,10 +17,10 @@ from typing import Any
 
 import attrs
 
-from supervisor.config import AppEntry, Config, effective_policy
-from supervisor.filters import disabled_reason, glob_match
-from supervisor.lifecycle import AppState
-from supervisor.manifest import (
+from supervisor.model.config import AppEntry, Config, effective_policy
+from supervisor.model.filters import disabled_reason, glob_match
+from supervisor.model.lifecycle import AppState
+from supervisor.model.manifest import (
     AppDefinition,
     KeyProblem,
     Manifest,
@@ -34,8 +34,8 @@ from supervisor.manifest import (
     structure_manifest,
     unknown_key_warnings,
 )
-from supervisor.problems import Problem, display_path
-from supervisor.structuring import KeyPath, did_you_mean, dotted
+from supervisor.model.problems import Problem, display_path
+from supervisor.model.structuring import KeyPath, did_you_mean, dotted
 
 MAX_MANIFEST_BYTES = 1024 * 1024
 logger = logging.getLogger("mcpapps.discovery")
@@ -267,7 +267,7 @@ _ENTRY_ONLY_KEYS = {a.name for a in attrs.fields(AppEntry)} - {
 }
 
 
-# Entry keys that replace a manifest field (SPEC §3), by the attribute they replace; headers
+# Entry keys that replace a manifest field, by the attribute they replace; headers
 # and environment are merged instead.
 _REPLACED_BY_ENTRY = {
     "transport": "transport",
@@ -330,8 +330,12 @@ def _judge(
 
     manifest = draft.manifest
     if manifest is None:
-        errors = tuple(typed(path, why) for path, why in draft.problems)
-        return DiscoveredApp(id=None, source=draft.source, state=AppState.DISCOVERED, errors=errors)
+        return DiscoveredApp(
+            id=None,
+            source=draft.source,
+            state=AppState.DISCOVERED,
+            errors=tuple(typed(path, why) for path, why in draft.problems),
+        )
 
     app_id = manifest.id
     entry = config.apps.entries.get(app_id) if app_id is not None else None
@@ -373,7 +377,7 @@ def _judge(
             supervision=effective_policy(config.supervision, entry),
         )
         definition = attrs.evolve(definition, sampling=bool(entry and entry.sampling))
-    # Disabled is reached only from Validated (SPEC §4): an invalid app stays Discovered, and
+    # Disabled is reached only from Validated: an invalid app stays Discovered, and
     # its disabled reason is kept only to say that it would not run anyway.
     if errors:
         state = AppState.DISCOVERED

@@ -1,75 +1,43 @@
 """Official MCP clients through the front door of a real `mcpapps run`: the conformance suite,
 the TypeScript SDK client and the Inspector CLI on `/apps/mcp/<appId>` (one app's upstream
-session, SPEC §7.3) and on `/mcp` (every Running app's model-visible tools, SPEC §7.5).
+session) and on `/mcp` (every Running app's model-visible tools).
 
-Each test starts the real supervisor in a subprocess (tests/running.py) with real apps behind
-it: the conformance fixture, the bundled grocery app, or the misbehaving fixture app.
+Each test starts the real supervisor in a subprocess (tests/support/running.py) with real apps
+behind it: the conformance fixture, the bundled grocery app, or the misbehaving fixture app.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
-import shutil
 import signal
-import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 import trio
 
-from tests.conformance import ConformanceResult, run_conformance
-from tests.helpers import Project
-from tests.officialclients import inspector_cli, ts_client
-from tests.running import (
-    FAST,
-    GROCERY,
+from tests.support.frontdoor import (
+    APP_ONLY,
+    EXPECTED_DIRECT,
+    conformance_project,
+    conformance_through,
+    grocery_project,
+    only_text,
+    wait_running,
+    write_config,
+)
+from tests.support.helpers import Project
+from tests.support.officialclients import inspector_cli, ts_client
+from tests.support.running import (
     GROCERY_TOOLS,
     GUARD_S,
     Supervisor,
     fixture_manifest,
     supervisor_running,
 )
-from tests.test_conformance import EXPECTED_DIRECT, SUITE_TIMEOUT_S
-
-CONFORMANCE_APP = Path(__file__).parent / "apps" / "conformance_app.py"
-
-APP_ONLY = "get_store_dashboard_data"
-
 
 # --- Projects -------------------------------------------------------------------------------------
-
-
-def write_config(project: Project, entries: Mapping[str, Mapping[str, str]] | None = None) -> None:
-    """config.toml: apps under ./apps, the fast test supervision, `[apps.entries.<id>]` strings."""
-    lines = ["[apps]", 'discovery_paths = ["./apps"]', "", "[supervision]"]
-    lines += [f"{key} = {value}" for key, value in FAST.items()]
-    for app_id, entry in (entries or {}).items():
-        lines += ["", f"[apps.entries.{app_id}]"]
-        lines += [f"{key} = {json.dumps(value)}" for key, value in entry.items()]
-    project.config("\n".join(lines) + "\n")
-
-
-def conformance_project(project: Project, protocol: str | None) -> None:
-    project.manifest(
-        "apps/conformance",
-        {"id": "conformance", "command": sys.executable, "arguments": [str(CONFORMANCE_APP)]},
-    )
-    write_config(project, {"conformance": {"protocol": protocol}} if protocol else None)
-
-
-def grocery_project(project: Project, protocol: str | None = None) -> None:
-    """The bundled app as a user installs it: its folder copied under ./apps, manifest as is."""
-    shutil.copytree(
-        GROCERY,
-        project.root / "apps" / "grocery-inventory",
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
-    write_config(project, {"grocery-inventory": {"protocol": protocol}} if protocol else None)
 
 
 def fixture_project(
@@ -89,33 +57,6 @@ def structured(result: Mapping[str, Any]) -> Any:
     return json.loads(content[0]["text"])
 
 
-def only_text(result: Mapping[str, Any]) -> str:
-    assert not result.get("isError"), result
-    [block] = result["content"]
-    assert block["type"] == "text", result
-    return block["text"]
-
-
-async def conformance_through(supervisor: Supervisor, app_id: str) -> ConformanceResult:
-    # localhost, not 127.0.0.1: the dns-rebinding scenario sends this host back as `Host`.
-    url = f"http://localhost:{supervisor.port}/apps/mcp/{app_id}"
-    run = functools.partial(run_conformance, url, timeout=SUITE_TIMEOUT_S)
-    return await trio.to_thread.run_sync(run)
-
-
-async def app_state(supervisor: Supervisor, app_id: str) -> str:
-    async with httpx2.AsyncClient() as http:
-        response = await http.get(supervisor.url("/apps/health"))
-    [app] = [a for a in response.json()["apps"] if a["id"] == app_id]
-    return app["state"]
-
-
-async def wait_running(supervisor: Supervisor, app_id: str) -> None:
-    with trio.fail_after(GUARD_S):
-        while await app_state(supervisor, app_id) != "Running":
-            await trio.sleep(0.05)
-
-
 async def wait_for_count(supervisor: Supervisor, text: str, count: int) -> None:
     """Wait until `text` appears `count` times in the supervisor's log."""
     with trio.fail_after(GUARD_S):
@@ -131,21 +72,21 @@ async def wait_for_count(supervisor: Supervisor, text: str, count: int) -> None:
     [(None, "2025-11-25"), ("stateless", "2026-07-28")],
     ids=["auto", "stateless"],
 )
-async def test_conformance_through_the_gateway(
+async def test_conformance_through_the_front_door(
     project: Project, protocol: str | None, negotiated: str
 ) -> None:
     """Every scenario that passes against the conformance fixture directly (all 32) passes
     through `/apps/mcp/<appId>` too, whichever era the app is reached in: with the default
     protocol ("auto": the handshake, which this app offers), and on 2026-07-28, which has no
-    logging/setLevel nor resources/subscribe (the gateway makes up for them) and asks by
-    `input_required` results (the gateway asks the suite's client on its request's stream)."""
+    logging/setLevel nor resources/subscribe (the front door makes up for them) and asks by
+    `input_required` results (the front door asks the suite's client on its request's stream)."""
     conformance_project(project, protocol)
     async with supervisor_running(project) as supervisor:
         result = await conformance_through(supervisor, "conformance")
     assert f"protocol {negotiated})" in supervisor.log
     print(
         f"conformance ({protocol or 'auto'} upstream): direct {len(EXPECTED_DIRECT)},"
-        f" gateway {len(EXPECTED_DIRECT & result.passed)}\n{result.summary()}"
+        f" front door {len(EXPECTED_DIRECT & result.passed)}\n{result.summary()}"
     )
     missing = EXPECTED_DIRECT - result.passed
     assert not missing, f"{result.summary()}\n\nsupervisor log:\n{supervisor.log[-6000:]}"

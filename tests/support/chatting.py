@@ -11,7 +11,7 @@ from typing import Any
 import httpx2
 import trio
 
-from tests.running import GUARD_S
+from tests.support.running import GUARD_S
 
 
 class Timeline:

@@ -21,8 +21,9 @@ from typing import Any
 
 import attrs
 
-from supervisor.config import ConfigError, config_from_data
-from supervisor.structuring import dotted, show
+from supervisor.model.config import ConfigError, config_from_data
+from supervisor.model.errors import McpappsError
+from supervisor.model.structuring import dotted, show
 
 
 @attrs.frozen
@@ -40,7 +41,7 @@ class Imported:
     unmapped: tuple[Unmapped, ...]
 
 
-class OpenClawImportError(ValueError):
+class OpenClawImportError(McpappsError, ValueError):
     """The file holds no `McpApps` section to import; the message says what to do."""
 
 

@@ -7,14 +7,15 @@ import os
 import secrets
 from pathlib import Path
 
-from supervisor.config import Config
+from supervisor.model.config import Config
+from supervisor.model.errors import McpappsError
 
 logger = logging.getLogger("mcpapps.web")
 
 GENERATED_TOKEN = "token"  # file name inside [state] dir
 
 
-class TokenError(Exception):
+class TokenError(McpappsError):
     pass
 
 

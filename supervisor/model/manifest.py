@@ -1,4 +1,4 @@
-"""The app manifest (`openclaw.mcpapp.json`, SPEC §2): its model, its parsing and its rules.
+"""The app manifest (`openclaw.mcpapp.json`): its model, its parsing and its rules.
 
 Everything here is a pure function over values; reading files and walking folders is discovery's
 job. A manifest goes through three steps, each collecting every problem it finds:
@@ -23,12 +23,16 @@ import attrs
 from cattrs.errors import ClassValidationError
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from supervisor import envrefs, jsontext
-from supervisor.policy import SupervisionPolicy
-from supervisor.structuring import Between, KeyPath, did_you_mean, make_converter, problems
+from supervisor.model import envrefs, jsontext
+from supervisor.model.errors import McpappsError
+from supervisor.model.policy import SupervisionPolicy
+from supervisor.model.structuring import Between, KeyPath, did_you_mean, make_converter, problems
 
 Transport = Literal["stdio", "http"]
-Protocol = Literal["auto", "handshake", "stateless"]
+# Which protocol era an app is spoken to in: "handshake" (initialize first, one long-lived
+# session, the era before 2026-07-28), "stateless" (2026-07-28: server/discover, each request
+# stands alone) or "auto" (the handshake if the app offers it, else stateless).
+EraSetting = Literal["auto", "handshake", "stateless"]
 StartupTimeout = Annotated[int, Between(1, 600)]
 RequestTimeout = Annotated[int, Between(1, 3600)]
 
@@ -84,7 +88,7 @@ class AppDefinition:
     how to supervise it."""
 
     manifest: Manifest
-    protocol: Protocol
+    protocol: EraSetting
     supervision: SupervisionPolicy
     # `sampling = true` in [apps.entries.<id>]: the app may ask the chat agent's model.
     sampling: bool = False
@@ -99,7 +103,7 @@ class AppDefinition:
         return "http" if self.manifest.transport == "http" else "stdio"
 
 
-class ManifestSyntaxError(ValueError):
+class ManifestSyntaxError(McpappsError, ValueError):
     """The manifest text is not JSON (JSON5): one sentence with line and column."""
 
 
@@ -122,7 +126,7 @@ _to_json = make_dict_unstructure_fn(
     Manifest,
     _converter,
     metadata=override(omit=True),
-    **{f: override(rename=camel(f)) for f in _FIELDS},
+    **{f: override(rename=camel(f)) for f in _FIELDS},  # type: ignore[arg-type]  # cattrs' stubs
 )
 
 
@@ -224,7 +228,7 @@ def manifest_problems(
     quote: Callable[[str], str] = lambda f: f"'{camel(f)}'",
     skip: Collection[str] = (),
 ) -> tuple[list[RuleProblem], list[RuleProblem]]:
-    """The rules of SPEC §2 that a typed manifest must follow: `(errors, warnings)`.
+    """The rules that a typed manifest must follow: `(errors, warnings)`.
 
     Sentences name their fields through `quote`, so the same rules speak of `'command'` in a
     manifest and `'apps.inline.x.command'` in config. Rules that read an attribute in `skip`
@@ -346,14 +350,14 @@ def _is_absolute_http_url(url: str) -> bool:
 
 
 def make_definition(
-    manifest: Manifest, *, folder: Path, protocol: Protocol, supervision: SupervisionPolicy
+    manifest: Manifest, *, folder: Path, protocol: EraSetting, supervision: SupervisionPolicy
 ) -> AppDefinition:
     """The definition of a manifest that passed every rule; relative paths resolve in `folder`."""
     working_directory = folder / (manifest.working_directory or ".")
     effective = attrs.evolve(
         manifest,
         name=manifest.name or manifest.id,
-        transport=normalize_transport(manifest.transport),
+        transport=normalize_transport(manifest.transport) or manifest.transport,
         working_directory=os.path.normpath(working_directory),
         tool_name_prefix=manifest.tool_name_prefix or "",
     )

@@ -27,6 +27,8 @@ from cattrs.cols import (
 )
 from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
 
+from supervisor.model.errors import McpappsError
+
 KeyPath = tuple[str | int, ...]
 
 
@@ -58,7 +60,7 @@ class Between:
         return f"of at most {_number(self.high)}" if self.high is not None else ""
 
 
-class Invalid(ValueError):
+class Invalid(McpappsError, ValueError):
     """A value of the wrong type or out of range; `expected` completes "must be ..."."""
 
     def __init__(self, expected: str, value: Any) -> None:

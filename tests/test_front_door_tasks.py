@@ -1,4 +1,4 @@
-"""MCP Tasks (2025-11-25) through `/apps/mcp/<appId>` (SPEC §7.3): the official TypeScript SDK
+"""MCP Tasks (2025-11-25) through `/apps/mcp/<appId>`: the official TypeScript SDK
 client runs tasks of the reference server `server-everything`, which declares them, with the
 supervisor between the two (the app on stdio, the client on Streamable HTTP)."""
 
@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from tests.helpers import Project
-from tests.officialclients import TsClient, ts_client
-from tests.running import FAST, Supervisor, supervisor_running
-from tests.test_interop import everything_manifest
+from tests.support.frontdoor import everything_manifest
+from tests.support.helpers import Project
+from tests.support.officialclients import TsClient, ts_client
+from tests.support.running import FAST, Supervisor, supervisor_running
 
 RESEARCH = "simulate-research-query"  # server-everything's tool that runs only as a task
 
@@ -41,7 +41,7 @@ async def test_a_task_runs_to_its_result(client: TsClient) -> None:
     assert research["execution"]["taskSupport"] == "required"
 
     # The SDK's task stream: tools/call answered with a task, tasks/get polled until it is
-    # done, then tasks/result, each one a request through the gateway.
+    # done, then tasks/result, each one a request through the front door.
     stream = await client.result("call_tool_task", name=RESEARCH, arguments={"topic": "gateways"})
     kinds = [m["type"] for m in stream["messages"]]
     assert kinds[0] == "taskCreated", stream
@@ -71,7 +71,7 @@ async def test_a_task_is_cancelled_and_bad_task_requests_get_the_apps_errors(
     assert cancelled["status"] == "cancelled"
     assert (await client.result("get_task", taskId=task_id))["status"] == "cancelled"
 
-    # The app's own refusal comes back as it is, a malformed task call gets the gateway's
+    # The app's own refusal comes back as it is, a malformed task call gets the front door's
     # -32602 naming the field, and the session goes on working.
     unknown = await client.request("get_task", taskId="no-such-task")
     assert not unknown["ok"]

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import attrs
 
-from supervisor.structuring import Between
+from supervisor.model.structuring import Between
 
 RestartType = Literal["permanent", "transient", "temporary"]
 Seconds = Annotated[float, Between(0, low_exclusive=True)]
@@ -17,7 +17,7 @@ NonNegativeCount = Annotated[int, Between(0)]
 
 @attrs.frozen(kw_only=True)
 class SupervisionPolicy:
-    """Restart type, backoff, intensity, liveness and limits of one app (SPEC §5)."""
+    """Restart type, backoff, intensity, liveness and limits of one app."""
 
     restart: RestartType = "permanent"
     backoff_initial_s: Seconds = 0.5

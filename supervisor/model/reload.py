@@ -14,16 +14,17 @@ The rules:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from supervisor.config import Config
-from supervisor.discovery import DiscoveredApp, Discovery
-from supervisor.lifecycle import AppState
-from supervisor.manifest import AppDefinition
+from supervisor.model.config import Config
+from supervisor.model.discovery import DiscoveredApp, Discovery
+from supervisor.model.errors import McpappsError
+from supervisor.model.lifecycle import AppState
+from supervisor.model.manifest import AppDefinition
 
 
 @attrs.frozen
@@ -147,3 +148,11 @@ class ReloadDiff:
         if self.needs_restart:
             parts.append(f"needs a restart: {', '.join(self.needs_restart)}")
         return "; ".join(parts)
+
+
+Reload = Callable[[str], Awaitable[ReloadDiff]]
+"""Reload now, for the reason given; what the front door and the watcher are handed."""
+
+
+class ReloadRefused(McpappsError):
+    """No reload now (the supervisor is shutting down); the message says so."""

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from supervisor.config import Config, load_config
-from supervisor.discovery import DiscoveredApp, Discovery, discover
+from supervisor.model.config import Config, load_config
+from supervisor.model.discovery import DiscoveredApp, Discovery, discover
 
 MANIFEST = "openclaw.mcpapp.json"
 

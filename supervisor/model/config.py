@@ -1,4 +1,4 @@
-"""`config.toml` (SPEC §1): the model, its defaults, and loading with errors that name the key.
+"""`config.toml`: the model, its defaults, and loading with errors that name the key.
 
 `load_config` reads the file, applies the `MCPAPPS_*` environment overrides, structures it with
 the strict converter (every unknown key, wrong type and out-of-range value reported at once),
@@ -21,9 +21,10 @@ import attrs
 from cattrs.errors import ClassValidationError
 from cattrs.gen import make_dict_structure_fn, override
 
-from supervisor.limits import LimitsConfig
-from supervisor.manifest import Protocol, RequestTimeout, StartupTimeout
-from supervisor.policy import (
+from supervisor.model.errors import McpappsError
+from supervisor.model.limits import LimitsConfig
+from supervisor.model.manifest import EraSetting, RequestTimeout, StartupTimeout
+from supervisor.model.policy import (
     SUPERVISION_KEYS,
     Count,
     NonNegativeCount,
@@ -33,14 +34,14 @@ from supervisor.policy import (
     SupervisionPolicy,
     policy_problems,
 )
-from supervisor.problems import Problem
-from supervisor.structuring import Between, KeyPath, dotted, make_converter, problems
-from supervisor.viewsconfig import Approval, ViewsConfig
+from supervisor.model.problems import Problem
+from supervisor.model.structuring import Between, KeyPath, dotted, make_converter, problems
+from supervisor.model.viewsconfig import Approval, ViewsConfig
 
 Port = Annotated[int, Between(1, 65535)]
 CONFIG_ENV = "MCPAPPS_CONFIG"
 DEFAULT_CONFIG = "config.toml"
-# Environment variable -> the config key it replaces (SPEC §1).
+# Environment variable -> the config key it replaces.
 ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "MCPAPPS_HOST": ("server", "host"),
     "MCPAPPS_PORT": ("server", "port"),
@@ -84,7 +85,7 @@ class AppEntry:
     headers: dict[str, str] = attrs.Factory(dict)
     environment: dict[str, str] = attrs.Factory(dict)
     tool_name_prefix: str | None = None
-    protocol: Protocol | None = None
+    protocol: EraSetting | None = None
     # May the app's sampling requests spend the chat agent's model? Off unless the person says.
     sampling: bool = False
     startup_timeout_s: StartupTimeout | None = None
@@ -112,7 +113,7 @@ class AppsConfig:
     allowlist_semantics: Literal["legacy", "strict"] = "legacy"
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
-    protocol: Protocol = "auto"
+    protocol: EraSetting = "auto"
     watch: bool = False  # reload when a file under discovery_paths or config.toml changes
     entries: dict[str, AppEntry] = attrs.Factory(dict)
     # `[apps.inline.<id>]`: manifests written in config.toml (snake_case keys). They are checked
@@ -165,7 +166,7 @@ class Config:
         return f"http://{url_host(self.server.host)}:{self.server.port}"
 
 
-class ConfigError(Exception):
+class ConfigError(McpappsError):
     """config.toml cannot be used; `problems` holds one sentence per problem."""
 
     def __init__(self, problems: list[Problem]) -> None:

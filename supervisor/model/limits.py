@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import attrs
 
-from supervisor.policy import Count, Seconds
+from supervisor.model.policy import Count, Seconds
 
 
 @attrs.frozen(kw_only=True)

@@ -1,6 +1,6 @@
 """Clients sharing one app through `/apps/mcp/<appId>` stay apart: a question the app asks, the
 progress of a call, resource subscriptions and updates, and cancellation each concern only the
-client they belong to (SPEC §7.3)."""
+client they belong to."""
 
 from __future__ import annotations
 
@@ -14,10 +14,15 @@ import pytest
 import trio
 
 from actors.upstream import http_transport
-from tests.helpers import Project
-from tests.running import GUARD_S, supervisor_running
-from tests.test_front_door import INITIALIZE, MCP_HEADERS, MODERN_GROCERY, write
-from tests.test_gateway_clients import conformance_project
+from tests.support.frontdoor import (
+    INITIALIZE,
+    MCP_HEADERS,
+    MODERN_GROCERY,
+    conformance_project,
+    write,
+)
+from tests.support.helpers import Project
+from tests.support.running import GUARD_S, supervisor_running
 
 URI = "inventory://stores/1/summary"
 ADJUST = {"storeId": 1, "productId": 1, "delta": 1}
@@ -240,3 +245,44 @@ async def test_a_2026_client_listens_for_a_resource(project: Project) -> None:
                     await trio.sleep(0.02)
             nursery.cancel_scope.cancel()
     assert [getattr(e, "uri", None) for e in events] == [URI]
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/apps/mcp/slow"])
+async def test_a_call_its_client_cancels_frees_the_apps_call_slot(
+    project: Project, path: str
+) -> None:
+    """With one call slot, a call its client cancels is cancelled at the app at once, so the
+    next call runs rather than waiting for the first one's hour-long deadline. (A client that
+    merely goes away does not cancel: MCP asks servers not to read a disconnect as one.)"""
+    write(
+        project,
+        "",
+        ("slow", ()),
+        extra="[apps.entries.slow]\nmax_concurrent_calls = 1\nrequest_timeout_s = 3600\n",
+    )
+    async with (
+        supervisor_running(project) as supervisor,
+        httpx2.AsyncClient(base_url=supervisor.url(), timeout=GUARD_S) as client,
+    ):
+        session = await open_session(client, path)
+
+        def call(request_id: int) -> dict[str, Any]:
+            name = "slow.sleep" if path == "/mcp" else "sleep"
+            params = {"name": name, "arguments": {"seconds": 600}}
+            return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(read_stream, client, "POST", path, session, [], call(1))
+            await supervisor.wait_for_log("fixture: sleep started")
+            cancelled = {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": 1, "reason": "the user changed their mind"},
+            }
+            await client.post(path, json=cancelled, headers=session)
+            await supervisor.wait_for_log("fixture: sleep cancelled")
+            nursery.start_soon(read_stream, client, "POST", path, session, [], call(2))
+            with trio.fail_after(GUARD_S):
+                while supervisor.log.count("fixture: sleep started") < 2:
+                    await trio.sleep(0.02)
+            nursery.cancel_scope.cancel()

@@ -7,7 +7,7 @@
 - `HttpRecorder`: a loopback relay in front of a server that records each HTTP request the
   clients send (method, path, headers, body), and can hold chosen requests back for a while.
 
-Both clients come from the pinned Node tools (tests/nodetools.py).
+Both clients come from the pinned Node tools (tests/support/nodetools.py).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from typing import Any
 
 import trio
 
-from tests.nodetools import inspector_command, node_binary, ts_sdk_dir
+from tests.support.nodetools import inspector_command, node_binary, ts_sdk_dir
 
-TS_CLIENT_SCRIPT = Path(__file__).parent / "clients" / "ts_client.mjs"
+TS_CLIENT_SCRIPT = Path(__file__).parent.parent / "clients" / "ts_client.mjs"
 START_TIMEOUT_S = 30.0
 REQUEST_TIMEOUT_S = 30.0
 CLOSE_TIMEOUT_S = 10.0

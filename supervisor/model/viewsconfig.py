@@ -7,7 +7,7 @@ from typing import Literal
 
 import attrs
 
-from supervisor.policy import Count, Seconds
+from supervisor.model.policy import Count, Seconds
 
 # Whose tool calls from a view wait for the person: none, those of tools that are not marked
 # `readOnlyHint: true`, or all.

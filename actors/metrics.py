@@ -1,4 +1,4 @@
-"""What `/metrics` shows (SPEC §7.6), with prometheus-client.
+"""What `/metrics` shows, with prometheus-client.
 
 Counters and histograms are moved where the thing happens (an app actor finishing a request, a
 chat turn ending); the app states and restarts are read from the registry's snapshot when the
@@ -15,7 +15,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from actors.messages import AppStatus
-from supervisor.lifecycle import AppState
+from supervisor.model.lifecycle import AppState
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # Tool calls range from a cache hit (~1 ms) to a slow remote API (the default request timeout

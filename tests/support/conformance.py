@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from tests.nodetools import conformance_script, node_binary
+from tests.support.nodetools import conformance_script, node_binary
 
 # The dns-rebinding-protection scenario sends `Host: <the URL's host>` and wants it accepted;
 # it fails outright for any URL whose host is not one of these.

@@ -14,10 +14,12 @@ from typing import Any
 
 import pyjson5
 
+from supervisor.model.errors import McpappsError
+
 MAX_DEPTH = 32  # nesting levels; deeper input is refused instead of exhausting the stack
 
 
-class JSONTextError(ValueError):
+class JSONTextError(McpappsError, ValueError):
     """The text is not JSON5; the message says what and where, for a person."""
 
 

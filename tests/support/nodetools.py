@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-PROJECT = Path(__file__).resolve().parent.parent
+PROJECT = Path(__file__).resolve().parents[2]
 TOOLS = Path(os.environ.get("NODE_TOOLS_DIR", PROJECT / ".tools"))
 
 

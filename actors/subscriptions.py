@@ -1,0 +1,45 @@
+"""Who is subscribed to which of an app's resources, as a pure reference-count table: the app
+hears the first subscribe of a resource and the last unsubscribe, and one client cannot end
+another's subscription. Kept across restarts, so a new session can be given them again."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+
+class Subscriptions:
+    def __init__(self) -> None:
+        self._owners: dict[str, set[str]] = {}  # resource uri → the clients (owners)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._owners))
+
+    def is_wanted(self, uri: str) -> bool:
+        return bool(self._owners.get(uri))
+
+    def holds(self, uri: str, owner: str) -> bool:
+        return owner in self._owners.get(uri, ())
+
+    def add(self, uri: str, owner: str) -> bool:
+        """`owner` subscribes to `uri`; True if nobody was subscribed before (the app must be
+        asked)."""
+        owners = self._owners.setdefault(uri, set())
+        first = not owners
+        owners.add(owner)
+        return first
+
+    def remove(self, uri: str, owner: str) -> bool:
+        """`owner` unsubscribes from `uri`; True if it was the last one (the app must be told).
+        Not subscribed: nothing changes, False."""
+        owners = self._owners.get(uri)
+        if owners is None or owner not in owners:
+            return False
+        owners.discard(owner)
+        if owners:
+            return False
+        del self._owners[uri]
+        return True
+
+    def release(self, owner: str) -> list[str]:
+        """`owner` is gone: its subscriptions end. The resources nobody wants any more."""
+        return [uri for uri in list(self._owners) if self.remove(uri, owner)]

@@ -1,0 +1,20 @@
+"""The one family of errors mcpapps raises on purpose. Every one of them is a `McpappsError`
+whose message is a sentence for a person: it names the app, file or field, and says what to do.
+Errors of the SDK and the transport are turned into these where they enter (`actors/upstream.py`
+for the app's session); the front door maps them to HTTP and JSON-RPC answers in its own two
+tables (`web/errors.py`, `web/relay.py`)."""
+
+from __future__ import annotations
+
+
+class McpappsError(Exception):
+    """Anything mcpapps refuses or cannot do, said for a person."""
+
+
+class ActorUnavailable(McpappsError):
+    """An actor could not take a request (its mailbox is full, or it has stopped) or did not
+    answer it in time."""
+
+
+class ProtocolViolation(McpappsError):
+    """An app broke the MCP protocol: the message says what it sent."""

@@ -1,0 +1,1 @@
+"""What the tests share: projects on disk, a running supervisor, clients, the fake model server."""
