@@ -120,7 +120,7 @@ class _ViewCaller:
         url = params.get("url") if params.get("mode") == "url" else None
         schema = None if url is not None else (params.get("requestedSchema") or {})
         request_id = "q-" + secrets.token_urlsafe(12)
-        question = {
+        question: Wire = {
             "requestId": request_id,
             "app": self._lease.app_id,
             "tool": self.tool,
@@ -208,7 +208,7 @@ class ViewDoor:
                 with scope:
                     app_id = lease.app_id
                     try:
-                        sampling = await ask(
+                        sampling: bool = await ask(
                             self.registry, lambda r: SamplingAllowed(app_id, r), ASK_TIMEOUT_S
                         )
                     except Exception:
