@@ -15,7 +15,7 @@ import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import attrs
 from cattrs.errors import ClassValidationError
@@ -420,44 +420,43 @@ def _is_host(host: str) -> bool:
     return True
 
 
-def _is_host_header(value: str) -> bool:
-    try:
-        parts = urlsplit(f"//{value}")
-        _ = parts.port  # raises on a port that is not a number
-    except ValueError:
-        return False
-    return parts.hostname is not None and _is_host(parts.hostname) and not parts.path
-
-
-def _is_origin(origin: str) -> bool:
-    try:
-        parts = urlsplit(origin)
-        _ = parts.port  # raises on a port that is not a number
-    except ValueError:
-        return False
-    return (
-        parts.scheme in ("http", "https")
-        and bool(parts.hostname)
-        and parts.path in ("", "/")
-        and not parts.query
-        and not parts.fragment
-    )
-
-
-def _is_public_url(url: str) -> bool:
+def _split(url: str) -> SplitResult | None:
+    """`url` split, or None when it cannot be (a bad IPv6 literal, a port that is not a number)."""
     try:
         parts = urlsplit(url)
         _ = parts.port  # raises on a port that is not a number
     except ValueError:
-        return False
+        return None
+    return parts
+
+
+def _is_host_header(value: str) -> bool:
+    parts = _split(f"//{value}")
     return (
-        parts.scheme in ("http", "https")
+        parts is not None
+        and parts.hostname is not None
+        and _is_host(parts.hostname)
+        and not parts.path
+    )
+
+
+def _is_web_url(parts: SplitResult | None) -> bool:
+    return (
+        parts is not None
+        and parts.scheme in ("http", "https")
         and bool(parts.hostname)
         and not parts.query
         and not parts.fragment
-        and "?" not in url
-        and "#" not in url
     )
+
+
+def _is_origin(origin: str) -> bool:
+    parts = _split(origin)
+    return _is_web_url(parts) and parts is not None and parts.path in ("", "/")
+
+
+def _is_public_url(url: str) -> bool:
+    return _is_web_url(_split(url)) and "?" not in url and "#" not in url
 
 
 def _origin_key(origin: str) -> tuple[str, str, int]:
