@@ -53,7 +53,7 @@ async def test_the_reader_parses_each_line_skips_garbage_and_tells_the_end() -> 
     os.write(write_fd, "\n".join(lines).encode())
     os.close(write_fd)
     got = [item async for item in reader]
-    assert [m.message.params["t"] for m in got] == ["one", "two"]  # type: ignore[union-attr]
+    assert [m.message.params["t"] for m in got] == ["one", "two"]  # type: ignore[union-attr,index]
     assert ended == [True]
     with contextlib.suppress(anyio.EndOfStream):
         await reader.receive()
