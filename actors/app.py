@@ -828,7 +828,7 @@ class AppActor:
             try:
                 # A caller that gives up (its client cancelled or went away) cancels the
                 # request: the SDK tells the app, and the call slot is free again.
-                async with _cancelled_when(abandoned):
+                with abandoned.cancels() if abandoned is not None else contextlib.nullcontext():
                     result = await upstream.send(
                         method,
                         params,
@@ -922,28 +922,6 @@ class AppActor:
         self._in_flight.clear()
         self._callers.clear()
         self._wake_drain()
-
-
-@contextlib.asynccontextmanager
-async def _cancelled_when(event: trio.Event | None) -> AsyncIterator[None]:
-    """Cancel the block when `event` is set; errors come out as themselves, not in a group."""
-    if event is None:
-        yield
-        return
-
-    async def watch(scope: trio.CancelScope) -> None:
-        await event.wait()
-        scope.cancel()
-
-    try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(watch, nursery.cancel_scope)
-            yield
-            nursery.cancel_scope.cancel()
-    except BaseExceptionGroup as group:
-        if len(group.exceptions) == 1:
-            raise group.exceptions[0] from None
-        raise
 
 
 def _request_of(message: UpstreamRequest) -> tuple[str, Wire | None, str]:

@@ -20,7 +20,7 @@ from actors.asking import answer_input_required, current_caller
 from actors.catalog import Wire
 from actors.messages import CallPublicTool, GetToolTable
 from actors.registry import RegistryMessage
-from actors.runtime import AskTimeout, Mailbox, ask
+from actors.runtime import Abandonment, AskTimeout, Mailbox, ask
 from actors.tooltable import PublicTool, ToolTable
 
 
@@ -93,7 +93,7 @@ class ToolBridge:
     async def _send(
         self, public_name: str, arguments: dict[str, Any], caller: Any, resumed: Wire | None = None
     ) -> tuple[PublicTool, Wire]:
-        abandoned = trio.Event()
+        abandoned = Abandonment()
         session_id = CHAT_SESSION.get()
         meta = {"sessionId": session_id} if session_id else None
         try:

@@ -10,7 +10,7 @@ import attrs
 import trio
 
 from actors.catalog import Catalog, Wire
-from actors.runtime import Answer, Reply
+from actors.runtime import Abandonment, Answer, Reply
 from supervisor.model.errors import McpappsError
 from supervisor.model.lifecycle import AppState
 
@@ -101,7 +101,7 @@ class UpstreamRequest:
     params: Wire | None
     reply: Answer[Wire]
     caller: Caller | None = None
-    abandoned: trio.Event | None = None  # set when the caller gives up: the request is cancelled
+    abandoned: Abandonment | None = None  # set when the caller gives up: the request is cancelled
 
 
 @attrs.frozen
@@ -203,7 +203,7 @@ class CallPublicTool:
     reply: Answer[tuple[Any, Wire]]  # (the PublicTool called, the raw result)
     meta: dict[str, Any] | None = None
     caller: Caller | None = None
-    abandoned: trio.Event | None = None  # set when the caller gives up: the call is cancelled
+    abandoned: Abandonment | None = None  # set when the caller gives up: the call is cancelled
     resumed: Wire | None = None  # a 2026-07-28 retry's inputResponses and requestState
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
@@ -90,6 +90,40 @@ class Forward(Generic[T]):
 
     def fail(self, error: BaseException) -> None:
         self._target.fail(error)
+
+
+class Abandonment:
+    """Set once, by whoever asked for a request, when it gives up on it (its client cancelled
+    or went away); the actor running the request has it cancel that work at once. A cancel
+    scope is cancelled from `set` itself: no task per request waits for it."""
+
+    def __init__(self) -> None:
+        self._set = False
+        self._scopes: set[trio.CancelScope] = set()
+
+    def set(self) -> None:
+        if self._set:
+            return
+        self._set = True
+        for scope in self._scopes:
+            scope.cancel()
+        self._scopes.clear()
+
+    def is_set(self) -> bool:
+        return self._set
+
+    @contextlib.contextmanager
+    def cancels(self) -> Iterator[trio.CancelScope]:
+        """A cancel scope that is cancelled when (or if already) this is set."""
+        with trio.CancelScope() as scope:
+            if self._set:
+                scope.cancel()
+            else:
+                self._scopes.add(scope)
+            try:
+                yield scope
+            finally:
+                self._scopes.discard(scope)
 
 
 class Mailbox(Generic[M]):

@@ -9,7 +9,7 @@ import attrs
 import pytest
 import trio
 
-from actors.runtime import AskTimeout, Forward, Mailbox, Overloaded, Reply, ask
+from actors.runtime import Abandonment, AskTimeout, Forward, Mailbox, Overloaded, Reply, ask
 
 
 @attrs.frozen
@@ -108,3 +108,25 @@ async def test_ask_of_a_stopped_actor_says_so() -> None:
     mailbox.close()
     with pytest.raises(AskTimeout, match="stopped"):
         await ask(mailbox, Question)
+
+
+async def test_an_abandonment_cancels_the_work_it_guards_as_it_is_set() -> None:
+    abandonment = Abandonment()
+    with abandonment.cancels() as scope:
+        abandonment.set()
+        assert scope.cancel_called  # at once, from set itself: no task waits for it
+        await trio.sleep_forever()
+    assert scope.cancelled_caught
+    assert abandonment.is_set()
+    # Work started after its caller gave up is cancelled before it begins.
+    with abandonment.cancels() as late:
+        await trio.sleep_forever()
+    assert late.cancelled_caught
+
+
+async def test_an_abandonment_set_after_the_work_ended_touches_nothing() -> None:
+    abandonment = Abandonment()
+    with abandonment.cancels() as scope:
+        await trio.sleep(0)
+    abandonment.set()
+    assert not scope.cancel_called

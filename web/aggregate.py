@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 from actors.catalog import Wire
 from actors.messages import CallPublicTool, GetToolTable, ToApp, UnknownTool, UpstreamRequest
 from actors.registry import RegistryMessage
-from actors.runtime import Forward, Mailbox, ask
+from actors.runtime import Abandonment, Forward, Mailbox, ask
 from actors.tooltable import PublicTool, ToolTable
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.endpoints import _Endpoint, _manager, for_client
@@ -86,7 +86,7 @@ class AggregateEndpoint:
         self.manager = _manager(self.server, limits)
         self.fast = FastPath(self.manager, self._fast_call)
 
-    async def _fast_call(self, call: FastCall, caller: QuietCaller, abandoned: trio.Event) -> Wire:
+    async def _fast_call(self, call: FastCall, caller: QuietCaller, abandoned: Abandonment) -> Wire:
         """A call on the lean path (web/fastpath.py): what `_call` does for a handshake-era
         client that can be asked nothing."""
         params, _token = app_params(call.params)
@@ -160,7 +160,7 @@ class AggregateEndpoint:
         caller = ClientCaller(ctx, token)
 
         def message(
-            params: Wire, reply: Any, caller: Any, abandoned: trio.Event | None
+            params: Wire, reply: Any, caller: Any, abandoned: Abandonment | None
         ) -> CallPublicTool:
             resumed = {k: params[k] for k in _RESUMED if k in params}
             return CallPublicTool(
@@ -198,7 +198,7 @@ class AggregateEndpoint:
     async def _to_app(
         self, ctx: ServerRequestContext[Any, Any], app_id: str, params: Wire | None, caller: Any
     ) -> Wire:
-        def message(params: Wire, reply: Any, caller: Any, abandoned: trio.Event | None) -> ToApp:
+        def message(params: Wire, reply: Any, caller: Any, abandoned: Abandonment | None) -> ToApp:
             return ToApp(app_id, UpstreamRequest(ctx.method, params, reply, caller, abandoned))
 
         return await self._pass_on(ctx, caller, params or {}, message)
@@ -208,7 +208,7 @@ class AggregateEndpoint:
         ctx: ServerRequestContext[Any, Any],
         caller: ClientCaller,
         params: Wire,
-        message: Callable[[Wire, Any, Any, trio.Event | None], Any],
+        message: Callable[[Wire, Any, Any, Abandonment | None], Any],
     ) -> Wire:
         """Send the request to its app and answer the client in its own era: a 2026-07-28
         client through a round trip (the app's questions become `input_required`), a
@@ -224,7 +224,7 @@ class AggregateEndpoint:
             )
 
         async def send(params: Wire | None) -> Wire:
-            abandoned = trio.Event()
+            abandoned = Abandonment()
             try:
                 return await ask(
                     self._registry, lambda reply: message(params or {}, reply, caller, abandoned)

@@ -32,7 +32,7 @@ from actors.messages import (
     UpstreamRequest,
 )
 from actors.registry import RegistryMessage
-from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
+from actors.runtime import ASK_TIMEOUT_S, Abandonment, Mailbox, ask
 from supervisor import __version__
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.fastpath import FastCall, FastPath, QuietCaller, query_value
@@ -143,7 +143,7 @@ class AppEndpoint:
         self.in_flight = InFlightIds()
         self.fast = FastPath(self.manager, self._fast_call)
 
-    async def _fast_call(self, call: FastCall, caller: QuietCaller, abandoned: trio.Event) -> Wire:
+    async def _fast_call(self, call: FastCall, caller: QuietCaller, abandoned: Abandonment) -> Wire:
         """A call on the lean path (web/fastpath.py): what `_forward` does for a handshake-era
         `tools/call` whose client can be asked nothing."""
         params, _token = app_params(call.params)
@@ -230,7 +230,7 @@ class AppEndpoint:
         caller = ClientCaller(ctx, token)
 
         async def send(params: Wire | None) -> Wire:
-            abandoned = trio.Event()
+            abandoned = Abandonment()
             try:
                 return await ask(
                     self._registry,

@@ -43,6 +43,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERS
 from pydantic import ValidationError
 
 from actors.catalog import Wire
+from actors.runtime import Abandonment
 from actors.upstream import ServerRequestRefused
 
 # The client capabilities that let a server ask its client something while a request runs.
@@ -81,7 +82,7 @@ class QuietCaller:
 
 
 # Pass a lean call to the app: the result as the app gave it, or an MCPError.
-Pass = Callable[[FastCall, QuietCaller, trio.Event], Awaitable[Wire]]
+Pass = Callable[[FastCall, QuietCaller, Abandonment], Awaitable[Wire]]
 
 
 class FastPath:
@@ -195,7 +196,7 @@ class FastPath:
         """Answer a call `take` accepted."""
         call, transport, version = taken
         key = (call.session_id, str(call.request_id))
-        abandoned = trio.Event()
+        abandoned = Abandonment()
         body: bytes | None = None
         # A request in flight holds the session open, as the SDK's own requests do (its
         # transport's idle clock: private to the pinned SDK, mcp==2.3.0).

@@ -28,7 +28,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from actors.catalog import Wire
-from actors.runtime import Reply
+from actors.runtime import Abandonment, Reply
 from actors.upstream import ServerRequestRefused
 from web.relay import ClientCaller, mcp_error, owner_of
 
@@ -49,7 +49,7 @@ class Exchange:
         self.owner = owner_of(ctx)
         self.method = ctx.method
         self.name = name  # a retry must name the same tool or prompt
-        self.abandoned = trio.Event()  # set when the client gives up: the request is cancelled
+        self.abandoned = Abandonment()  # set when the client gives up: the request is cancelled
         self.client: ClientCaller | None = None  # the client's request waiting now, if any
         self.state: str | None = None  # while parked: the requestState the client was given
         self.question: tuple[str, Reply[Wire]] | None = None  # its key, where the answer goes

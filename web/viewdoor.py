@@ -48,7 +48,7 @@ from actors.messages import (
 )
 from actors.metrics import Metrics
 from actors.registry import RegistryMessage
-from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, ask
+from actors.runtime import ASK_TIMEOUT_S, Abandonment, AskTimeout, Mailbox, ask
 from actors.upstream import ServerRequestRefused
 from supervisor.model import jsonin
 from web.chat import SESSION_ID
@@ -493,7 +493,7 @@ def _with_session(lease: Lease, params: Mapping[str, Any]) -> Wire:
 async def _forward(
     door: ViewDoor, lease: Lease, method: str, params: Wire, caller: _ViewCaller | None = None
 ) -> dict[str, Any]:
-    abandoned = trio.Event()
+    abandoned = Abandonment()
     caller = caller or _ViewCaller(door, lease)
     try:
         result: Wire = await ask(
