@@ -819,11 +819,15 @@ class AppActor:
         caller = self._callers.get(token)
         answer: Any = None  # what the caller gets: a result, or an error
         try:
-            with trio.move_on_at(deadline) as waiting:
-                await self._limiter.acquire_on_behalf_of(token)
-            if waiting.cancelled_caught:
-                answer = CallTimeout(self.id, self._timeout_text(what, timeout, False))
-                return
+            try:
+                # A free call slot is taken without a scheduling round (the call itself waits).
+                self._limiter.acquire_on_behalf_of_nowait(token)
+            except trio.WouldBlock:
+                with trio.move_on_at(deadline) as waiting:
+                    await self._limiter.acquire_on_behalf_of(token)
+                if waiting.cancelled_caught:
+                    answer = CallTimeout(self.id, self._timeout_text(what, timeout, False))
+                    return
             abandoned = message.abandoned
             try:
                 # A caller that gives up (its client cancelled or went away) cancels the

@@ -154,6 +154,10 @@ class Mailbox(Generic[M]):
     async def send(self, message: M) -> None:
         await self._send.send(message)
 
+    def put_nowait(self, message: M) -> None:
+        """Put a message in the mailbox if there is room now, or raise `trio.WouldBlock`."""
+        self._send.send_nowait(message)
+
     def close(self) -> None:
         self._send.close()
 
@@ -176,9 +180,18 @@ async def ask(
     """Send the request `make(reply)` and wait up to `timeout` s for the answer to its reply."""
     reply: Reply[T] = Reply()
     request = make(reply)
+    await trio.lowlevel.checkpoint_if_cancelled()
     with trio.move_on_after(timeout):
         try:
-            await mailbox.send(request)
+            # Put in the mailbox at once when there is room (the usual case): waiting for the
+            # answer is this task's scheduling round, and a second one before it would only
+            # add latency. A full mailbox makes the caller wait for room, as before.
+            mailbox.put_nowait(request)
+        except trio.WouldBlock:
+            try:
+                await mailbox.send(request)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                raise AskTimeout("the actor has stopped") from None
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise AskTimeout("the actor has stopped") from None
         return await reply.wait()

@@ -91,6 +91,25 @@ async def pump_stderr(child: ChildProcess, on_line: Callable[[str], None]) -> No
             on_line(raw.decode("utf-8", "replace").rstrip("\r"))
 
 
+async def _read_some(stream: trio.lowlevel.FdStream) -> bytes:
+    """`stream.receive_some`, without its scheduling round before the read when the read has
+    to wait anyway (an answer is read as soon as the pipe is readable, one round after the
+    child wrote it). When data is there at once, this yields once, so that a child flooding
+    its stdout cannot keep the other tasks from running."""
+    fd = stream.fileno()
+    try:
+        data = os.read(fd, READ_CHUNK)
+    except BlockingIOError:
+        pass
+    else:
+        await trio.lowlevel.checkpoint()
+        return data
+    while True:
+        await trio.lowlevel.wait_readable(fd)
+        with contextlib.suppress(BlockingIOError):  # woken, and someone else read it first
+            return os.read(fd, READ_CHUNK)
+
+
 class _Endless:
     """What the SDK's stream protocols ask of both ends besides sending or receiving."""
 
@@ -149,7 +168,7 @@ class StdoutReader(_Endless):
                 self._on_eof()
                 raise anyio.EndOfStream
             try:
-                chunk = await self._stdout.receive_some(READ_CHUNK)
+                chunk = await _read_some(self._stdout)
             except _PIPE_GONE:
                 self._closed = True  # the pipe was closed under us: the session just ends
                 raise anyio.EndOfStream from None
@@ -211,7 +230,8 @@ class StdinWriter(_Endless):
                 self._broken = True
                 return
             if written == len(data):
-                await trio.lowlevel.checkpoint()
+                # No scheduling round here: the session waits for the answer next, and a burst
+                # of sends yields as soon as the pipe is full.
                 return
             data = data[written:]
         done = trio.Event()

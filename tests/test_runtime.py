@@ -130,3 +130,52 @@ async def test_an_abandonment_set_after_the_work_ended_touches_nothing() -> None
         await trio.sleep(0)
     abandonment.set()
     assert not scope.cancel_called
+
+
+async def test_ask_with_room_in_the_mailbox_waits_only_for_the_answer() -> None:
+    """The asking task runs twice: to put the request in and, answered, to return. Every
+    further scheduling round is latency on every call through an actor."""
+    mailbox: Mailbox[Question] = Mailbox()
+    steps: list[str] = []
+
+    class Steps(trio.abc.Instrument):
+        def before_task_step(self, task: trio.lowlevel.Task) -> None:
+            if task.name.endswith("asker"):
+                steps.append(task.name)
+
+    async def actor() -> None:
+        async for message in mailbox:
+            message.reply.send(42)
+
+    answers: list[int] = []
+
+    async def asker() -> None:
+        answers.append(await ask(mailbox, Question))
+
+    trio.lowlevel.add_instrument(instrument := Steps())
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(actor)
+            nursery.start_soon(asker)
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.cancel_scope.cancel()
+    finally:
+        trio.lowlevel.remove_instrument(instrument)
+    assert answers == [42]
+    assert len(steps) == 2
+
+
+async def test_ask_of_a_full_mailbox_waits_for_room() -> None:
+    mailbox: Mailbox[Question] = Mailbox(size=0)  # no room until the actor takes one
+    answers: list[int] = []
+
+    async def asker() -> None:
+        answers.append(await ask(mailbox, Question))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(asker)
+        await trio.testing.wait_all_tasks_blocked()
+        assert answers == []
+        message = await mailbox.__aiter__().receive()
+        message.reply.send(7)
+    assert answers == [7]
