@@ -195,14 +195,21 @@ class FrontDoor:
         if path.rstrip("/") == "/mcp":
             await serve_mcp(self._aggregate, scope, receive, send, headers, body)
         elif path.startswith(APP_PREFIX):
-            await self._app(path[len(APP_PREFIX) :].rstrip("/"), scope, receive, send, body)
+            app_id = path[len(APP_PREFIX) :].rstrip("/")
+            await self._app(app_id, scope, receive, send, headers, body)
         elif (down := self._down_tool(scope, headers, body)) is not None:
             await send_json_error(send, 503, "app_unavailable", down.message)
         else:
             await self._routes(scope, receive, send)
 
     async def _app(
-        self, app_id: str, scope: dict[str, Any], receive: Any, send: Any, body: bytes
+        self,
+        app_id: str,
+        scope: dict[str, Any],
+        receive: Any,
+        send: Any,
+        headers: dict[str, str],
+        body: bytes,
     ) -> None:
         endpoint = self._apps.get(app_id)
         # The registry's published facts say how the app stands without asking it: an app known
@@ -225,22 +232,22 @@ class FrontDoor:
         if status.state is not AppState.RUNNING and scope["method"] != "DELETE":
             why = status.last_error or status.disabled_reason
             message = f"app '{app_id}' is not running (state {status.state})"
-            headers = []
+            retry: list[tuple[bytes, bytes]] = []
             if status.next_retry_at is not None:
                 wait = max(1, round(status.next_retry_at - time.time()))
-                headers.append((b"retry-after", str(wait).encode()))
+                retry.append((b"retry-after", str(wait).encode()))
                 message += f"; next restart in {wait} s"
             await send_json_error(
                 send,
                 503,
                 "app_unavailable",
                 message + (f": {why}" if why else ""),
-                headers=headers,
+                headers=retry,
                 state=status.state.value,
                 lastError=status.last_error,
             )
             return
-        await serve_mcp(endpoint, scope, receive, send, header_map(scope["headers"]), body)
+        await serve_mcp(endpoint, scope, receive, send, headers, body)
 
     def _down_tool(
         self, scope: dict[str, Any], headers: dict[str, str], body: bytes
