@@ -24,6 +24,7 @@ from actors.messages import CallPublicTool, GetToolTable, ToApp, UnknownTool, Up
 from actors.registry import RegistryMessage
 from actors.runtime import Forward, Mailbox, ask
 from actors.tooltable import PublicTool, ToolTable
+from supervisor.model.era import Era
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.endpoints import _Endpoint, _manager, for_client
 from web.fastpath import FastCall, FastPath, QuietCaller
@@ -33,8 +34,8 @@ from web.relay import (
     ClientCaller,
     app_params,
     ask_until_complete,
+    client_era,
     complete_input,
-    is_modern,
     mcp_error,
 )
 from web.roundtrips import Exchange, RoundTrips
@@ -112,7 +113,7 @@ class AggregateEndpoint:
             except Exception as error:
                 raise _error(error) from None
 
-        return await ask_until_complete(False, caller, params, await send(params), send)
+        return await ask_until_complete(Era.HANDSHAKE, caller, params, await send(params), send)
 
     def _refuse_if_down(self, public_name: str) -> None:
         """A tool of an app known to be down is refused at once, as the registry would refuse
@@ -214,7 +215,7 @@ class AggregateEndpoint:
         client through a round trip (the app's questions become `input_required`), a
         handshake-era client asked on its request's stream (and on its behalf when the app
         answers `input_required`)."""
-        if is_modern(ctx):
+        if client_era(ctx) is Era.STATELESS:
 
             def start(params: Wire | None, exchange: Exchange) -> None:
                 self._registry.tell(message(params or {}, exchange, exchange, exchange.abandoned))

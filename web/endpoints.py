@@ -34,6 +34,7 @@ from actors.messages import (
 from actors.registry import RegistryMessage
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor import __version__
+from supervisor.model.era import Era
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.fastpath import FastCall, FastPath, QuietCaller, query_value
 from web.intake import InFlightIds
@@ -42,8 +43,8 @@ from web.relay import (
     ClientCaller,
     app_params,
     ask_until_complete,
+    client_era,
     complete_input,
-    is_modern,
     mcp_error,
 )
 from web.roundtrips import Exchange, RoundTrips
@@ -161,7 +162,7 @@ class AppEndpoint:
             except Exception as error:
                 raise mcp_error(error) from None
 
-        return await ask_until_complete(False, caller, params, await send(params), send)
+        return await ask_until_complete(Era.HANDSHAKE, caller, params, await send(params), send)
 
     def _release(self, owner: str) -> None:
         self._registry.tell(ToApp(self.app_id, ReleaseSubscriptions(owner)))
@@ -212,7 +213,12 @@ class AppEndpoint:
         started would be lost to the client. (On 2026-07-28 tasks are an extension whose
         results the SDK passes on unchecked.)"""
         params = ctx.params
-        if ctx.method != "tools/call" or is_modern(ctx) or not params or params.get("task") is None:
+        if (
+            ctx.method != "tools/call"
+            or client_era(ctx) is Era.STATELESS
+            or not params
+            or params.get("task") is None
+        ):
             return await call_next(ctx)
         try:
             typed = types.CallToolRequestParams.model_validate(params, by_name=False)
@@ -245,7 +251,7 @@ class AppEndpoint:
             except Exception as error:
                 raise mcp_error(error) from None
 
-        if is_modern(ctx) and ctx.method in INPUT_REQUIRED_METHODS:
+        if client_era(ctx) is Era.STATELESS and ctx.method in INPUT_REQUIRED_METHODS:
             return await self.round_trips.run(
                 ctx, caller, params, self._start, lambda result: _as_is(ctx, result)
             )
@@ -282,7 +288,7 @@ async def _as_is(ctx: ServerRequestContext[Any, Any], result: Wire) -> Wire:
 def for_client(ctx: ServerRequestContext[Any, Any], result: Wire) -> Wire:
     """A 2026-07-28 client needs every result to say it is complete; an app of the handshake
     era (or the endpoint's own listing) does not say so."""
-    if is_modern(ctx) and "resultType" not in result:
+    if client_era(ctx) is Era.STATELESS and "resultType" not in result:
         return {**result, "resultType": "complete"}
     return result
 
@@ -295,7 +301,7 @@ def mirrored_capabilities(catalog: Catalog) -> Wire:
     for kind in ("tools", "resources", "prompts"):
         if isinstance(caps.get(kind), dict):
             caps[kind]["listChanged"] = True
-    if catalog.modern and isinstance(caps.get("resources"), dict):
+    if catalog.era is Era.STATELESS and isinstance(caps.get("resources"), dict):
         caps["resources"]["subscribe"] = True
     return caps
 
