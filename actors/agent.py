@@ -58,11 +58,13 @@ class ToolFinished:
 
 
 @attrs.frozen
-class TurnError:
+class TurnFailed:
+    """The turn ended on a failure: the last event of its turn, worded for the person."""
+
     message: str
 
 
-Event = TextPiece | ToolStarted | ToolFinished | TurnError
+Event = TextPiece | ToolStarted | ToolFinished | TurnFailed
 Emit = Callable[[Event], None]
 
 
@@ -90,7 +92,7 @@ class Engine(Protocol):
         """Answer `turn`, given the conversation before it. Emit what happens as it happens,
         and return the messages the turn adds after `turn.message()` (assistant replies, tool
         results), also when it ends in an error: what was said and done is kept. A failure is a
-        `TurnError` event, never an exception."""
+        `TurnFailed` event, never an exception."""
         ...
 
 

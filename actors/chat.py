@@ -24,7 +24,7 @@ import attrs
 import trio
 
 from actors import asking
-from actors.agent import Engine, Event, Message, TurnError, UserTurn
+from actors.agent import Engine, Event, Message, TurnFailed, UserTurn
 from actors.asking import AnswerRefused, Questions, SampleForView, TurnAsker, sample
 from actors.bridge import CHAT_SESSION
 from actors.chatstore import ChatStore, SavedSession, StoreError
@@ -289,7 +289,7 @@ class ChatSession:
 
     async def _take(self, turn: Turn) -> None:
         if self._stopping.is_set():
-            _emit(turn.events, TurnError(STOPPING))
+            _emit(turn.events, TurnFailed(STOPPING))
             return
         try:
             if self._history is None:
@@ -297,10 +297,10 @@ class ChatSession:
             await self._run_turn(turn, self._history)
         except StoreError as error:
             logger.error("chat session %s: %s", self.id, error)
-            _emit(turn.events, TurnError(f"the session could not be loaded: {error}"))
+            _emit(turn.events, TurnFailed(f"the session could not be loaded: {error}"))
         except Exception as error:  # a bug ends this turn, never the session or the others
             logger.exception("chat session %s: the turn failed", self.id)
-            _emit(turn.events, TurnError(f"internal error in mcpapps: {error!r}; see the log"))
+            _emit(turn.events, TurnFailed(f"internal error in mcpapps: {error!r}; see the log"))
 
     async def _run_turn(self, turn: Turn, history: list[Message]) -> None:
         started = time.monotonic()
@@ -308,7 +308,7 @@ class ChatSession:
 
         def emit(event: Event) -> None:
             nonlocal failed
-            failed = failed or isinstance(event, TurnError)
+            failed = failed or isinstance(event, TurnFailed)
             _emit(turn.events, event)
 
         added: list[Message] = []
@@ -321,18 +321,18 @@ class ChatSession:
             with scope:
                 added = await self._engine.run_turn(tuple(history), turn.user, emit)
         except trio.Cancelled:
-            emit(TurnError(CUT_SHORT))
+            emit(TurnFailed(CUT_SHORT))
             raise
         except Exception as error:  # an engine bug ends this turn, not the session
             logger.exception("chat session %s: the %s engine failed", self.id, self._engine.name)
-            emit(TurnError(f"internal error in the {self._engine.name} engine: {error!r}"))
+            emit(TurnFailed(f"internal error in the {self._engine.name} engine: {error!r}"))
         finally:
             self._turn_scope = None
             CHAT_SESSION.reset(session)
             asking.CURRENT.reset(asked)
             self.questions.cancel_all("its turn ended, so it was cancelled")
         if scope.cancelled_caught:
-            emit(TurnError(CANCELLED))
+            emit(TurnFailed(CANCELLED))
         messages = [turn.user.message(), *added]
         history.extend(messages)
         self._unsaved.append(messages)
@@ -345,7 +345,7 @@ class ChatSession:
                 self._unsaved.clear()
             except StoreError as error:
                 logger.error("chat session %s: the turn was not saved: %s", self.id, error)
-                emit(TurnError(f"the turn was not saved: {error}"))
+                emit(TurnFailed(f"the turn was not saved: {error}"))
         self._metrics.observe_turn(self._engine.name, time.monotonic() - started, not failed)
 
 
@@ -356,5 +356,5 @@ def _emit(events: trio.MemorySendChannel[Event], event: Event) -> None:
 
 
 def _refuse(events: trio.MemorySendChannel[Event], why: str) -> None:
-    _emit(events, TurnError(why))
+    _emit(events, TurnFailed(why))
     events.close()

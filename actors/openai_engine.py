@@ -4,7 +4,7 @@
 One turn is a loop of streamed requests: the text of each answer is emitted as it arrives, the
 tool calls it asks for are made in order, and their results go back in the next request, until
 an answer asks for nothing more or `agent.max_steps` requests have been made. Everything that
-can go wrong (the server, the stream, the step limit) ends the turn with one `TurnError`
+can go wrong (the server, the stream, the step limit) ends the turn with one `TurnFailed`
 sentence; what was said and done until then is returned all the same.
 """
 
@@ -27,7 +27,7 @@ from actors.agent import (
     TextPiece,
     ToolFinished,
     ToolStarted,
-    TurnError,
+    TurnFailed,
     UserTurn,
     call_tool,
 )
@@ -203,7 +203,7 @@ class OpenAIEngine:
                 await self._steps(http, [*history, turn.message()], added, emit)
         except _TurnFailed as failure:
             logger.warning("agent turn failed: %s", failure)
-            emit(TurnError(str(failure)))
+            emit(TurnFailed(str(failure)))
         return added
 
     async def sample(self, params: Wire) -> tuple[Wire, str]:

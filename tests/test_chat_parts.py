@@ -22,7 +22,7 @@ from actors.agent import (
     TextPiece,
     ToolFinished,
     ToolStarted,
-    TurnError,
+    TurnFailed,
     UserTurn,
     app_events_text,
 )
@@ -65,7 +65,7 @@ async def test_frames_keep_alives_and_the_end(autojump_clock: trio.abc.Clock) ->
         send.send_nowait(TextPiece("hé"))
         send.send_nowait(ToolStarted("c1", "a.b", {"x": 1}))
         send.send_nowait(ToolFinished("c1", "ok", False))
-        send.send_nowait(TurnError("boom"))
+        send.send_nowait(TurnFailed("boom"))
         await send.aclose()
     assert received == [
         b'event: session\nid: 1\ndata: {"type": "session", "sessionId": "s-1"}\n\n',
@@ -242,7 +242,7 @@ async def test_a_turn_that_could_not_be_saved_is_saved_with_the_next(
         saved = await ask(hub.mailbox, lambda r: GetSession("s", r))
         nursery.cancel_scope.cancel()
     await store.close()
-    assert isinstance(failed[-1], TurnError)
+    assert isinstance(failed[-1], TurnFailed)
     assert failed[-1].message.startswith("the turn was not saved:")
     assert engine.histories == [0, 2, 4]
     assert saved.turns == 3
@@ -263,7 +263,7 @@ async def test_the_hub_answers_after_it_stopped(tmp_path: Path) -> None:
     async with trio.open_nursery() as nursery:
         await nursery.start(hub.run)
         await ask(hub.mailbox, lambda r: StopChats(5, r))
-        assert await _turn(hub, "hello", "late") == [TurnError(STOPPING)]
+        assert await _turn(hub, "hello", "late") == [TurnFailed(STOPPING)]
         saved = await ask(hub.mailbox, lambda r: GetSession("late", r))
         nursery.cancel_scope.cancel()
     await store.close()

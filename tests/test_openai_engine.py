@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import trio
 
-from actors.agent import Event, Message, TextPiece, ToolFinished, ToolStarted, TurnError, UserTurn
+from actors.agent import Event, Message, TextPiece, ToolFinished, ToolStarted, TurnFailed, UserTurn
 from actors.bridge import ToolBridge
 from actors.openai_engine import SYSTEM_PROMPT, OpenAIEngine
 from actors.runtime import Mailbox
@@ -80,7 +80,7 @@ async def turn(
 
 
 def errors(events: Sequence[Event]) -> list[str]:
-    return [e.message for e in events if isinstance(e, TurnError)]
+    return [e.message for e in events if isinstance(e, TurnFailed)]
 
 
 # --- Answers --------------------------------------------------------------------------------------

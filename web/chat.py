@@ -18,7 +18,7 @@ from typing import Any
 import trio
 from quart import Blueprint, Response, request
 
-from actors.agent import Event, TextPiece, ToolFinished, ToolStarted, TurnError, UserTurn
+from actors.agent import Event, TextPiece, ToolFinished, ToolStarted, TurnFailed, UserTurn
 from actors.asking import Elicitation, Sampled
 from actors.chat import CancelTurn, GetSession, Turn
 from actors.chatstore import SavedSession, StoreError
@@ -168,7 +168,7 @@ def event_data(event: Event) -> tuple[str, dict[str, Any]]:
         case ToolFinished(call_id, text, is_error, view):
             data = {"id": call_id, "text": text, "isError": is_error}
             return "result", {**data, "view": view} if view is not None else data
-        case TurnError(message):
+        case TurnFailed(message):
             return "error", {"message": message}
         case Elicitation(request_id, app, tool, message, schema, url):
             asked = {"requestId": request_id, "app": app, "tool": tool, "message": message}
