@@ -24,12 +24,13 @@ import attrs
 import trio
 
 from actors import asking
-from actors.agent import Engine, Event, Message, TurnFailed, UserTurn
+from actors.agent import Engine
 from actors.asking import AnswerRefused, Questions, SampleForView, TurnAsker, sample
 from actors.bridge import CHAT_SESSION
 from actors.chatstore import ChatStore, SavedSession, StoreError
 from actors.metrics import Metrics
 from actors.runtime import Mailbox, Reply
+from actors.turns import Event, Message, TurnFailed, UserTurn
 from actors.upstream import ServerRequestRefused
 
 logger = logging.getLogger("mcpapps.chat")

@@ -21,22 +21,14 @@ import attrs
 import httpx2
 import trio
 
-from actors.agent import (
-    Emit,
-    Message,
-    TextPiece,
-    ToolFinished,
-    ToolStarted,
-    TurnFailed,
-    UserTurn,
-    call_tool,
-)
+from actors.agent import call_tool
 from actors.arguments import ArgumentError, parse_arguments
 from actors.bridge import ToolBridge
 from actors.catalog import Wire
 from actors.runtime import AskTimeout, Overloaded
 from actors.sampling import sampling_body, sampling_result
 from actors.tooltable import MODEL_NAME, PublicTool, ToolTable, model_alias
+from actors.turns import Emit, Message, TextPiece, ToolFinished, ToolStarted, TurnFailed, UserTurn
 from actors.upstream import ServerRequestRefused
 from supervisor.model.config import AgentConfig
 

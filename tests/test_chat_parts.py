@@ -14,7 +14,11 @@ import pytest
 import trio
 import trio.testing
 
-from actors.agent import (
+from actors.chat import STOPPING, ChatHub, GetSession, StopChats, Turn
+from actors.chatstore import SCHEMA_VERSION, ChatStore, StoreError, _transaction
+from actors.metrics import Metrics
+from actors.runtime import ask
+from actors.turns import (
     APP_EVENTS_MARK,
     Emit,
     Event,
@@ -26,10 +30,6 @@ from actors.agent import (
     UserTurn,
     app_events_text,
 )
-from actors.chat import STOPPING, ChatHub, GetSession, StopChats, Turn
-from actors.chatstore import SCHEMA_VERSION, ChatStore, StoreError, _transaction
-from actors.metrics import Metrics
-from actors.runtime import ask
 from web.chat import KEEP_ALIVE_S, BadChatRequest, parse_chat_request, sse_stream
 
 

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 import trio
 
-from actors.agent import Event, Message, TextPiece, ToolFinished, ToolStarted, TurnFailed, UserTurn
 from actors.bridge import ToolBridge
 from actors.openai_engine import SYSTEM_PROMPT, OpenAIEngine
 from actors.runtime import Mailbox
+from actors.turns import Event, Message, TextPiece, ToolFinished, ToolStarted, TurnFailed, UserTurn
 from supervisor.model.config import AgentConfig
 from supervisor.model.lifecycle import AppState
 from tests.support.fake_openai import (

@@ -18,11 +18,11 @@ from typing import Any
 import trio
 from quart import Blueprint, Response, request
 
-from actors.agent import Event, TextPiece, ToolFinished, ToolStarted, TurnFailed, UserTurn
 from actors.asking import Elicitation, Sampled
 from actors.chat import CancelTurn, GetSession, Turn
 from actors.chatstore import SavedSession, StoreError
 from actors.runtime import AskTimeout, Mailbox, ask
+from actors.turns import Event, TextPiece, ToolFinished, ToolStarted, TurnFailed, UserTurn
 from supervisor.model import jsonin
 from supervisor.model.errors import McpappsError
 from web.errors import json_error
