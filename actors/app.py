@@ -27,6 +27,7 @@ from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 from actors.cancellation import split_cancelled
 from actors.catalog import Catalog, Wire
 from actors.messages import (
+    AppFact,
     AppMessage,
     AppNotification,
     AppStatus,
@@ -47,7 +48,7 @@ from actors.messages import (
 from actors.metrics import Metrics
 from actors.process import ChildProcess, SpawnError, describe_returncode
 from actors.reaper import Reaper
-from actors.runtime import Answer, Mailbox
+from actors.runtime import Answer, Mailbox, Recipient
 from actors.stdio import pump_stderr, stdio_streams
 from actors.subscriptions import Subscriptions
 from actors.supervision import Ended, Exit, GaveUp, Retry, supervise, wants_restart
@@ -100,7 +101,7 @@ class AppActor:
         self,
         definition: AppDefinition,
         *,
-        events: Mailbox[Any],
+        events: Recipient[AppFact],
         environ: Mapping[str, str],
         ui: bool = True,
         source: Path | None = None,

@@ -14,8 +14,9 @@ import pytest
 import trio
 import trio.testing
 
-from actors.chat import STOPPING, ChatHub, GetSession, StopChats, Turn
+from actors.chat import STOPPING, ChatHub
 from actors.chatstore import SCHEMA_VERSION, ChatStore, StoreError, _transaction
+from actors.messages import GetSession, StopChats, Turn
 from actors.metrics import Metrics
 from actors.runtime import ask
 from actors.turns import (

@@ -20,8 +20,14 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from actors.catalog import Wire
-from actors.messages import CallPublicTool, GetToolTable, ToApp, UnknownTool, UpstreamRequest
-from actors.registry import RegistryMessage
+from actors.messages import (
+    CallPublicTool,
+    GetToolTable,
+    RegistryMessage,
+    ToApp,
+    UnknownTool,
+    UpstreamRequest,
+)
 from actors.runtime import Forward, Mailbox, ask
 from actors.tooltable import PublicTool, ToolTable
 from supervisor.model.era import Era

@@ -19,8 +19,8 @@ import trio
 from quart import Blueprint, Response, request
 
 from actors.asking import Elicitation, Sampled
-from actors.chat import CancelTurn, GetSession, Turn
 from actors.chatstore import SavedSession, StoreError
+from actors.messages import CancelTurn, GetSession, HubMessage, Turn
 from actors.runtime import AskTimeout, Mailbox, ask
 from actors.turns import Event, TextPiece, ToolFinished, ToolStarted, TurnFailed, UserTurn
 from supervisor.model import jsonin
@@ -38,7 +38,7 @@ class BadChatRequest(McpappsError, ValueError):
 
 
 def chat_blueprint(
-    chats: Mailbox[Any], view_contexts: Callable[[str], list[dict[str, Any]]] | None = None
+    chats: Mailbox[HubMessage], view_contexts: Callable[[str], list[dict[str, Any]]] | None = None
 ) -> Blueprint:
     """`view_contexts` gives the latest model context of each view the session opened, as
     app events of its next turn (web/viewdoor.py)."""

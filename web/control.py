@@ -17,8 +17,7 @@ import trio
 from quart import Blueprint, Response
 
 from actors.catalog import Catalog
-from actors.messages import AppError, AppStatus, GetCatalog, ToApp
-from actors.registry import RegistryMessage
+from actors.messages import AppError, AppStatus, GetCatalog, RegistryMessage, ToApp
 from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, Overloaded, ask
 from supervisor.model.lifecycle import AppState
 from web.errors import json_error

@@ -27,11 +27,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from actors.catalog import Catalog, Wire
 from actors.messages import (
     GetCatalog,
+    RegistryMessage,
     ReleaseSubscriptions,
     ToApp,
     UpstreamRequest,
 )
-from actors.registry import RegistryMessage
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor import __version__
 from supervisor.model.era import Era

@@ -12,9 +12,8 @@ from quart import redirect, request
 from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
-from actors.messages import AppStatus, Snapshot
+from actors.messages import AppStatus, HubMessage, RegistryMessage, Snapshot
 from actors.metrics import Metrics
-from actors.registry import RegistryMessage
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor.model.lifecycle import AppState
 from supervisor.model.reload import Reload
@@ -32,7 +31,7 @@ def create_app(
     policy: AccessPolicy,
     sandbox_origin: str | None,
     *,
-    chats: Mailbox[Any],
+    chats: Mailbox[HubMessage],
     metrics: Metrics,
     reload: Reload | None = None,
     public_url: str | None = None,

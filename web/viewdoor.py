@@ -32,22 +32,25 @@ import trio
 from prometheus_client import CollectorRegistry, Counter
 from quart import Blueprint, Response, request
 
-from actors.asking import AnswerRefused, Questions, SampleForView, SamplingAllowed
+from actors.asking import AnswerRefused, Questions
 from actors.catalog import Catalog, Wire
-from actors.chat import GetSession
 from actors.chatstore import SavedSession, StoreError
 from actors.messages import (
     GetCatalog,
+    GetSession,
     GetToolTable,
+    HubMessage,
     Lookup,
+    RegistryMessage,
     Reloaded,
+    SampleForView,
+    SamplingAllowed,
     ToApp,
     UnknownApp,
     UpstreamRequest,
     Watch,
 )
 from actors.metrics import Metrics
-from actors.registry import RegistryMessage
 from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, ask
 from actors.upstream import ServerRequestRefused
 from supervisor.model import jsonin
@@ -161,7 +164,9 @@ class ViewDoor:
         self.pending: dict[str, _Pending] = {}
         self.questions = Questions()  # the apps' questions to the views' pages
         self.asked: dict[str, str] = {}  # a waiting question's request id → its view's id
-        self.chats: Mailbox[Any] | None = None  # the agent, for sampling (set with the routes)
+        self.chats: Mailbox[HubMessage] | None = (
+            None  # the agent, for sampling (set with the routes)
+        )
         self.nursery: trio.Nursery | None = None  # where the views' tool calls run
         # Without the supervisor's metrics (a test), counters of their own: never the global
         # registry, where a second door would clash with the first.
@@ -245,7 +250,7 @@ class ViewDoor:
         return events
 
 
-def views_blueprint(door: ViewDoor, chats: Mailbox[Any]) -> Blueprint:
+def views_blueprint(door: ViewDoor, chats: Mailbox[HubMessage]) -> Blueprint:
     views = Blueprint("views", __name__)
     table = door.table
     door.chats = chats
