@@ -39,6 +39,7 @@ from web.relay import (
     Audience,
     ClientCaller,
     app_params,
+    ask_registry,
     ask_until_complete,
     client_era,
     complete_input,
@@ -103,21 +104,20 @@ class AggregateEndpoint:
 
         async def send(params: Wire | None) -> Wire:
             params = params or {}
-            try:
-                return await ask(
-                    self._registry,
-                    lambda reply: CallPublicTool(
-                        name,
-                        params.get("arguments") or {},
-                        Forward(reply, lambda answer: for_model(*answer)),
-                        params.get("_meta"),
-                        caller,
-                        abandoned,
-                        {k: params[k] for k in _RESUMED if k in params} or None,
-                    ),
-                )
-            except Exception as error:
-                raise _error(error) from None
+            return await ask_registry(
+                self._registry,
+                lambda reply: CallPublicTool(
+                    name,
+                    params.get("arguments") or {},
+                    Forward(reply, lambda answer: for_model(*answer)),
+                    params.get("_meta"),
+                    caller,
+                    abandoned,
+                    {k: params[k] for k in _RESUMED if k in params} or None,
+                ),
+                abandoned=abandoned,
+                errors=_error,
+            )
 
         return await ask_until_complete(Era.HANDSHAKE, caller, params, await send(params), send)
 
@@ -215,7 +215,7 @@ class AggregateEndpoint:
         ctx: ServerRequestContext[Any, Any],
         caller: ClientCaller,
         params: Wire,
-        message: Callable[[Wire, Any, Any, trio.Event | None], Any],
+        message: Callable[[Wire, Any, Any, trio.Event | None], RegistryMessage],
     ) -> Wire:
         """Send the request to its app and answer the client in its own era: a 2026-07-28
         client through a round trip (the app's questions become `input_required`), a
@@ -232,15 +232,12 @@ class AggregateEndpoint:
 
         async def send(params: Wire | None) -> Wire:
             abandoned = trio.Event()
-            try:
-                return await ask(
-                    self._registry, lambda reply: message(params or {}, reply, caller, abandoned)
-                )
-            except trio.Cancelled:
-                abandoned.set()  # the client cancelled or went away: so does the request
-                raise
-            except Exception as error:
-                raise _error(error) from None
+            return await ask_registry(
+                self._registry,
+                lambda reply: message(params or {}, reply, caller, abandoned),
+                abandoned=abandoned,
+                errors=_error,
+            )
 
         result = await send(params)
         return for_client(ctx, await complete_input(ctx, caller, params, result, send))

@@ -32,7 +32,7 @@ from actors.messages import (
     ToApp,
     UpstreamRequest,
 )
-from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
+from actors.runtime import ASK_TIMEOUT_S, Mailbox
 from supervisor import __version__
 from supervisor.model.era import Era
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
@@ -42,10 +42,10 @@ from web.relay import (
     Audience,
     ClientCaller,
     app_params,
+    ask_registry,
     ask_until_complete,
     client_era,
     complete_input,
-    mcp_error,
 )
 from web.roundtrips import Exchange, RoundTrips
 
@@ -151,16 +151,13 @@ class AppEndpoint:
         params = with_session_id(query_value(call.query, "sessionId"), params)
 
         async def send(params: Wire | None) -> Wire:
-            try:
-                return await ask(
-                    self._registry,
-                    lambda reply: ToApp(
-                        self.app_id,
-                        UpstreamRequest("tools/call", params, reply, caller, abandoned),
-                    ),
-                )
-            except Exception as error:
-                raise mcp_error(error) from None
+            return await ask_registry(
+                self._registry,
+                lambda reply: ToApp(
+                    self.app_id, UpstreamRequest("tools/call", params, reply, caller, abandoned)
+                ),
+                abandoned=abandoned,
+            )
 
         return await ask_until_complete(Era.HANDSHAKE, caller, params, await send(params), send)
 
@@ -174,16 +171,13 @@ class AppEndpoint:
         caller = _Subscriber(owner)
         try:
             for uri in params.notifications.resource_subscriptions or ():
-                try:
-                    await ask(
-                        self._registry,
-                        lambda reply, uri=uri: ToApp(  # type: ignore[misc]
-                            self.app_id,
-                            UpstreamRequest("resources/subscribe", {"uri": uri}, reply, caller),
-                        ),
-                    )
-                except Exception as error:
-                    raise mcp_error(error) from None
+                await ask_registry(
+                    self._registry,
+                    lambda reply, uri=uri: ToApp(  # type: ignore[misc]
+                        self.app_id,
+                        UpstreamRequest("resources/subscribe", {"uri": uri}, reply, caller),
+                    ),
+                )
             return await self.audience.listen(ctx, params)
         finally:
             self._release(owner)
@@ -195,12 +189,11 @@ class AppEndpoint:
         log level when logging is announced), plus what the endpoint adds to it."""
         result = await call_next(ctx)
         if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
-            try:
-                catalog: Catalog = await ask(
-                    self._registry, lambda r: ToApp(self.app_id, GetCatalog(r)), ASK_TIMEOUT_S
-                )
-            except Exception as error:
-                raise mcp_error(error) from None
+            catalog: Catalog = await ask_registry(
+                self._registry,
+                lambda reply: ToApp(self.app_id, GetCatalog(reply)),
+                timeout=ASK_TIMEOUT_S,
+            )
             result = {**result, "capabilities": mirrored_capabilities(catalog)}
         return result
 
@@ -237,19 +230,13 @@ class AppEndpoint:
 
         async def send(params: Wire | None) -> Wire:
             abandoned = trio.Event()
-            try:
-                return await ask(
-                    self._registry,
-                    lambda reply: ToApp(
-                        self.app_id,
-                        UpstreamRequest(ctx.method, params, reply, caller, abandoned),
-                    ),
-                )
-            except trio.Cancelled:
-                abandoned.set()  # the client cancelled or went away: so does the request
-                raise
-            except Exception as error:
-                raise mcp_error(error) from None
+            return await ask_registry(
+                self._registry,
+                lambda reply: ToApp(
+                    self.app_id, UpstreamRequest(ctx.method, params, reply, caller, abandoned)
+                ),
+                abandoned=abandoned,
+            )
 
         if client_era(ctx) is Era.STATELESS and ctx.method in INPUT_REQUIRED_METHODS:
             return await self.round_trips.run(

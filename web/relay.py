@@ -10,8 +10,9 @@ request's meaning; the app actor adds the envelope of the era its app speaks.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp_types as types
 import trio
@@ -29,12 +30,14 @@ from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from actors.catalog import Wire
-from actors.messages import AppError, CallFailed, CallTimeout
+from actors.messages import AppError, CallFailed, CallTimeout, RegistryMessage
+from actors.runtime import Mailbox, Reply, ask
 from actors.upstream import ServerRequestRefused, era_of
 from supervisor.model.era import Era
 from supervisor.model.errors import ActorUnavailable
 
 logger = logging.getLogger("mcpapps.web")
+T = TypeVar("T")
 
 # The 2026-07-28 envelope a client puts in `_meta`; the app's own connection has its own.
 _ENVELOPE = frozenset(
@@ -186,6 +189,28 @@ def mcp_error(error: Exception) -> MCPError:
     if isinstance(error, ActorUnavailable):
         return MCPError(APP_ERROR, f"mcpapps could not pass the request on: {error}")
     raise error
+
+
+async def ask_registry(
+    registry: Mailbox[RegistryMessage],
+    make: Callable[[Reply[T]], RegistryMessage],
+    *,
+    abandoned: trio.Event | None = None,
+    errors: Callable[[Exception], MCPError] = mcp_error,
+    timeout: float = math.inf,
+) -> T:
+    """Ask the registry on behalf of a client's request and answer in the client's terms:
+    what could not be served becomes the JSON-RPC error `errors` words, and a request its
+    client cancels sets `abandoned`, which cancels it at the app and frees its call slot
+    there (rather than holding it until the request's deadline)."""
+    try:
+        return await ask(registry, make, timeout)
+    except trio.Cancelled:
+        if abandoned is not None:
+            abandoned.set()
+        raise
+    except Exception as error:
+        raise errors(error) from None
 
 
 _EVENTS: Mapping[str, Callable[[Wire], Any]] = {
