@@ -23,7 +23,8 @@ from web.chat import chat_blueprint
 from web.control import control_blueprint, ui_shown
 from web.errors import json_error
 from web.security import SESSION_COOKIE, AccessPolicy, session_value, token_matches
-from web.viewdoor import ViewDoor, views_blueprint
+from web.viewdoor import ViewDoor
+from web.viewroutes import views_blueprint
 
 
 def create_app(
