@@ -30,6 +30,7 @@ STATIC_FILES = {
     "app.js": "text/javascript; charset=utf-8",
     "host.js": "text/javascript; charset=utf-8",
     "asking.js": "text/javascript; charset=utf-8",
+    "sse.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
 }
 _PAGE_HEADERS = {
