@@ -211,7 +211,7 @@ class Watch:
     `ToolTableChanged`) to `channel` from now on, until it is closed. A watcher that falls
     behind loses facts rather than slowing the registry."""
 
-    channel: trio.MemorySendChannel[Any]
+    channel: trio.MemorySendChannel[Fact]
 
 
 @attrs.frozen
@@ -304,6 +304,9 @@ class SamplingAllowed:
     app_id: str
     reply: Reply[bool]
 
+
+# What a watcher hears (`Watch`).
+Fact = StateChanged | CatalogChanged | AppNotification | ToolTableChanged | Reloaded
 
 # What the registry's mailbox takes.
 RegistryMessage = (

@@ -29,6 +29,7 @@ from actors.messages import (
     CallPublicTool,
     CatalogChanged,
     Drain,
+    Fact,
     FromApp,
     GetStatus,
     GetToolReport,
@@ -115,7 +116,7 @@ class Registry:
         self._unsettled = set(self._actors)
         self._waiting: list[Reply[tuple[AppStatus, ...]]] = []
         self._nursery: trio.Nursery | None = None
-        self._watchers: list[trio.MemorySendChannel[Any]] = []
+        self._watchers: list[trio.MemorySendChannel[Fact]] = []
 
     def _new_actor(self, app: DiscoveredApp) -> AppActor:
         assert app.definition is not None
@@ -219,7 +220,7 @@ class Registry:
         assert self._nursery is not None
         self._nursery.start_soon(fn, *args)
 
-    def _publish(self, fact: Any) -> None:
+    def _publish(self, fact: Fact) -> None:
         for channel in list(self._watchers):
             try:
                 channel.send_nowait(fact)
@@ -228,9 +229,9 @@ class Registry:
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 self._watchers.remove(channel)
 
-    def _replay(self, channel: trio.MemorySendChannel[Any]) -> None:
+    def _replay(self, channel: trio.MemorySendChannel[Fact]) -> None:
         """A new watcher first hears how things stand, so it misses nothing said before."""
-        facts: list[Any] = [StateChanged(status) for status in self._statuses.values()]
+        facts: list[Fact] = [StateChanged(status) for status in self._statuses.values()]
         facts += [CatalogChanged(app_id, c) for app_id, c in self._catalogs.items()]
         facts.append(ToolTableChanged(self._table))
         for fact in facts:
