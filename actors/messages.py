@@ -24,6 +24,7 @@ from supervisor.model.discovery import Discovery
 from supervisor.model.errors import McpappsError
 from supervisor.model.lifecycle import AppState
 from supervisor.model.reload import ReloadDiff
+from supervisor.model.viewsconfig import Approval
 
 
 class AppError(McpappsError):
@@ -278,9 +279,12 @@ class ApplyReload:
 
 @attrs.frozen
 class Reloaded:
-    """A fact: a reload ended with `diff`."""
+    """A fact: a reload ended with `diff`. `approvals` is the reloaded config's per-app approval
+    policy for views (`[apps.entries.<id>] approval`), or None when the config was refused:
+    the front door applies it at once, as it holds no app to restart for it."""
 
     diff: ReloadDiff
+    approvals: tuple[tuple[str, Approval], ...] | None = None
 
 
 @attrs.frozen

@@ -87,8 +87,7 @@ async def serve_front_door(
             await added.add(app_id)
         return diff
 
-    approvals = {a: e.approval for a, e in config.apps.entries.items() if e.approval}
-    views = ViewDoor(registry, config.views, approvals, metrics)
+    views = ViewDoor(registry, config.views, config.apps.approvals(), metrics)
     routes = create_app(
         registry,
         policy,

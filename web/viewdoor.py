@@ -80,6 +80,17 @@ class ViewDoor:
                     for app_id in (*fact.diff.restarted, *fact.diff.stopped):
                         if dropped := self.table.drop_app(app_id):
                             logger.info("app %s changed: %d of its views ended", app_id, dropped)
+                    if fact.approvals is not None:
+                        self.set_approvals(dict(fact.approvals))
+
+    def set_approvals(self, approvals: Mapping[str, Approval]) -> None:
+        """A reload's approval policies, in force from the next call on. A grant already given
+        for a view ("allow while open") lasts as long as that view: the person gave it."""
+        for app_id in sorted(set(self.approvals) | set(approvals)):
+            before, after = self.approval(app_id), approvals.get(app_id, "writes")
+            if before != after:
+                logger.info("views of app %s: approval is now %s (was %s)", app_id, after, before)
+        self.approvals = dict(approvals)
 
     def start_call(self, lease: Lease, call: Wire) -> tuple[trio.MemoryReceiveChannel[Any], Any]:
         """Run a view's tool call on its own: what comes out is `("elicitation", question)` for
