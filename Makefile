@@ -34,12 +34,15 @@ browser:
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
 	fi
 
+# Three pytest workers on two cores: a test spends much of its time waiting (on an app's start,
+# a timeout, a sleep), and a third worker uses that time; `worksteal` hands the long tests at
+# the end to whichever worker is free.
 test: $(BIN)/.installed node-tools browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/python -m pytest -n 3 --dist worksteal
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check --fix .
