@@ -27,6 +27,7 @@ from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 from actors.cancellation import split_cancelled
 from actors.catalog import Catalog, Wire
 from actors.messages import (
+    AppFact,
     AppMessage,
     AppNotification,
     AppStatus,
@@ -47,7 +48,7 @@ from actors.messages import (
 from actors.metrics import Metrics
 from actors.process import ChildProcess, SpawnError, describe_returncode
 from actors.reaper import Reaper
-from actors.runtime import Answer, Mailbox
+from actors.runtime import Answer, Mailbox, Recipient
 from actors.stdio import pump_stderr, stdio_streams
 from actors.subscriptions import Subscriptions
 from actors.supervision import Ended, Exit, GaveUp, Retry, supervise, wants_restart
@@ -62,6 +63,7 @@ from actors.upstream import (
 )
 from supervisor.model import jsonin
 from supervisor.model.envrefs import expand
+from supervisor.model.era import Era
 from supervisor.model.lifecycle import AppState, may_move
 from supervisor.model.manifest import AppDefinition
 
@@ -99,7 +101,7 @@ class AppActor:
         self,
         definition: AppDefinition,
         *,
-        events: Mailbox[Any],
+        events: Recipient[AppFact],
         environ: Mapping[str, str],
         ui: bool = True,
         source: Path | None = None,
@@ -624,7 +626,7 @@ class AppActor:
         """A new session (after a restart) gets the log level and the resource subscriptions
         the clients asked of the old one; on 2026-07-28 the listen stream and the per-request
         log level carry them instead."""
-        if upstream.modern:
+        if upstream.era is Era.STATELESS:
             return
         requests: list[tuple[str, Wire]] = [
             ("resources/subscribe", {"uri": uri}) for uri in self._subscriptions
@@ -654,26 +656,26 @@ class AppActor:
         params = message.params or {}
         if message.method == "logging/setLevel" and isinstance(params.get("level"), str):
             self._log_level = upstream.log_level = params["level"]
-            if upstream.modern:
+            if upstream.era is Era.STATELESS:
                 message.reply.send({})
                 return True
             return False
         uri = params.get("uri")
         if message.method not in _SUBSCRIPTION_METHODS or not isinstance(uri, str):
             return False  # anything wrong with it, the app says
-        if upstream.modern and not upstream.capabilities.resources:
+        if upstream.era is Era.STATELESS and not upstream.capabilities.resources:
             return False  # an app without resources says so itself
         owner = getattr(message.caller, "owner", None) or AGENT_OWNER
         table = self._subscriptions
         if message.method == "resources/subscribe":
-            if not table.is_wanted(uri) and not upstream.modern:
+            if not table.is_wanted(uri) and upstream.era is Era.HANDSHAKE:
                 return False  # the app is asked; `_subscribed` records the owner if it agrees
             if table.add(uri, owner):
                 # Answered once the app watches the resource, so no update can be missed.
                 self._listen_again(message.reply)
                 return True
         elif table.remove(uri, owner):
-            if not upstream.modern:
+            if upstream.era is Era.HANDSHAKE:
                 return False  # the app hears that its last subscriber left
             self._listen_again()
         message.reply.send({})
@@ -690,7 +692,7 @@ class AppActor:
         unsubscribed from."""
         upstream, calls = self._upstream, self._calls
         for uri in self._subscriptions.release(owner):
-            if upstream is not None and upstream.modern:
+            if upstream is not None and upstream.era is Era.STATELESS:
                 self._listen_again()
             elif upstream is not None and calls is not None:
                 calls.start_soon(self._unsubscribe_quietly, upstream, uri)

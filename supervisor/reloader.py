@@ -15,8 +15,7 @@ from collections.abc import Mapping
 
 import trio
 
-from actors.messages import ApplyReload, Reloaded, Snapshot
-from actors.registry import RegistryMessage
+from actors.messages import ApplyReload, RegistryMessage, Reloaded, Snapshot
 from actors.runtime import Mailbox, ask
 from supervisor.model.config import Config, ConfigError, load_config
 from supervisor.model.discovery import Discovery, discover, log_discovery

@@ -23,7 +23,7 @@ from urllib.parse import quote
 import httpx2
 import pytest
 
-from actors.agent import APP_EVENTS_MARK
+from actors.turns import APP_EVENTS_MARK
 from tests.support.helpers import free_port, free_port_pair
 from tests.support.nodetools import basic_vanillajs_command
 from tests.support.running import GROCERY, GUARD_S, environment, fixture_manifest

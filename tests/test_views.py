@@ -11,7 +11,7 @@ import httpx2
 import pytest
 import trio
 
-from actors.agent import APP_EVENTS_MARK
+from actors.turns import APP_EVENTS_MARK
 from supervisor.model.viewsconfig import ViewsConfig
 from tests.support.chatting import body, chat_data
 from tests.support.frontdoor import http, write

@@ -21,9 +21,10 @@ import attrs
 from cattrs.errors import ClassValidationError
 from cattrs.gen import make_dict_structure_fn, override
 
+from supervisor.model.era import EraSetting
 from supervisor.model.errors import McpappsError
 from supervisor.model.limits import LimitsConfig
-from supervisor.model.manifest import EraSetting, RequestTimeout, StartupTimeout
+from supervisor.model.manifest import RequestTimeout, StartupTimeout
 from supervisor.model.policy import (
     SUPERVISION_KEYS,
     Count,

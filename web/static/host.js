@@ -64,52 +64,37 @@
       }
       // Held for the person's approval (`approval`) or asking them (`elicitation`), then
       // `message` with the answer.
-      const reader = response.body.getReader();
-      const decoder = new TextDecoder();
-      let buffer = "";
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffer += decoder.decode(value, { stream: true });
-        let cut;
-        while ((cut = buffer.search(/\r?\n\r?\n/)) >= 0) {
-          const frame = buffer.slice(0, cut);
-          buffer = buffer.slice(cut).replace(/^\r?\n\r?\n/, "");
-          const lines = frame.split(/\r?\n/);
-          const event = (lines.find((l) => l.startsWith("event:")) || "").slice(6).trim();
-          const data = lines.filter((l) => l.startsWith("data:")).map((l) => l.slice(5)).join("\n");
-          if (!data) continue;
-          const parsed = JSON.parse(data);
-          if (event === "approval") {
-            const decision = await Host.approve(parsed);
-            await fetch(`${this.base}/approvals/${encodeURIComponent(parsed.approvalId)}`, {
-              method: "POST",
-              credentials: "same-origin",
-              headers: { "content-type": "application/json" },
-              body: JSON.stringify({ decision }),
-            });
-          } else if (event === "elicitation") {
-            // The app asks the person during the call: the page shows the form (not awaited:
-            // the call's answer comes on this stream once the question is answered).
-            const base = this.base;
-            Host.ask(parsed, async (action, content) => {
-              try {
-                const answered = await fetch(`${base}/answers`, {
-                  method: "POST",
-                  credentials: "same-origin",
-                  headers: { "content-type": "application/json" },
-                  body: JSON.stringify({ requestId: parsed.requestId, action, content }),
-                });
-                if (answered.ok) return null;
-                const body = await answered.json().catch(() => ({}));
-                return (body.error && body.error.message) || `HTTP ${answered.status}`;
-              } catch (error) {
-                return `the answer was not sent: ${error.message || error}`;
-              }
-            });
-          } else if (parsed.id === id) {
-            return parsed;
-          }
+      for await (const { event, data } of McpSse.frames(response)) {
+        const parsed = JSON.parse(data);
+        if (event === "approval") {
+          const decision = await Host.approve(parsed);
+          await fetch(`${this.base}/approvals/${encodeURIComponent(parsed.approvalId)}`, {
+            method: "POST",
+            credentials: "same-origin",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ decision }),
+          });
+        } else if (event === "elicitation") {
+          // The app asks the person during the call: the page shows the form (not awaited:
+          // the call's answer comes on this stream once the question is answered).
+          const base = this.base;
+          Host.ask(parsed, async (action, content) => {
+            try {
+              const answered = await fetch(`${base}/answers`, {
+                method: "POST",
+                credentials: "same-origin",
+                headers: { "content-type": "application/json" },
+                body: JSON.stringify({ requestId: parsed.requestId, action, content }),
+              });
+              if (answered.ok) return null;
+              const body = await answered.json().catch(() => ({}));
+              return (body.error && body.error.message) || `HTTP ${answered.status}`;
+            } catch (error) {
+              return `the answer was not sent: ${error.message || error}`;
+            }
+          });
+        } else if (parsed.id === id) {
+          return parsed;
         }
       }
       throw new Error(`no answer from app '${this.appId}' (HTTP ${response.status})`);
