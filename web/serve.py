@@ -228,8 +228,9 @@ async def _relay_facts(
                     }
                     for method in sorted(methods):
                         nursery.start_soon(apps[app_id].audience.notify, method, None)
-                case AppNotification(app_id, method, params) if app_id in apps:
-                    nursery.start_soon(apps[app_id].audience.notify, method, params)
+                case AppNotification(app_id, method, params, subscribers) if app_id in apps:
+                    audience = apps[app_id].audience
+                    nursery.start_soon(audience.notify, method, params, subscribers)
                 case Reloaded(diff):
                     for app_id in diff.started:
                         await added.add(app_id)
