@@ -32,7 +32,8 @@ from actors.calls import Calls, unsendable
 from actors.catalog import Catalog, Wire
 from actors.changes import Changes
 from actors.child import StderrTail
-from actors.incarnation import ENDED, Incarnation, Setup, StartTask, live
+from actors.death import SessionEnded
+from actors.incarnation import Incarnation, Setup, StartTask, live
 from actors.keepalive import Heard, keep_alive
 from actors.messages import (
     AppMessage,
@@ -327,7 +328,7 @@ class AppActor:
         self._loaded.set()
         try:
             await live(incarnation, self._setup)
-            incarnation.declare(ENDED)  # only if nothing said why
+            incarnation.declare(SessionEnded())  # only if nothing said why
             self._mourn(incarnation)
             return incarnation.exit()
         finally:

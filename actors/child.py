@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from actors.process import ChildProcess, describe_returncode
+from actors.death import Exited, StdoutClosed
+from actors.process import ChildProcess
 from actors.reaper import Reaper
 from actors.stdio import pump_stderr, stdio_streams
 
@@ -27,7 +28,6 @@ logger = logging.getLogger("mcpapps.app")
 
 STDERR_LINES = 200
 STDERR_DRAIN_S = 0.5  # after an exit, how long the last stderr lines may take to arrive
-STDOUT_CLOSED = "the process closed its stdout (it can answer nothing more)"
 
 
 class StderrTail:
@@ -92,9 +92,7 @@ async def stdio_child(
         # The last stderr lines usually say why; give them a moment to arrive.
         with trio.CancelScope(shield=True), trio.move_on_after(STDERR_DRAIN_S):
             await stderr_done.wait()
-        incarnation.declare(
-            f"the process {describe_returncode(code)}{tail.hint()}", abnormal=code != 0
-        )
+        incarnation.declare(Exited(code, tail.hint()))
 
     async def watch() -> None:
         code = await child.wait()
@@ -108,7 +106,7 @@ async def stdio_child(
         await stdout_closed.wait()
         with trio.move_on_after(STDERR_DRAIN_S * 2):
             await incarnation.died.wait()
-        incarnation.declare(STDOUT_CLOSED)
+        incarnation.declare(StdoutClosed())
 
     try:
         start_task(stderr)
@@ -123,7 +121,7 @@ async def stdio_child(
         if (code := child.poll()) is not None:
             await exited_by_itself(code)
         elif stdout_closed.is_set():
-            incarnation.declare(STDOUT_CLOSED)
+            incarnation.declare(StdoutClosed())
         on_failure(error)  # before the stop ladder, which may be slow
         raise
     finally:

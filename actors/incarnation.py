@@ -3,10 +3,12 @@
 What lives and dies with it is kept here, on one object the app actor makes at each start, so
 nothing of an old incarnation has to be reset by hand and nothing of it outlives it: its
 session (`upstream`) and the nursery its calls run in, its pid, its protocol revision, when it
-reached Running, and why it died. Death is declared in one place, `declare`: the first cause
-wins, and the actor acts on it once (`mourn`). `live` runs one: it connects, lists the catalog
-under the start-up deadline, runs the incarnation's tasks so that whatever one of them raises
-ends this incarnation only, and tears the session and the process down.
+reached Running, and why it died. Death is declared in one place, `declare`, with a cause
+(`actors/death.py`): the first cause wins, and the actor acts on it once (`mourn`).
+
+`live` runs one: it connects, lists the catalog under the start-up deadline, runs the
+incarnation's tasks so that whatever one of them raises ends this incarnation only, and tears
+the session and the process down.
 """
 
 from __future__ import annotations
@@ -22,6 +24,14 @@ import trio
 from actors.cancellation import split_cancelled
 from actors.catalog import Catalog
 from actors.child import STDERR_DRAIN_S, StderrTail, stdio_child
+from actors.death import (
+    Cause,
+    ConnectionFailed,
+    InternalError,
+    SessionEnded,
+    SpawnFailed,
+    StartupTimeout,
+)
 from actors.process import SpawnError
 from actors.reaper import Reaper
 from actors.supervision import Exit
@@ -39,15 +49,12 @@ from supervisor.model.manifest import AppDefinition
 
 logger = logging.getLogger("mcpapps.app")
 
-ENDED = "the connection ended"  # the reason when nothing said why
-
 
 class Incarnation:
     def __init__(self, *, stdio: bool = False) -> None:
         self.stdio = stdio  # an app process (its exit status says more than a broken pipe)
         self.died = trio.Event()
-        self.reason: str | None = None
-        self.abnormal = True
+        self.cause: Cause | None = None
         self.pid: int | None = None
         self.protocol_version: str | None = None
         self.upstream: Upstream | None = None  # while it serves calls
@@ -66,13 +73,17 @@ class Incarnation:
         self.protocol_version = upstream.protocol_version
         self.running_since = trio.current_time()
 
-    def declare(self, reason: str, *, abnormal: bool = True) -> bool:
+    def declare(self, cause: Cause) -> bool:
         """Declare it dead; the first cause wins. True if this was the cause."""
         if self.died.is_set():
             return False
-        self.reason, self.abnormal = reason, abnormal
+        self.cause = cause
         self.died.set()
         return True
+
+    @property
+    def reason(self) -> str | None:
+        return None if self.cause is None else self.cause.reason
 
     def end(self) -> None:
         """It serves no more calls."""
@@ -85,7 +96,7 @@ class Incarnation:
         if self.stdio:
             with trio.move_on_after(STDERR_DRAIN_S * 3):
                 await self.died.wait()
-        self.declare(f"the connection failed: {error_text(error)}")
+        self.declare(ConnectionFailed(error_text(error)))
         return self.reason or ""
 
     def mourn(self) -> bool:
@@ -99,7 +110,8 @@ class Incarnation:
         """How it ended, as supervision reads it."""
         since = self.running_since
         ran_for = 0.0 if since is None else trio.current_time() - since
-        return Exit(reason=self.reason or ENDED, abnormal=self.abnormal, ran_for=ran_for)
+        cause = self.cause or SessionEnded()
+        return Exit(reason=cause.reason, abnormal=cause.abnormal, ran_for=ran_for)
 
 
 StartTask = Callable[..., None]  # starts `fn(*args)` as a task of the incarnation
@@ -147,7 +159,7 @@ class _Life:
                     self._failure(group)
         except* Exception as group:  # a bug of ours must end this incarnation, not the actor
             logger.exception("app %s: unexpected error", self.app_id, exc_info=group)
-            incarnation.declare(f"internal error: {error_text(first_leaf(group))}")
+            incarnation.declare(InternalError(error_text(first_leaf(group))))
 
     async def _end_on_death(self, nursery: trio.Nursery) -> None:
         await self.incarnation.died.wait()
@@ -158,19 +170,17 @@ class _Life:
         seconds = self.setup.definition.manifest.startup_timeout_seconds
         await trio.sleep(seconds)
         if not self.incarnation.running:
-            self.incarnation.declare(
-                f"did not start within {seconds} s (startupTimeoutSeconds){self.setup.tail.hint()}"
-            )
+            self.incarnation.declare(StartupTimeout(seconds, self.setup.tail.hint()))
 
     def _failure(self, error: BaseException) -> None:
         """Declare the death an error of the session or the transport stands for, and act on
         it at once (the teardown that follows may take a while)."""
         error = first_leaf(error)
         if isinstance(error, SpawnError):
-            self.incarnation.declare(str(error))
+            self.incarnation.declare(SpawnFailed(str(error)))
         else:
-            stage = "the connection failed" if self.incarnation.running else "start-up failed"
-            self.incarnation.declare(f"{stage}: {error_text(error)}{self.setup.tail.hint()}")
+            running, hint = self.incarnation.running, self.setup.tail.hint()
+            self.incarnation.declare(ConnectionFailed(error_text(error), running, hint))
         self.setup.mourn(self.incarnation)
 
     async def _serve(self, nursery: trio.Nursery) -> None:
@@ -222,7 +232,7 @@ class _Life:
                 await incarnation.lost(leaf)
             else:
                 logger.exception("app %s: unexpected error in %s", self.app_id, fn.__name__)
-                incarnation.declare(f"internal error: {error_text(leaf)}")
+                incarnation.declare(InternalError(error_text(leaf)))
 
     def _transport(self, nursery: trio.Nursery) -> contextlib.AbstractAsyncContextManager[Any]:
         """What the SDK client runs over: the SDK's HTTP client, or the app's process."""

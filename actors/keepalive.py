@@ -9,6 +9,7 @@ import logging
 
 import trio
 
+from actors.death import Hung
 from actors.upstream import Upstream
 from supervisor.model.errors import UpstreamLost, UpstreamTimeout
 from supervisor.model.policy import SupervisionPolicy
@@ -28,7 +29,7 @@ class Heard:
 
 async def keep_alive(
     app_id: str, upstream: Upstream, policy: SupervisionPolicy, heard: Heard
-) -> str:
+) -> Hung:
     """Probe the app while it lives; return why it is hung once it is. A broken connection
     raises (`UpstreamLost`)."""
     misses = 0
@@ -56,10 +57,7 @@ async def keep_alive(
                 policy.ping_misses,
             )
             if misses >= policy.ping_misses:
-                return (
-                    f"hung: did not answer {misses} pings in a row"
-                    f" ({policy.ping_timeout_s:g} s each)"
-                )
+                return Hung(misses, policy.ping_timeout_s)
             heard.at = trio.current_time() - policy.ping_interval_s  # probe again now
         else:
             misses = 0
