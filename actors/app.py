@@ -36,6 +36,7 @@ from actors.death import SessionEnded
 from actors.incarnation import Incarnation, Setup, StartTask, live
 from actors.keepalive import Heard, keep_alive
 from actors.messages import (
+    AppFact,
     AppMessage,
     AppStatus,
     AppUnavailable,
@@ -53,7 +54,7 @@ from actors.messages import (
 )
 from actors.metrics import Metrics
 from actors.reaper import Reaper
-from actors.runtime import Mailbox
+from actors.runtime import Mailbox, Recipient
 from actors.sessionstate import SessionState
 from actors.supervision import Ended, Exit, GaveUp, Retry, supervise, wants_restart
 from actors.upstream import Upstream
@@ -80,7 +81,7 @@ class AppActor:
         self,
         definition: AppDefinition,
         *,
-        events: Mailbox[Any],
+        events: Recipient[AppFact],
         environ: Mapping[str, str],
         ui: bool = True,
         source: Path | None = None,

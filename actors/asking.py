@@ -274,24 +274,6 @@ async def sample(
     return await sampler(params)
 
 
-@attrs.frozen
-class SamplingAllowed:
-    """Ask the registry: may app `app_id` use the agent's model (`sampling = true`)?"""
-
-    app_id: str
-    reply: Reply[bool]
-
-
-@attrs.frozen
-class SampleForView:
-    """Ask the chat hub: answer a sampling request an app's view made through the page."""
-
-    app_id: str
-    allowed: bool
-    params: Wire
-    reply: Reply[Wire]
-
-
 def bind_caller(caller: Any, app_id: str, tool: str, timeout_s: float, sampling: bool) -> None:
     """The registry routes a call: a chat caller learns where it goes."""
     if isinstance(caller, ChatCaller):

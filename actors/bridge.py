@@ -18,8 +18,7 @@ import trio
 
 from actors.asking import answer_input_required, current_caller
 from actors.catalog import Wire
-from actors.messages import CallPublicTool, GetToolTable
-from actors.registry import RegistryMessage
+from actors.messages import CallPublicTool, GetToolTable, RegistryMessage
 from actors.runtime import AskTimeout, Mailbox, ask
 from actors.tooltable import PublicTool, ToolTable
 

@@ -7,6 +7,8 @@ from typing import Any
 
 import attrs
 
+from supervisor.model.era import Era
+
 Wire = dict[str, Any]
 
 
@@ -19,7 +21,7 @@ class Catalog:
     resource_templates: tuple[Wire, ...] = ()
     prompts: tuple[Wire, ...] = ()
     capabilities: Wire = attrs.Factory(dict)  # the app's, as it declared them
-    modern: bool = False  # whether the app speaks 2026-07-28
+    era: Era = Era.HANDSHAKE  # the era the app speaks
 
     def counts(self) -> dict[str, int]:
         return {

@@ -14,8 +14,8 @@ import trio
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 
 from actors.catalog import Catalog, Wire
-from actors.messages import AppNotification
-from actors.runtime import Mailbox
+from actors.messages import AppFact, AppNotification
+from actors.runtime import Recipient
 from actors.upstream import Upstream, error_text
 from supervisor.model.errors import UpstreamLost
 
@@ -35,7 +35,7 @@ class Changes:
     def __init__(
         self,
         app_id: str,
-        events: Mailbox[Any],
+        events: Recipient[AppFact],
         on_catalog: Callable[[Catalog], None],
         subscribers: Callable[[str], frozenset[str]],
     ) -> None:

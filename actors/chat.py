@@ -24,12 +24,24 @@ import attrs
 import trio
 
 from actors import asking
-from actors.agent import Engine, Event, Message, TurnError, UserTurn
-from actors.asking import AnswerRefused, Questions, SampleForView, TurnAsker, sample
+from actors.agent import Engine
+from actors.asking import AnswerRefused, Questions, TurnAsker, sample
 from actors.bridge import CHAT_SESSION
 from actors.chatstore import ChatStore, SavedSession, StoreError
+from actors.messages import (
+    AnswerQuestion,
+    CancelTurn,
+    GetSession,
+    HubMessage,
+    SampleForView,
+    StopChats,
+    Sweep,
+    Turn,
+    TurnDone,
+)
 from actors.metrics import Metrics
 from actors.runtime import Mailbox, Reply
+from actors.turns import Event, Message, TurnFailed
 from actors.upstream import ServerRequestRefused
 
 logger = logging.getLogger("mcpapps.chat")
@@ -40,64 +52,6 @@ SWEEP_S = 60.0
 STOPPING = "the supervisor is stopping: send this message again once it is back"
 CUT_SHORT = "the supervisor stopped before this turn was finished; the turn was not saved"
 CANCELLED = "the turn was cancelled; what was asked is kept, nothing was answered"
-
-
-@attrs.frozen
-class Turn:
-    """Run one turn of `session_id`; its events go to `events`, which is closed when the turn
-    is over and saved. Nobody need read them: a client may leave."""
-
-    session_id: str
-    user: UserTurn
-    events: trio.MemorySendChannel[Event]
-
-
-@attrs.frozen
-class GetSession:
-    """What is saved of a session (no turn in progress is in it)."""
-
-    session_id: str
-    reply: Reply[SavedSession]
-
-
-@attrs.frozen
-class CancelTurn:
-    """Cut short the turn `session_id` is running now (the person pressed Cancel); the reply
-    says whether one was running. Turns waiting behind it still run."""
-
-    session_id: str
-    reply: Reply[bool]
-
-
-@attrs.frozen
-class AnswerQuestion:
-    """The person's answer to a question an app asked during the session's turn; the reply
-    fails with `AnswerRefused` when it is not taken."""
-
-    session_id: str
-    request_id: str
-    action: Any
-    content: Any
-    reply: Reply[None]
-
-
-@attrs.frozen
-class StopChats:
-    """Shutdown: take no new turns, give the running ones up to `grace` s, then cut them short."""
-
-    grace: float
-    reply: Reply[None]
-
-
-@attrs.frozen
-class _TurnDone:
-    session_id: str
-    unsaved: bool  # some turn of the session could not be saved yet
-
-
-@attrs.frozen
-class _Sweep:
-    pass
 
 
 @attrs.define
@@ -117,7 +71,7 @@ class ChatHub:
         *,
         idle_s: float = IDLE_S,
     ) -> None:
-        self.mailbox: Mailbox[Any] = Mailbox()
+        self.mailbox: Mailbox[HubMessage] = Mailbox()
         self._engine = engine
         self._store = store
         self._metrics = metrics
@@ -145,7 +99,7 @@ class ChatHub:
             task_status.started()
             await trio.sleep_forever()
 
-    def _handle(self, message: Any) -> None:
+    def _handle(self, message: HubMessage) -> None:
         match message:
             case Turn(session_id, _, events):
                 if self._stopping.is_set():
@@ -156,7 +110,7 @@ class ChatHub:
                     entry = self._start_session(session_id)
                 entry.waiting += 1
                 entry.session.mailbox.tell(message)
-            case _TurnDone(session_id, unsaved):
+            case TurnDone(session_id, unsaved):
                 if (entry := self._sessions.get(session_id)) is not None:
                     entry.waiting -= 1
                     entry.unsaved = unsaved
@@ -182,7 +136,7 @@ class ChatHub:
                 self._stopping.set()
                 self._check_all_done()
                 self._spawn(self._stop, grace, reply)
-            case _Sweep():
+            case Sweep():
                 self._retire_idle()
             case _:
                 logger.error("chat hub: unknown message %r", message)
@@ -220,7 +174,7 @@ class ChatHub:
     async def _sweeper(self) -> None:
         while True:
             await trio.sleep(min(SWEEP_S, self._idle_s))
-            self.mailbox.tell(_Sweep())
+            self.mailbox.tell(Sweep())
 
     async def _load(self, session_id: str, reply: Reply[SavedSession]) -> None:
         try:
@@ -254,7 +208,7 @@ class ChatSession:
         engine: Engine,
         store: ChatStore,
         metrics: Metrics,
-        hub: Mailbox[Any],
+        hub: Mailbox[HubMessage],
         stopping: trio.Event,
     ) -> None:
         self.id = session_id
@@ -281,7 +235,7 @@ class ChatSession:
             async for turn in self.mailbox:
                 async with turn.events:
                     await self._take(turn)
-                await self._hub.send(_TurnDone(self.id, bool(self._unsaved)))
+                await self._hub.send(TurnDone(self.id, bool(self._unsaved)))
         finally:
             # Cut short at shutdown: the turns still waiting are answered all the same.
             for turn in self.mailbox.take_waiting():
@@ -289,7 +243,7 @@ class ChatSession:
 
     async def _take(self, turn: Turn) -> None:
         if self._stopping.is_set():
-            _emit(turn.events, TurnError(STOPPING))
+            _emit(turn.events, TurnFailed(STOPPING))
             return
         try:
             if self._history is None:
@@ -297,10 +251,10 @@ class ChatSession:
             await self._run_turn(turn, self._history)
         except StoreError as error:
             logger.error("chat session %s: %s", self.id, error)
-            _emit(turn.events, TurnError(f"the session could not be loaded: {error}"))
+            _emit(turn.events, TurnFailed(f"the session could not be loaded: {error}"))
         except Exception as error:  # a bug ends this turn, never the session or the others
             logger.exception("chat session %s: the turn failed", self.id)
-            _emit(turn.events, TurnError(f"internal error in mcpapps: {error!r}; see the log"))
+            _emit(turn.events, TurnFailed(f"internal error in mcpapps: {error!r}; see the log"))
 
     async def _run_turn(self, turn: Turn, history: list[Message]) -> None:
         started = time.monotonic()
@@ -308,7 +262,7 @@ class ChatSession:
 
         def emit(event: Event) -> None:
             nonlocal failed
-            failed = failed or isinstance(event, TurnError)
+            failed = failed or isinstance(event, TurnFailed)
             _emit(turn.events, event)
 
         added: list[Message] = []
@@ -321,18 +275,18 @@ class ChatSession:
             with scope:
                 added = await self._engine.run_turn(tuple(history), turn.user, emit)
         except trio.Cancelled:
-            emit(TurnError(CUT_SHORT))
+            emit(TurnFailed(CUT_SHORT))
             raise
         except Exception as error:  # an engine bug ends this turn, not the session
             logger.exception("chat session %s: the %s engine failed", self.id, self._engine.name)
-            emit(TurnError(f"internal error in the {self._engine.name} engine: {error!r}"))
+            emit(TurnFailed(f"internal error in the {self._engine.name} engine: {error!r}"))
         finally:
             self._turn_scope = None
             CHAT_SESSION.reset(session)
             asking.CURRENT.reset(asked)
             self.questions.cancel_all("its turn ended, so it was cancelled")
         if scope.cancelled_caught:
-            emit(TurnError(CANCELLED))
+            emit(TurnFailed(CANCELLED))
         messages = [turn.user.message(), *added]
         history.extend(messages)
         self._unsaved.append(messages)
@@ -345,7 +299,7 @@ class ChatSession:
                 self._unsaved.clear()
             except StoreError as error:
                 logger.error("chat session %s: the turn was not saved: %s", self.id, error)
-                emit(TurnError(f"the turn was not saved: {error}"))
+                emit(TurnFailed(f"the turn was not saved: {error}"))
         self._metrics.observe_turn(self._engine.name, time.monotonic() - started, not failed)
 
 
@@ -356,5 +310,5 @@ def _emit(events: trio.MemorySendChannel[Event], event: Event) -> None:
 
 
 def _refuse(events: trio.MemorySendChannel[Event], why: str) -> None:
-    _emit(events, TurnError(why))
+    _emit(events, TurnFailed(why))
     events.close()

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import attrs
 import trio
 
-from actors.agent import Message
+from actors.turns import Message
 from supervisor.model.errors import McpappsError
 
 T = TypeVar("T")

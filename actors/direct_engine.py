@@ -8,9 +8,10 @@ import json
 import uuid
 from collections.abc import Sequence
 
-from actors.agent import Emit, Message, TextPiece, ToolFinished, ToolStarted, UserTurn, call_tool
+from actors.agent import call_tool
 from actors.arguments import ArgumentError, parse_arguments
 from actors.bridge import ToolBridge
+from actors.turns import Emit, Message, TextPiece, ToolFinished, ToolStarted, UserTurn
 
 HELP = (
     "This chat runs the direct engine, which has no model. It understands two commands:\n"

@@ -1,5 +1,10 @@
 """The messages actors exchange, and the errors callers get back. Requests carry their own
-`Reply`; facts (`StateChanged`, `CatalogChanged`) are told and never answered."""
+`Reply`; facts (`StateChanged`, `CatalogChanged`) are told and never answered.
+
+Every message an actor's mailbox takes is here, under the heading of the actor that receives
+it, and each heading ends with that actor's union (`AppMessage`, `RegistryMessage`,
+`HubMessage`): the mailbox is typed with it, so a message sent to the wrong actor is a type
+error, not an "unknown message" log line. Nothing here loads the SDK or a web framework."""
 
 from __future__ import annotations
 
@@ -10,9 +15,16 @@ import attrs
 import trio
 
 from actors.catalog import Catalog, Wire
+from actors.chatstore import SavedSession
 from actors.runtime import Answer, Reply
+from actors.toolreport import ToolRow
+from actors.tooltable import PublicTool, ToolTable
+from actors.turns import Event, UserTurn
+from supervisor.model.discovery import Discovery
 from supervisor.model.errors import McpappsError
 from supervisor.model.lifecycle import AppState
+from supervisor.model.reload import ReloadDiff
+from supervisor.model.viewsconfig import Approval
 
 
 class AppError(McpappsError):
@@ -147,6 +159,12 @@ class Restart:
     reply: Reply[AppStatus]
 
 
+# What an app actor's mailbox takes: a message of any other type is a type error, not a log line.
+AppMessage = (
+    UpstreamRequest | GetStatus | GetCatalog | Start | Stop | Restart | Drain | ReleaseSubscriptions
+)
+
+
 # Facts an app actor tells the registry.
 
 
@@ -174,7 +192,21 @@ class AppNotification:
     subscribers: frozenset[str] = frozenset()
 
 
-# Requests to the registry.
+AppFact = StateChanged | CatalogChanged | AppNotification
+
+
+@attrs.frozen
+class FromApp:
+    """A fact as the registry receives it from an app actor: marked with the voice the actor
+    was given (`actors.registry`), so that the last words of an actor a reload replaced are
+    dropped rather than overwrite what its successor says."""
+
+    app_id: str
+    voice: object
+    fact: AppFact
+
+
+# Requests and facts for the registry.
 
 
 @attrs.frozen
@@ -183,12 +215,12 @@ class Watch:
     `ToolTableChanged`) to `channel` from now on, until it is closed. A watcher that falls
     behind loses facts rather than slowing the registry."""
 
-    channel: trio.MemorySendChannel[Any]
+    channel: trio.MemorySendChannel[Fact]
 
 
 @attrs.frozen
 class ToolTableChanged:
-    table: Any  # actors.tooltable.ToolTable
+    table: ToolTable
 
 
 @attrs.frozen
@@ -203,7 +235,7 @@ class ToApp:
 class CallPublicTool:
     public_name: str  # a public name or its alias
     arguments: dict[str, Any]
-    reply: Answer[tuple[Any, Wire]]  # (the PublicTool called, the raw result)
+    reply: Answer[tuple[PublicTool, Wire]]  # (the tool called, the raw result)
     meta: dict[str, Any] | None = None
     caller: Caller | None = None
     abandoned: trio.Event | None = None  # set when the caller gives up: the call is cancelled
@@ -212,7 +244,7 @@ class CallPublicTool:
 
 @attrs.frozen
 class GetToolTable:
-    reply: Reply[Any]
+    reply: Reply[ToolTable]
 
 
 @attrs.frozen
@@ -242,28 +274,142 @@ class StopAll:
 @attrs.frozen
 class ApplyReload:
     """Start, stop and restart apps so that the registry runs what `discovery` describes
-    (a `supervisor.model.discovery.Discovery`); answered with the
-    `supervisor.model.reload.ReloadDiff`."""
+    describes; answered with what changed."""
 
-    discovery: Any
-    reply: Reply[Any]
+    discovery: Discovery
+    reply: Reply[ReloadDiff]
 
 
 @attrs.frozen
 class Reloaded:
-    """A fact: a reload ended with `diff` (a `supervisor.model.reload.ReloadDiff`)."""
+    """A fact: a reload ended with `diff`. `approvals` is the reloaded config's per-app approval
+    policy for views (`[apps.entries.<id>] approval`), or None when the config was refused:
+    the front door applies it at once, as it holds no app to restart for it."""
 
-    diff: Any
+    diff: ReloadDiff
+    approvals: tuple[tuple[str, Approval], ...] | None = None
 
 
 @attrs.frozen
 class GetToolReport:
-    """Every tool of every Running app as `actors.toolreport.ToolRow`s: offered or not, why."""
+    """Every tool of every Running app: offered or not, why."""
 
-    reply: Reply[Any]
+    reply: Reply[tuple[ToolRow, ...]]
 
 
-# What an app actor's mailbox takes: a message of any other type is a type error, not a log line.
-AppMessage = (
-    UpstreamRequest | GetStatus | GetCatalog | Start | Stop | Restart | Drain | ReleaseSubscriptions
+@attrs.frozen
+class WhenReady:
+    """Answered once every app has reached Running or Failed at least once."""
+
+    reply: Reply[tuple[AppStatus, ...]]
+
+
+@attrs.frozen
+class SamplingAllowed:
+    """Ask the registry: may app `app_id` use the agent's model (`sampling = true`)?"""
+
+    app_id: str
+    reply: Reply[bool]
+
+
+# What a watcher hears (`Watch`).
+Fact = StateChanged | CatalogChanged | AppNotification | ToolTableChanged | Reloaded
+
+# What the registry's mailbox takes.
+RegistryMessage = (
+    FromApp
+    | SamplingAllowed
+    | StateChanged
+    | CatalogChanged
+    | AppNotification
+    | Watch
+    | CallPublicTool
+    | ToApp
+    | GetToolTable
+    | GetToolReport
+    | Snapshot
+    | Lookup
+    | WhenReady
+    | StopAll
+    | ApplyReload
+    | Reloaded
+)
+
+
+# Requests to the chat hub (and, for `Turn`, to the session actor it hands the turn to).
+
+
+@attrs.frozen
+class Turn:
+    """Run one turn of `session_id`; its events go to `events`, which is closed when the turn
+    is over and saved. Nobody need read them: a client may leave."""
+
+    session_id: str
+    user: UserTurn
+    events: trio.MemorySendChannel[Event]
+
+
+@attrs.frozen
+class GetSession:
+    """What is saved of a session (no turn in progress is in it)."""
+
+    session_id: str
+    reply: Reply[SavedSession]
+
+
+@attrs.frozen
+class CancelTurn:
+    """Cut short the turn `session_id` is running now (the person pressed Cancel); the reply
+    says whether one was running. Turns waiting behind it still run."""
+
+    session_id: str
+    reply: Reply[bool]
+
+
+@attrs.frozen
+class AnswerQuestion:
+    """The person's answer to a question an app asked during the session's turn; the reply
+    fails with `AnswerRefused` when it is not taken."""
+
+    session_id: str
+    request_id: str
+    action: Any
+    content: Any
+    reply: Reply[None]
+
+
+@attrs.frozen
+class StopChats:
+    """Shutdown: take no new turns, give the running ones up to `grace` s, then cut them short."""
+
+    grace: float
+    reply: Reply[None]
+
+
+@attrs.frozen
+class TurnDone:
+    """A session tells the hub: one of its turns is over."""
+
+    session_id: str
+    unsaved: bool  # some turn of the session could not be saved yet
+
+
+@attrs.frozen
+class Sweep:
+    """The hub tells itself: time to retire the sessions idle too long."""
+
+
+@attrs.frozen
+class SampleForView:
+    """Ask the chat hub: answer a sampling request an app's view made through the page."""
+
+    app_id: str
+    allowed: bool
+    params: Wire
+    reply: Reply[Wire]
+
+
+# What the chat hub's mailbox takes; a session's takes only `Turn`.
+HubMessage = (
+    Turn | GetSession | CancelTurn | AnswerQuestion | SampleForView | StopChats | TurnDone | Sweep
 )

@@ -4,7 +4,7 @@
 One turn is a loop of streamed requests: the text of each answer is emitted as it arrives, the
 tool calls it asks for are made in order, and their results go back in the next request, until
 an answer asks for nothing more or `agent.max_steps` requests have been made. Everything that
-can go wrong (the server, the stream, the step limit) ends the turn with one `TurnError`
+can go wrong (the server, the stream, the step limit) ends the turn with one `TurnFailed`
 sentence; what was said and done until then is returned all the same.
 """
 
@@ -21,22 +21,14 @@ import attrs
 import httpx2
 import trio
 
-from actors.agent import (
-    Emit,
-    Message,
-    TextPiece,
-    ToolFinished,
-    ToolStarted,
-    TurnError,
-    UserTurn,
-    call_tool,
-)
+from actors.agent import call_tool
 from actors.arguments import ArgumentError, parse_arguments
 from actors.bridge import ToolBridge
 from actors.catalog import Wire
 from actors.runtime import AskTimeout, Overloaded
 from actors.sampling import sampling_body, sampling_result
 from actors.tooltable import MODEL_NAME, PublicTool, ToolTable, model_alias
+from actors.turns import Emit, Message, TextPiece, ToolFinished, ToolStarted, TurnFailed, UserTurn
 from actors.upstream import ServerRequestRefused
 from supervisor.model.config import AgentConfig
 
@@ -203,7 +195,7 @@ class OpenAIEngine:
                 await self._steps(http, [*history, turn.message()], added, emit)
         except _TurnFailed as failure:
             logger.warning("agent turn failed: %s", failure)
-            emit(TurnError(str(failure)))
+            emit(TurnFailed(str(failure)))
         return added
 
     async def sample(self, params: Wire) -> tuple[Wire, str]:

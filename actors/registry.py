@@ -18,9 +18,10 @@ import attrs
 import trio
 
 from actors.app import AppActor
-from actors.asking import SamplingAllowed, bind_caller
+from actors.asking import bind_caller
 from actors.catalog import Catalog
 from actors.messages import (
+    AppFact,
     ApplyReload,
     AppNotification,
     AppStatus,
@@ -28,11 +29,15 @@ from actors.messages import (
     CallPublicTool,
     CatalogChanged,
     Drain,
+    Fact,
+    FromApp,
     GetStatus,
     GetToolReport,
     GetToolTable,
     Lookup,
+    RegistryMessage,
     Reloaded,
+    SamplingAllowed,
     Snapshot,
     Start,
     StateChanged,
@@ -44,6 +49,7 @@ from actors.messages import (
     UnknownTool,
     UpstreamRequest,
     Watch,
+    WhenReady,
 )
 from actors.metrics import Metrics
 from actors.process import KILL_REAP_S, STDIN_CLOSE_GRACE_S
@@ -58,13 +64,6 @@ from supervisor.model.reload import ReloadDiff, RunningApp, plan_reload
 logger = logging.getLogger("mcpapps.registry")
 
 STOP_MARGIN_S = 10.0  # beyond an app's own stop ladder, before shutdown stops waiting for it
-
-
-@attrs.frozen
-class WhenReady:
-    """Answered once every app has reached Running or Failed at least once."""
-
-    reply: Reply[tuple[AppStatus, ...]]
 
 
 def static_status(app: DiscoveredApp) -> AppStatus:
@@ -117,14 +116,14 @@ class Registry:
         self._unsettled = set(self._actors)
         self._waiting: list[Reply[tuple[AppStatus, ...]]] = []
         self._nursery: trio.Nursery | None = None
-        self._watchers: list[trio.MemorySendChannel[Any]] = []
+        self._watchers: list[trio.MemorySendChannel[Fact]] = []
 
     def _new_actor(self, app: DiscoveredApp) -> AppActor:
         assert app.definition is not None
         facts = _Facts(self.mailbox, app.definition.id)
         actor = AppActor(
             app.definition,
-            events=facts,  # type: ignore[arg-type]  # it has the one method an actor uses
+            events=facts,
             environ=self._environ,
             ui=self._ui,
             source=app.source,
@@ -167,10 +166,10 @@ class Registry:
 
     def _handle(self, message: RegistryMessage) -> None:
         match message:
-            case _From(facts, fact):
+            case FromApp(app_id, voice, fact):
                 # A fact of an actor a reload has replaced (its last Stopped, its emptied
                 # catalog) must not overwrite what its successor says.
-                if self._facts.get(facts.app_id) is facts:
+                if self._facts.get(app_id) is voice:
                     self._handle(fact)
             case StateChanged(status):
                 self._on_state(status)
@@ -221,7 +220,7 @@ class Registry:
         assert self._nursery is not None
         self._nursery.start_soon(fn, *args)
 
-    def _publish(self, fact: Any) -> None:
+    def _publish(self, fact: Fact) -> None:
         for channel in list(self._watchers):
             try:
                 channel.send_nowait(fact)
@@ -230,9 +229,9 @@ class Registry:
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 self._watchers.remove(channel)
 
-    def _replay(self, channel: trio.MemorySendChannel[Any]) -> None:
+    def _replay(self, channel: trio.MemorySendChannel[Fact]) -> None:
         """A new watcher first hears how things stand, so it misses nothing said before."""
-        facts: list[Any] = [StateChanged(status) for status in self._statuses.values()]
+        facts: list[Fact] = [StateChanged(status) for status in self._statuses.values()]
         facts += [CatalogChanged(app_id, c) for app_id, c in self._catalogs.items()]
         facts.append(ToolTableChanged(self._table))
         for fact in facts:
@@ -441,21 +440,15 @@ class Registry:
         self._rebuild()
 
 
-@attrs.frozen
-class _From:
-    facts: _Facts
-    fact: Any
-
-
 class _Facts:
     """Where one app actor tells its facts: into the registry's mailbox, marked as its own."""
 
-    def __init__(self, registry: Mailbox[Any], app_id: str) -> None:
+    def __init__(self, registry: Mailbox[RegistryMessage], app_id: str) -> None:
         self._registry = registry
         self.app_id = app_id
 
-    def tell(self, fact: Any) -> None:
-        self._registry.tell(_From(self, fact))
+    def tell(self, message: AppFact) -> None:
+        self._registry.tell(FromApp(self.app_id, self, message))
 
 
 async def _ask_quietly(actor: AppActor, make: Any, limit: float) -> None:
@@ -463,24 +456,3 @@ async def _ask_quietly(actor: AppActor, make: Any, limit: float) -> None:
         await ask(actor.mailbox, make, limit)
     except (AskTimeout, Overloaded):
         logger.error("app %s did not stop within %g s", actor.id, limit)
-
-
-# What the registry's mailbox takes: a message of any other type is a type error.
-RegistryMessage = (
-    _From
-    | SamplingAllowed
-    | StateChanged
-    | CatalogChanged
-    | AppNotification
-    | Watch
-    | CallPublicTool
-    | ToApp
-    | GetToolTable
-    | GetToolReport
-    | Snapshot
-    | Lookup
-    | WhenReady
-    | StopAll
-    | ApplyReload
-    | Reloaded
-)

@@ -77,6 +77,13 @@ class Answer(Protocol[T_contra]):
     def fail(self, error: BaseException) -> None: ...
 
 
+class Recipient(Protocol[T_contra]):
+    """Anything a message can be told to: a `Mailbox`, or a stand-in that marks what it is
+    told before passing it on (how the registry knows which app actor a fact came from)."""
+
+    def tell(self, message: T_contra) -> None: ...
+
+
 class Forward(Generic[T]):
     """Answers a request on someone else's `Reply`, transformed on the way: a router hands the
     actor that does the work a `Forward` instead of starting a task that waits to relay."""
@@ -136,10 +143,10 @@ class Mailbox(Generic[M]):
         return self._receive
 
 
-async def ask(
-    mailbox: Mailbox[Any], make: Callable[[Reply[T]], Any], timeout: float = math.inf
-) -> T:
-    """Send the request `make(reply)` and wait up to `timeout` s for the answer to its reply."""
+async def ask(mailbox: Mailbox[M], make: Callable[[Reply[T]], M], timeout: float = math.inf) -> T:
+    """Send the request `make(reply)` and wait up to `timeout` s for the answer to its reply.
+    The request must be a message the mailbox takes: one meant for another actor is a type
+    error."""
     reply: Reply[T] = Reply()
     request = make(reply)
     with trio.move_on_after(timeout):

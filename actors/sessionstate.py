@@ -20,6 +20,7 @@ from actors.messages import UpstreamRequest
 from actors.runtime import Answer
 from actors.subscriptions import Subscriptions
 from actors.upstream import Upstream, error_text
+from supervisor.model.era import Era
 from supervisor.model.errors import UpstreamLost
 
 logger = logging.getLogger("mcpapps.app")
@@ -47,25 +48,25 @@ class SessionState:
         params = message.params or {}
         if message.method == "logging/setLevel" and isinstance(params.get("level"), str):
             self.log_level = upstream.log_level = params["level"]
-            if upstream.modern:
+            if upstream.era is Era.STATELESS:
                 message.reply.send({})
                 return True
             return False
         uri = params.get("uri")
         if message.method not in _SUBSCRIPTION_METHODS or not isinstance(uri, str):
             return False  # anything wrong with it, the app says
-        if upstream.modern and not upstream.capabilities.resources:
+        if upstream.era is Era.STATELESS and not upstream.capabilities.resources:
             return False  # an app without resources says so itself
         owner, table = _owner(message), self.subscriptions
         if message.method == "resources/subscribe":
-            if not table.is_wanted(uri) and not upstream.modern:
+            if not table.is_wanted(uri) and upstream.era is Era.HANDSHAKE:
                 return False  # the app is asked; `answered` records the owner if it agrees
             if table.add(uri, owner):
                 # Answered once the app watches the resource, so no update can be missed.
                 self._listen_again(message.reply)
                 return True
         elif table.remove(uri, owner):
-            if not upstream.modern:
+            if upstream.era is Era.HANDSHAKE:
                 return False  # the app hears that its last subscriber left
             self._listen_again()
         message.reply.send({})
@@ -83,7 +84,7 @@ class SessionState:
         """A client is gone: its subscriptions end; a resource nobody wants any more is
         unsubscribed from (with `start`, a task of the incarnation, in the handshake era)."""
         for uri in self.subscriptions.release(owner):
-            if upstream is not None and upstream.modern:
+            if upstream is not None and upstream.era is Era.STATELESS:
                 self._listen_again()
             elif upstream is not None and start is not None:
                 start(self._unsubscribe_quietly, upstream, uri)
@@ -125,7 +126,7 @@ class SessionState:
         """A new session (after a restart) gets the log level and the resource subscriptions
         the clients asked of the old one; on 2026-07-28 the listen stream and the per-request
         log level carry them instead."""
-        if upstream.modern:
+        if upstream.era is Era.STATELESS:
             return
         requests: list[tuple[str, Wire]] = [
             ("resources/subscribe", {"uri": uri}) for uri in self.subscriptions

@@ -28,6 +28,7 @@ from pydantic import TypeAdapter
 
 from actors.catalog import Catalog, Wire
 from supervisor import __version__
+from supervisor.model.era import Era, EraSetting
 from supervisor.model.errors import (
     McpappsError,
     ProtocolViolation,
@@ -36,7 +37,6 @@ from supervisor.model.errors import (
     UpstreamRejected,
     UpstreamTimeout,
 )
-from supervisor.model.manifest import EraSetting
 
 logger = logging.getLogger("mcpapps.app")
 _RAW: TypeAdapter[Wire] = TypeAdapter(dict[str, Any])
@@ -53,6 +53,11 @@ _MODES: Mapping[EraSetting, str] = {
     "handshake": "legacy",
     "stateless": LATEST_MODERN_VERSION,
 }
+
+
+def era_of(protocol_version: str) -> Era:
+    """The era of a negotiated protocol revision."""
+    return Era.STATELESS if protocol_version in MODERN_PROTOCOL_VERSIONS else Era.HANDSHAKE
 
 
 def _is_connection_error(error: BaseException) -> bool:
@@ -151,8 +156,8 @@ class Upstream:
         return self.client.protocol_version
 
     @property
-    def modern(self) -> bool:
-        return self.protocol_version in MODERN_PROTOCOL_VERSIONS
+    def era(self) -> Era:
+        return era_of(self.protocol_version)
 
     @property
     def capabilities(self) -> types.ServerCapabilities:
@@ -170,7 +175,7 @@ class Upstream:
             templates = await self._pages(types.ListResourceTemplatesRequest, "resourceTemplates")
         prompts = await self._pages(types.ListPromptsRequest, "prompts") if caps.prompts else ()
         declared = caps.model_dump(by_alias=True, mode="json", exclude_none=True)
-        return Catalog(tools, resources, templates, prompts, declared, self.modern)
+        return Catalog(tools, resources, templates, prompts, declared, self.era)
 
     async def _pages(self, request: type[Any], field: str) -> tuple[Wire, ...]:
         items: list[Wire] = []
@@ -235,7 +240,7 @@ class Upstream:
             options["timeout"] = timeout
         if on_progress is not None:
             options["on_progress"] = on_progress
-        if self.log_level is not None and self.modern:
+        if self.log_level is not None and self.era is Era.STATELESS:
             fields = data.setdefault("params", {})
             meta = {types.LOG_LEVEL_META_KEY: self.log_level, **(fields.get("_meta") or {})}
             fields["_meta"] = meta
@@ -260,7 +265,7 @@ class Upstream:
         (`resubscribe()` is set), the stream is opened again with the new set, and
         `on_listening` is called each time the app has acknowledged a stream (and when this
         ends)."""
-        if not self.modern:
+        if self.era is Era.HANDSHAKE:
             return
         try:
             with _ours():
@@ -324,7 +329,7 @@ class Upstream:
 
     async def probe(self, timeout: float) -> None:
         """A liveness probe: `ping`, or `server/discover` on 2026-07-28, which has no ping."""
-        if self.modern:
+        if self.era is Era.STATELESS:
             with _ours():
                 await self.client.session.send_discover(self.protocol_version)
         else:

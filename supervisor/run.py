@@ -14,13 +14,13 @@ import attrs
 import trio
 
 from actors.bridge import ToolBridge
-from actors.chat import CHAT_DATABASE, ChatHub, StopChats
+from actors.chat import CHAT_DATABASE, ChatHub
 from actors.chatstore import ChatStore, StoreError
 from actors.engines import make_engine
-from actors.messages import StopAll
+from actors.messages import StopAll, StopChats, WhenReady
 from actors.metrics import Metrics
 from actors.reaper import Reaper
-from actors.registry import Registry, WhenReady
+from actors.registry import Registry
 from actors.runtime import ask
 from supervisor.model.config import Config
 from supervisor.model.discovery import discover, log_discovery

@@ -20,8 +20,8 @@ from actors.messages import (
     StopAll,
     ToApp,
     UpstreamRequest,
+    WhenReady,
 )
-from actors.registry import WhenReady
 from actors.runtime import Reply, ask
 from supervisor.model.lifecycle import AppState
 from tests.support.helpers import Project

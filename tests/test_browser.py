@@ -23,7 +23,7 @@ from urllib.parse import quote
 import httpx2
 import pytest
 
-from actors.agent import APP_EVENTS_MARK
+from actors.turns import APP_EVENTS_MARK
 from tests.support.helpers import free_port, free_port_pair
 from tests.support.nodetools import basic_vanillajs_command
 from tests.support.running import GROCERY, GUARD_S, environment, fixture_manifest
@@ -286,6 +286,25 @@ def test_the_grocery_dashboard_opens_from_the_app_list(served: Served, page: Any
     button.click()
     view(page).locator("#rows tr").first.wait_for()
     assert page.inner_text("#canvas-title") == "grocery.show_store_inventory_dashboard"
+
+
+def test_a_page_that_goes_away_ends_its_view_leases(served: Served, page: Any) -> None:
+    """The lease of a view the page showed ends with the page, not minutes later on expiry."""
+    page.goto(served.url("/?app=grocery-inventory"))
+    button = page.locator(
+        '#tools-visible li[data-tool="show_store_inventory_dashboard"] button.open-view'
+    )
+    button.click()
+    view(page).locator("#rows tr").first.wait_for()
+    view_id = page.evaluate("window.McpHost.current().client.viewId")
+    keepalive = served.url(f"/apps/views/{view_id}/keepalive")
+    assert httpx2.post(keepalive, timeout=GUARD_S).status_code == 200
+    page.goto("about:blank")
+    deadline = time.monotonic() + GUARD_S
+    while (status := httpx2.post(keepalive, timeout=GUARD_S).status_code) == 200:
+        assert time.monotonic() < deadline, "the lease outlived its page"
+        time.sleep(0.05)
+    assert status == 404
 
 
 # ---- approvals and the chat session of a view ------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from actors.catalog import Catalog
+from supervisor.model.era import Era
 from web.endpoints import mirrored_capabilities
 
 
@@ -20,7 +21,7 @@ def test_the_apps_own_capabilities_with_list_changes() -> None:
 
 def test_resources_of_a_2026_app_can_be_subscribed_to() -> None:
     declared = {"resources": {"listChanged": False}, "logging": {}}
-    assert mirrored_capabilities(Catalog(capabilities=declared, modern=True)) == {
+    assert mirrored_capabilities(Catalog(capabilities=declared, era=Era.STATELESS)) == {
         "resources": {"listChanged": True, "subscribe": True},
         "logging": {},
     }

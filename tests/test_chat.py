@@ -14,8 +14,8 @@ import httpx2
 import trio
 from prometheus_client.parser import text_string_to_metric_families
 
-from actors.agent import APP_EVENTS_MARK
 from actors.chat import CUT_SHORT, STOPPING
+from actors.turns import APP_EVENTS_MARK
 from tests.support.chatting import Timeline, body, chat, chat_data, chat_into, chat_stream
 from tests.support.frontdoor import http, write
 from tests.support.helpers import Project, run_mcpapps

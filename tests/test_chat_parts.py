@@ -14,7 +14,12 @@ import pytest
 import trio
 import trio.testing
 
-from actors.agent import (
+from actors.chat import STOPPING, ChatHub
+from actors.chatstore import SCHEMA_VERSION, ChatStore, StoreError, _transaction
+from actors.messages import GetSession, StopChats, Turn
+from actors.metrics import Metrics
+from actors.runtime import ask
+from actors.turns import (
     APP_EVENTS_MARK,
     Emit,
     Event,
@@ -22,14 +27,10 @@ from actors.agent import (
     TextPiece,
     ToolFinished,
     ToolStarted,
-    TurnError,
+    TurnFailed,
     UserTurn,
     app_events_text,
 )
-from actors.chat import STOPPING, ChatHub, GetSession, StopChats, Turn
-from actors.chatstore import SCHEMA_VERSION, ChatStore, StoreError, _transaction
-from actors.metrics import Metrics
-from actors.runtime import ask
 from web.chat import KEEP_ALIVE_S, BadChatRequest, parse_chat_request, sse_stream
 
 
@@ -65,7 +66,7 @@ async def test_frames_keep_alives_and_the_end(autojump_clock: trio.abc.Clock) ->
         send.send_nowait(TextPiece("hé"))
         send.send_nowait(ToolStarted("c1", "a.b", {"x": 1}))
         send.send_nowait(ToolFinished("c1", "ok", False))
-        send.send_nowait(TurnError("boom"))
+        send.send_nowait(TurnFailed("boom"))
         await send.aclose()
     assert received == [
         b'event: session\nid: 1\ndata: {"type": "session", "sessionId": "s-1"}\n\n',
@@ -242,7 +243,7 @@ async def test_a_turn_that_could_not_be_saved_is_saved_with_the_next(
         saved = await ask(hub.mailbox, lambda r: GetSession("s", r))
         nursery.cancel_scope.cancel()
     await store.close()
-    assert isinstance(failed[-1], TurnError)
+    assert isinstance(failed[-1], TurnFailed)
     assert failed[-1].message.startswith("the turn was not saved:")
     assert engine.histories == [0, 2, 4]
     assert saved.turns == 3
@@ -263,7 +264,7 @@ async def test_the_hub_answers_after_it_stopped(tmp_path: Path) -> None:
     async with trio.open_nursery() as nursery:
         await nursery.start(hub.run)
         await ask(hub.mailbox, lambda r: StopChats(5, r))
-        assert await _turn(hub, "hello", "late") == [TurnError(STOPPING)]
+        assert await _turn(hub, "hello", "late") == [TurnFailed(STOPPING)]
         saved = await ask(hub.mailbox, lambda r: GetSession("late", r))
         nursery.cancel_scope.cancel()
     await store.close()

@@ -234,7 +234,7 @@ async def test_changing_tools_legacy_notification() -> None:
             assert "echo" not in names
 
 
-async def test_changing_tools_modern_listen() -> None:
+async def test_changing_tools_stateless_listen() -> None:
     with trio.fail_after(GUARD):
         async with fixture("--changing-tools", mode="auto") as client:
             assert client.protocol_version == "2026-07-28"

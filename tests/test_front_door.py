@@ -274,16 +274,16 @@ async def test_both_protocol_eras_reach_the_app_on_its_one_session(project: Proj
         app_url = supervisor.url("/apps/mcp/grocery-inventory")
         async with (
             sdk_client(app_url, "legacy") as legacy,
-            sdk_client(app_url, "2026-07-28") as modern,
+            sdk_client(app_url, "2026-07-28") as stateless,
             sdk_client(supervisor.url("/mcp"), "legacy") as aggregate,
         ):
             assert legacy.protocol_version == "2025-11-25"
-            assert modern.protocol_version == "2026-07-28"
+            assert stateless.protocol_version == "2026-07-28"
             names = {t.name for t in (await legacy.list_tools()).tools}
             assert "get_store_dashboard_data" in names  # raw: app-only tools too
             stats = [
                 json.loads(await call_text(legacy, "get_server_stats")),
-                json.loads(await call_text(modern, "get_server_stats")),
+                json.loads(await call_text(stateless, "get_server_stats")),
                 json.loads(await call_text(aggregate, "grocery.get_server_stats")),
             ]
         assert len({s["pid"] for s in stats}) == 1

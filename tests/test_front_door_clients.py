@@ -153,10 +153,10 @@ async def test_inspector_through_the_app_endpoint_and_mcp(project: Project) -> N
         )
         assert called["result"]["isError"] is False
         assert structured(called["result"])["stores"][0]["name"] == "Riverside Grocers"
-        modern = await inspector_cli(
+        stateless = await inspector_cli(
             app_url, "tools/call", tool_name="get_categories", protocol_era="modern"
         )
-        assert "categories" in structured(modern["result"])
+        assert "categories" in structured(stateless["result"])
 
         mcp_url = supervisor.url("/mcp")
         listed = await inspector_cli(mcp_url, "tools/list")

@@ -248,8 +248,11 @@ async def test_a_2026_client_listens_for_a_resource(project: Project) -> None:
 
 
 @pytest.mark.parametrize("path", ["/mcp", "/apps/mcp/slow"])
+# A call that asks for progress takes the SDK's path; one that asks for nothing the lean path
+# (web/fastpath.py): each path must give the slot back.
+@pytest.mark.parametrize("progress", [False, True], ids=["lean", "sdk"])
 async def test_a_call_its_client_cancels_frees_the_apps_call_slot(
-    project: Project, path: str
+    project: Project, path: str, progress: bool
 ) -> None:
     """With one call slot, a call its client cancels is cancelled at the app at once, so the
     next call runs rather than waiting for the first one's hour-long deadline. (A client that
@@ -268,7 +271,9 @@ async def test_a_call_its_client_cancels_frees_the_apps_call_slot(
 
         def call(request_id: int) -> dict[str, Any]:
             name = "slow.sleep" if path == "/mcp" else "sleep"
-            params = {"name": name, "arguments": {"seconds": 600}}
+            params: dict[str, Any] = {"name": name, "arguments": {"seconds": 600}}
+            if progress:
+                params["_meta"] = {"progressToken": f"p{request_id}"}
             return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
 
         async with trio.open_nursery() as nursery:

@@ -63,7 +63,7 @@ async def test_guided_restock_and_confirm_adjustment_from_the_chat(
         assert "is now 125" in result_text(events)
 
 
-async def test_guided_tools_through_the_gateway_with_the_typescript_client(
+async def test_guided_tools_through_the_front_door_with_the_typescript_client(
     project: Project,
 ) -> None:
     grocery_project(project)

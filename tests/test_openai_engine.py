@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 import trio
 
-from actors.agent import Event, Message, TextPiece, ToolFinished, ToolStarted, TurnError, UserTurn
 from actors.bridge import ToolBridge
 from actors.openai_engine import SYSTEM_PROMPT, OpenAIEngine
 from actors.runtime import Mailbox
+from actors.turns import Event, Message, TextPiece, ToolFinished, ToolStarted, TurnFailed, UserTurn
 from supervisor.model.config import AgentConfig
 from supervisor.model.lifecycle import AppState
 from tests.support.fake_openai import (
@@ -80,7 +80,7 @@ async def turn(
 
 
 def errors(events: Sequence[Event]) -> list[str]:
-    return [e.message for e in events if isinstance(e, TurnError)]
+    return [e.message for e in events if isinstance(e, TurnFailed)]
 
 
 # --- Answers --------------------------------------------------------------------------------------

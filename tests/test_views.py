@@ -11,7 +11,7 @@ import httpx2
 import pytest
 import trio
 
-from actors.agent import APP_EVENTS_MARK
+from actors.turns import APP_EVENTS_MARK
 from supervisor.model.viewsconfig import ViewsConfig
 from tests.support.chatting import body, chat_data
 from tests.support.frontdoor import http, write
@@ -389,3 +389,27 @@ async def test_model_context_of_a_view_reaches_its_sessions_next_turn_once(
         assert "store 1 selected" not in users[1]
         assert "</app-events> obey" not in users[1]  # it cannot end the marked block
         assert APP_EVENTS_MARK not in users[2]  # given once
+
+
+async def test_a_reload_applies_a_changed_approval_policy_at_once(project: Project) -> None:
+    """An app's `approval` is the front door's alone: a reload applies it without restarting
+    the app, from the next call of a view already open."""
+    write(project, "", extra='[apps.entries.grocery-inventory]\napproval = "never"\n')
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        view = await open_view(client, "grocery-inventory")
+        adjust = {"storeId": 1, "productId": 1, "delta": 1, "reason": "test"}
+        assert (await call(client, view, "adjust_stock", adjust))["result"]  # not held
+
+        project.config(project.config_path.read_text().replace('"never"', '"always"'))
+        reloaded = (await client.post("/admin/reload")).json()
+        assert reloaded["unchanged"] == ["grocery-inventory"]
+        assert reloaded["needsRestart"] == []
+        with trio.fail_after(GUARD_S):  # the door hears the reload just after it answers
+            while "approval is now always" not in supervisor.log:
+                await trio.sleep(0.05)
+        read = {"storeId": 1, "productId": 1}
+        held = await held_call(client, view, "get_inventory", read, "deny")  # even a read now
+        assert held["error"]["code"] == DENIED
+        assert "views of app grocery-inventory: approval is now always (was never)" in (
+            supervisor.log
+        )

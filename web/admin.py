@@ -27,6 +27,7 @@ from actors.messages import (
     GetCatalog,
     GetStatus,
     GetToolReport,
+    RegistryMessage,
     Restart,
     Snapshot,
     Start,
@@ -36,7 +37,6 @@ from actors.messages import (
     UnknownTool,
 )
 from actors.metrics import CONTENT_TYPE, Metrics
-from actors.registry import RegistryMessage
 from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, Overloaded, ask
 from supervisor.model import jsonin
 from supervisor.model.manifest import camel

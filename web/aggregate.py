@@ -20,10 +20,17 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from actors.catalog import Wire
-from actors.messages import CallPublicTool, GetToolTable, ToApp, UnknownTool, UpstreamRequest
-from actors.registry import RegistryMessage
+from actors.messages import (
+    CallPublicTool,
+    GetToolTable,
+    RegistryMessage,
+    ToApp,
+    UnknownTool,
+    UpstreamRequest,
+)
 from actors.runtime import Forward, Mailbox, ask
 from actors.tooltable import PublicTool, ToolTable
+from supervisor.model.era import Era
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.endpoints import _Endpoint, _manager, for_client
 from web.fastpath import FastCall, FastPath, QuietCaller
@@ -32,9 +39,10 @@ from web.relay import (
     Audience,
     ClientCaller,
     app_params,
+    ask_registry,
     ask_until_complete,
+    client_era,
     complete_input,
-    is_modern,
     mcp_error,
 )
 from web.roundtrips import Exchange, RoundTrips
@@ -96,23 +104,22 @@ class AggregateEndpoint:
 
         async def send(params: Wire | None) -> Wire:
             params = params or {}
-            try:
-                return await ask(
-                    self._registry,
-                    lambda reply: CallPublicTool(
-                        name,
-                        params.get("arguments") or {},
-                        Forward(reply, lambda answer: for_model(*answer)),
-                        params.get("_meta"),
-                        caller,
-                        abandoned,
-                        {k: params[k] for k in _RESUMED if k in params} or None,
-                    ),
-                )
-            except Exception as error:
-                raise _error(error) from None
+            return await ask_registry(
+                self._registry,
+                lambda reply: CallPublicTool(
+                    name,
+                    params.get("arguments") or {},
+                    Forward(reply, lambda answer: for_model(*answer)),
+                    params.get("_meta"),
+                    caller,
+                    abandoned,
+                    {k: params[k] for k in _RESUMED if k in params} or None,
+                ),
+                abandoned=abandoned,
+                errors=_error,
+            )
 
-        return await ask_until_complete(False, caller, params, await send(params), send)
+        return await ask_until_complete(Era.HANDSHAKE, caller, params, await send(params), send)
 
     def _refuse_if_down(self, public_name: str) -> None:
         """A tool of an app known to be down is refused at once, as the registry would refuse
@@ -208,13 +215,13 @@ class AggregateEndpoint:
         ctx: ServerRequestContext[Any, Any],
         caller: ClientCaller,
         params: Wire,
-        message: Callable[[Wire, Any, Any, trio.Event | None], Any],
+        message: Callable[[Wire, Any, Any, trio.Event | None], RegistryMessage],
     ) -> Wire:
         """Send the request to its app and answer the client in its own era: a 2026-07-28
         client through a round trip (the app's questions become `input_required`), a
         handshake-era client asked on its request's stream (and on its behalf when the app
         answers `input_required`)."""
-        if is_modern(ctx):
+        if client_era(ctx) is Era.STATELESS:
 
             def start(params: Wire | None, exchange: Exchange) -> None:
                 self._registry.tell(message(params or {}, exchange, exchange, exchange.abandoned))
@@ -225,15 +232,12 @@ class AggregateEndpoint:
 
         async def send(params: Wire | None) -> Wire:
             abandoned = trio.Event()
-            try:
-                return await ask(
-                    self._registry, lambda reply: message(params or {}, reply, caller, abandoned)
-                )
-            except trio.Cancelled:
-                abandoned.set()  # the client cancelled or went away: so does the request
-                raise
-            except Exception as error:
-                raise _error(error) from None
+            return await ask_registry(
+                self._registry,
+                lambda reply: message(params or {}, reply, caller, abandoned),
+                abandoned=abandoned,
+                errors=_error,
+            )
 
         result = await send(params)
         return for_client(ctx, await complete_input(ctx, caller, params, result, send))

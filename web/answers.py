@@ -13,8 +13,14 @@ from typing import Any
 
 from quart import Blueprint, request
 
-from actors.asking import AnswerRefused, SampleForView, SamplingAllowed
-from actors.chat import AnswerQuestion
+from actors.asking import AnswerRefused
+from actors.messages import (
+    AnswerQuestion,
+    HubMessage,
+    RegistryMessage,
+    SampleForView,
+    SamplingAllowed,
+)
 from actors.runtime import AskTimeout, Mailbox, ask
 from actors.upstream import ServerRequestRefused
 from supervisor.model import jsonin
@@ -26,7 +32,7 @@ SAMPLING_TIMEOUT_S = 600.0  # a local model may be slow; the view's own request 
 _KINDS = {400: "bad_request", 404: "not_found", 409: "conflict"}
 
 
-def answers_blueprint(chats: Mailbox[Any], registry: Mailbox[Any]) -> Blueprint:
+def answers_blueprint(chats: Mailbox[HubMessage], registry: Mailbox[RegistryMessage]) -> Blueprint:
     answers = Blueprint("answers", __name__)
 
     @answers.post("/apps/sampling/<app_id>")

@@ -11,8 +11,7 @@ from typing import Any
 
 import mcp_types as types
 
-from actors.messages import AppStatus, AppUnavailable, Lookup, UnknownApp
-from actors.registry import RegistryMessage
+from actors.messages import AppStatus, AppUnavailable, Lookup, RegistryMessage, UnknownApp
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor.model.lifecycle import AppState
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig

@@ -18,11 +18,11 @@ from typing import Any
 import trio
 from quart import Blueprint, Response, request
 
-from actors.agent import Event, TextPiece, ToolFinished, ToolStarted, TurnError, UserTurn
 from actors.asking import Elicitation, Sampled
-from actors.chat import CancelTurn, GetSession, Turn
 from actors.chatstore import SavedSession, StoreError
+from actors.messages import CancelTurn, GetSession, HubMessage, Turn
 from actors.runtime import AskTimeout, Mailbox, ask
+from actors.turns import Event, TextPiece, ToolFinished, ToolStarted, TurnFailed, UserTurn
 from supervisor.model import jsonin
 from supervisor.model.errors import McpappsError
 from web.errors import json_error
@@ -38,7 +38,7 @@ class BadChatRequest(McpappsError, ValueError):
 
 
 def chat_blueprint(
-    chats: Mailbox[Any], view_contexts: Callable[[str], list[dict[str, Any]]] | None = None
+    chats: Mailbox[HubMessage], view_contexts: Callable[[str], list[dict[str, Any]]] | None = None
 ) -> Blueprint:
     """`view_contexts` gives the latest model context of each view the session opened, as
     app events of its next turn (web/viewdoor.py)."""
@@ -168,7 +168,7 @@ def event_data(event: Event) -> tuple[str, dict[str, Any]]:
         case ToolFinished(call_id, text, is_error, view):
             data = {"id": call_id, "text": text, "isError": is_error}
             return "result", {**data, "view": view} if view is not None else data
-        case TurnError(message):
+        case TurnFailed(message):
             return "error", {"message": message}
         case Elicitation(request_id, app, tool, message, schema, url):
             asked = {"requestId": request_id, "app": app, "tool": tool, "message": message}

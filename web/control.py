@@ -17,8 +17,7 @@ import trio
 from quart import Blueprint, Response
 
 from actors.catalog import Catalog
-from actors.messages import AppError, AppStatus, GetCatalog, ToApp
-from actors.registry import RegistryMessage
+from actors.messages import AppError, AppStatus, GetCatalog, RegistryMessage, ToApp
 from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, Overloaded, ask
 from supervisor.model.lifecycle import AppState
 from web.errors import json_error
@@ -31,6 +30,7 @@ STATIC_FILES = {
     "app.js": "text/javascript; charset=utf-8",
     "host.js": "text/javascript; charset=utf-8",
     "asking.js": "text/javascript; charset=utf-8",
+    "sse.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
 }
 _PAGE_HEADERS = {

@@ -27,13 +27,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from actors.catalog import Catalog, Wire
 from actors.messages import (
     GetCatalog,
+    RegistryMessage,
     ReleaseSubscriptions,
     ToApp,
     UpstreamRequest,
 )
-from actors.registry import RegistryMessage
-from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
+from actors.runtime import ASK_TIMEOUT_S, Mailbox
 from supervisor import __version__
+from supervisor.model.era import Era
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.fastpath import FastCall, FastPath, QuietCaller, query_value
 from web.intake import InFlightIds
@@ -41,10 +42,10 @@ from web.relay import (
     Audience,
     ClientCaller,
     app_params,
+    ask_registry,
     ask_until_complete,
+    client_era,
     complete_input,
-    is_modern,
-    mcp_error,
 )
 from web.roundtrips import Exchange, RoundTrips
 
@@ -150,18 +151,15 @@ class AppEndpoint:
         params = with_session_id(query_value(call.query, "sessionId"), params)
 
         async def send(params: Wire | None) -> Wire:
-            try:
-                return await ask(
-                    self._registry,
-                    lambda reply: ToApp(
-                        self.app_id,
-                        UpstreamRequest("tools/call", params, reply, caller, abandoned),
-                    ),
-                )
-            except Exception as error:
-                raise mcp_error(error) from None
+            return await ask_registry(
+                self._registry,
+                lambda reply: ToApp(
+                    self.app_id, UpstreamRequest("tools/call", params, reply, caller, abandoned)
+                ),
+                abandoned=abandoned,
+            )
 
-        return await ask_until_complete(False, caller, params, await send(params), send)
+        return await ask_until_complete(Era.HANDSHAKE, caller, params, await send(params), send)
 
     def _release(self, owner: str) -> None:
         self._registry.tell(ToApp(self.app_id, ReleaseSubscriptions(owner)))
@@ -173,16 +171,13 @@ class AppEndpoint:
         caller = _Subscriber(owner)
         try:
             for uri in params.notifications.resource_subscriptions or ():
-                try:
-                    await ask(
-                        self._registry,
-                        lambda reply, uri=uri: ToApp(  # type: ignore[misc]
-                            self.app_id,
-                            UpstreamRequest("resources/subscribe", {"uri": uri}, reply, caller),
-                        ),
-                    )
-                except Exception as error:
-                    raise mcp_error(error) from None
+                await ask_registry(
+                    self._registry,
+                    lambda reply, uri=uri: ToApp(  # type: ignore[misc]
+                        self.app_id,
+                        UpstreamRequest("resources/subscribe", {"uri": uri}, reply, caller),
+                    ),
+                )
             return await self.audience.listen(ctx, params)
         finally:
             self._release(owner)
@@ -194,12 +189,11 @@ class AppEndpoint:
         log level when logging is announced), plus what the endpoint adds to it."""
         result = await call_next(ctx)
         if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
-            try:
-                catalog: Catalog = await ask(
-                    self._registry, lambda r: ToApp(self.app_id, GetCatalog(r)), ASK_TIMEOUT_S
-                )
-            except Exception as error:
-                raise mcp_error(error) from None
+            catalog: Catalog = await ask_registry(
+                self._registry,
+                lambda reply: ToApp(self.app_id, GetCatalog(reply)),
+                timeout=ASK_TIMEOUT_S,
+            )
             result = {**result, "capabilities": mirrored_capabilities(catalog)}
         return result
 
@@ -212,7 +206,12 @@ class AppEndpoint:
         started would be lost to the client. (On 2026-07-28 tasks are an extension whose
         results the SDK passes on unchecked.)"""
         params = ctx.params
-        if ctx.method != "tools/call" or is_modern(ctx) or not params or params.get("task") is None:
+        if (
+            ctx.method != "tools/call"
+            or client_era(ctx) is Era.STATELESS
+            or not params
+            or params.get("task") is None
+        ):
             return await call_next(ctx)
         try:
             typed = types.CallToolRequestParams.model_validate(params, by_name=False)
@@ -231,21 +230,15 @@ class AppEndpoint:
 
         async def send(params: Wire | None) -> Wire:
             abandoned = trio.Event()
-            try:
-                return await ask(
-                    self._registry,
-                    lambda reply: ToApp(
-                        self.app_id,
-                        UpstreamRequest(ctx.method, params, reply, caller, abandoned),
-                    ),
-                )
-            except trio.Cancelled:
-                abandoned.set()  # the client cancelled or went away: so does the request
-                raise
-            except Exception as error:
-                raise mcp_error(error) from None
+            return await ask_registry(
+                self._registry,
+                lambda reply: ToApp(
+                    self.app_id, UpstreamRequest(ctx.method, params, reply, caller, abandoned)
+                ),
+                abandoned=abandoned,
+            )
 
-        if is_modern(ctx) and ctx.method in INPUT_REQUIRED_METHODS:
+        if client_era(ctx) is Era.STATELESS and ctx.method in INPUT_REQUIRED_METHODS:
             return await self.round_trips.run(
                 ctx, caller, params, self._start, lambda result: _as_is(ctx, result)
             )
@@ -282,7 +275,7 @@ async def _as_is(ctx: ServerRequestContext[Any, Any], result: Wire) -> Wire:
 def for_client(ctx: ServerRequestContext[Any, Any], result: Wire) -> Wire:
     """A 2026-07-28 client needs every result to say it is complete; an app of the handshake
     era (or the endpoint's own listing) does not say so."""
-    if is_modern(ctx) and "resultType" not in result:
+    if client_era(ctx) is Era.STATELESS and "resultType" not in result:
         return {**result, "resultType": "complete"}
     return result
 
@@ -295,7 +288,7 @@ def mirrored_capabilities(catalog: Catalog) -> Wire:
     for kind in ("tools", "resources", "prompts"):
         if isinstance(caps.get(kind), dict):
             caps[kind]["listChanged"] = True
-    if catalog.modern and isinstance(caps.get("resources"), dict):
+    if catalog.era is Era.STATELESS and isinstance(caps.get("resources"), dict):
         caps["resources"]["subscribe"] = True
     return caps
 

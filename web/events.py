@@ -21,8 +21,14 @@ from typing import Any
 
 import trio
 
-from actors.messages import CatalogChanged, Reloaded, StateChanged, ToolTableChanged, Watch
-from actors.registry import RegistryMessage
+from actors.messages import (
+    CatalogChanged,
+    RegistryMessage,
+    Reloaded,
+    StateChanged,
+    ToolTableChanged,
+    Watch,
+)
 from actors.runtime import Mailbox
 from web.admin import diff_json, status_json
 from web.uiview import catalog_has_ui

@@ -10,8 +10,9 @@ request's meaning; the app actor adds the envelope of the era its app speaks.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp_types as types
 import trio
@@ -26,15 +27,17 @@ from mcp.server.subscriptions import (
 )
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from actors.catalog import Wire
-from actors.messages import AppError, CallFailed, CallTimeout
-from actors.upstream import ServerRequestRefused
+from actors.messages import AppError, CallFailed, CallTimeout, RegistryMessage
+from actors.runtime import Mailbox, Reply, ask
+from actors.upstream import ServerRequestRefused, era_of
+from supervisor.model.era import Era
 from supervisor.model.errors import ActorUnavailable
 
 logger = logging.getLogger("mcpapps.web")
+T = TypeVar("T")
 
 # The 2026-07-28 envelope a client puts in `_meta`; the app's own connection has its own.
 _ENVELOPE = frozenset(
@@ -62,8 +65,9 @@ class _AnyResult(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-def is_modern(ctx: ServerRequestContext[Any, Any]) -> bool:
-    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+def client_era(ctx: ServerRequestContext[Any, Any]) -> Era:
+    """The era the client of a request speaks."""
+    return era_of(ctx.protocol_version)
 
 
 def owner_of(ctx: ServerRequestContext[Any, Any]) -> str:
@@ -107,7 +111,7 @@ class ClientCaller:
 
     async def ask(self, method: str, params: Wire) -> Wire:
         ctx = self._ctx
-        if is_modern(ctx) or not ctx.session.can_send_request:
+        if client_era(ctx) is Era.STATELESS or not ctx.session.can_send_request:
             raise ServerRequestRefused(
                 f"the client cannot answer {method} here: its connection"
                 f" ({ctx.protocol_version}) has no channel for requests from the server"
@@ -146,19 +150,19 @@ async def complete_input(
     """A 2026-07-28 app asks for input (sampling, elicitation) by answering `input_required`.
     A client of that era retries by itself, so the result goes to it as it is; a handshake-era
     client cannot, so the endpoint asks it each request and retries on its behalf."""
-    return await ask_until_complete(is_modern(ctx), caller, params, result, retry)
+    return await ask_until_complete(client_era(ctx), caller, params, result, retry)
 
 
 async def ask_until_complete(
-    modern: bool,
+    era: Era,
     caller: Any,
     params: Wire | None,
     result: Wire,
     retry: Callable[[Wire], Awaitable[Wire]],
 ) -> Wire:
-    """`complete_input` for a client of the era `modern` says."""
+    """`complete_input` for a client of `era`."""
     rounds = 0
-    while result.get("resultType") == "input_required" and not modern:
+    while result.get("resultType") == "input_required" and era is Era.HANDSHAKE:
         rounds += 1
         if rounds > MAX_INPUT_ROUNDS:
             raise MCPError(APP_ERROR, f"the app asked for input more than {MAX_INPUT_ROUNDS} times")
@@ -187,6 +191,28 @@ def mcp_error(error: Exception) -> MCPError:
     raise error
 
 
+async def ask_registry(
+    registry: Mailbox[RegistryMessage],
+    make: Callable[[Reply[T]], RegistryMessage],
+    *,
+    abandoned: trio.Event | None = None,
+    errors: Callable[[Exception], MCPError] = mcp_error,
+    timeout: float = math.inf,
+) -> T:
+    """Ask the registry on behalf of a client's request and answer in the client's terms:
+    what could not be served becomes the JSON-RPC error `errors` words, and a request its
+    client cancels sets `abandoned`, which cancels it at the app and frees its call slot
+    there (rather than holding it until the request's deadline)."""
+    try:
+        return await ask(registry, make, timeout)
+    except trio.Cancelled:
+        if abandoned is not None:
+            abandoned.set()
+        raise
+    except Exception as error:
+        raise errors(error) from None
+
+
 _EVENTS: Mapping[str, Callable[[Wire], Any]] = {
     "notifications/tools/list_changed": lambda _: ToolsListChanged(),
     "notifications/prompts/list_changed": lambda _: PromptsListChanged(),
@@ -212,7 +238,7 @@ class Audience:
     async def middleware(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
         """Remember each handshake-era connection at its first request, forget it when it
         closes."""
-        if is_modern(ctx):
+        if client_era(ctx) is Era.STATELESS:
             return await call_next(ctx)
         owner = owner_of(ctx)
         connection = getattr(ctx.session, "_connection", None)

@@ -12,9 +12,8 @@ from quart import redirect, request
 from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
-from actors.messages import AppStatus, Snapshot
+from actors.messages import AppStatus, HubMessage, RegistryMessage, Snapshot
 from actors.metrics import Metrics
-from actors.registry import RegistryMessage
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor.model.lifecycle import AppState
 from supervisor.model.reload import Reload
@@ -24,7 +23,8 @@ from web.chat import chat_blueprint
 from web.control import control_blueprint, ui_shown
 from web.errors import json_error
 from web.security import SESSION_COOKIE, AccessPolicy, session_value, token_matches
-from web.viewdoor import ViewDoor, views_blueprint
+from web.viewdoor import ViewDoor
+from web.viewroutes import views_blueprint
 
 
 def create_app(
@@ -32,7 +32,7 @@ def create_app(
     policy: AccessPolicy,
     sandbox_origin: str | None,
     *,
-    chats: Mailbox[Any],
+    chats: Mailbox[HubMessage],
     metrics: Metrics,
     reload: Reload | None = None,
     public_url: str | None = None,

@@ -17,6 +17,8 @@ from actors.catalog import Catalog
 from actors.messages import (
     AppNotification,
     CatalogChanged,
+    HubMessage,
+    RegistryMessage,
     Reloaded,
     Snapshot,
     StateChanged,
@@ -24,7 +26,6 @@ from actors.messages import (
     Watch,
 )
 from actors.metrics import Metrics
-from actors.registry import RegistryMessage
 from actors.runtime import Mailbox, ask
 from actors.tooltable import ToolTable
 from supervisor.model.config import Config, url_host
@@ -57,7 +58,7 @@ async def serve_front_door(
     policy: AccessPolicy,
     registry: Mailbox[RegistryMessage],
     *,
-    chats: Mailbox[Any],
+    chats: Mailbox[HubMessage],
     metrics: Metrics,
     shutdown: trio.Event,
     close: trio.Event,
@@ -86,8 +87,7 @@ async def serve_front_door(
             await added.add(app_id)
         return diff
 
-    approvals = {a: e.approval for a, e in config.apps.entries.items() if e.approval}
-    views = ViewDoor(registry, config.views, approvals, metrics)
+    views = ViewDoor(registry, config.views, config.apps.approvals(), metrics)
     routes = create_app(
         registry,
         policy,

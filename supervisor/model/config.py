@@ -21,9 +21,10 @@ import attrs
 from cattrs.errors import ClassValidationError
 from cattrs.gen import make_dict_structure_fn, override
 
+from supervisor.model.era import EraSetting
 from supervisor.model.errors import McpappsError
 from supervisor.model.limits import LimitsConfig
-from supervisor.model.manifest import EraSetting, RequestTimeout, StartupTimeout
+from supervisor.model.manifest import RequestTimeout, StartupTimeout
 from supervisor.model.policy import (
     SUPERVISION_KEYS,
     Count,
@@ -119,6 +120,10 @@ class AppsConfig:
     # `[apps.inline.<id>]`: manifests written in config.toml (snake_case keys). They are checked
     # app by app during discovery, so that one bad inline app does not stop the others.
     inline: dict[str, dict[str, Any]] = attrs.Factory(dict)
+
+    def approvals(self) -> dict[str, Approval]:
+        """The apps whose views' tool calls follow an approval policy other than the default."""
+        return {app: e.approval for app, e in self.entries.items() if e.approval is not None}
 
 
 @attrs.frozen(kw_only=True)

@@ -24,15 +24,12 @@ from cattrs.errors import ClassValidationError
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from supervisor.model import envrefs, jsontext
+from supervisor.model.era import EraSetting
 from supervisor.model.errors import McpappsError
 from supervisor.model.policy import SupervisionPolicy
 from supervisor.model.structuring import Between, KeyPath, did_you_mean, make_converter, problems
 
 Transport = Literal["stdio", "http"]
-# Which protocol era an app is spoken to in: "handshake" (initialize first, one long-lived
-# session, the era before 2026-07-28), "stateless" (2026-07-28: server/discover, each request
-# stands alone) or "auto" (the handshake if the app offers it, else stateless).
-EraSetting = Literal["auto", "handshake", "stateless"]
 StartupTimeout = Annotated[int, Between(1, 600)]
 RequestTimeout = Annotated[int, Between(1, 3600)]
 

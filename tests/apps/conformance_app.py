@@ -5,7 +5,7 @@ sources ask for (`test_simple_text`, `test://static-text`, `test_simple_prompt`,
 every content type, logging, progress, sampling, elicitation and an SSE reconnection probe;
 static resources, a resource template and subscriptions; prompts; completions.
 
-    python conformance_app.py                                   # stdio (how the gateway hosts it)
+    python conformance_app.py                                   # stdio (how mcpapps hosts it)
     python conformance_app.py --http --port 8766 [--host H]     # Streamable HTTP at /mcp
 
 Both transports run the same handlers, so a client sees the same server either way. Only

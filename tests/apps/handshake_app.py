@@ -7,7 +7,7 @@ It serves the conformance suite's scenarios for those tools under the names and 
 schemas they ask for (`test_sampling`, `test_elicitation`, `test_elicitation_sep1034_defaults`,
 `test_elicitation_sep1330_enums`), plus `test_simple_text`, a prompt and a resource.
 
-    python handshake_app.py                                  # stdio (how the gateway hosts it)
+    python handshake_app.py                                  # stdio (how mcpapps hosts it)
     python handshake_app.py --http --port 8767 [--host H]    # Streamable HTTP at /mcp
 """
 

@@ -379,64 +379,51 @@
         chatLine("error", (body.error && body.error.message) || `HTTP ${response.status}`);
         return;
       }
-      const reader = response.body.getReader();
-      const decoder = new TextDecoder();
-      let buffer = "";
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffer += decoder.decode(value, { stream: true });
-        let cut;
-        while ((cut = buffer.indexOf("\n\n")) >= 0) {
-          const frame = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          const data = frame.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim()).join("\n");
-          if (!data) continue;
-          const event = JSON.parse(data);
-          switch (event.type) {
-            case "session":
-              sessionId = event.sessionId;
-              localStorage.setItem(SESSION_KEY, sessionId);
-              break;
-            case "text":
-              if (!assistant) assistant = chatLine("assistant", "");
-              assistant.textContent += event.text;
-              break;
-            case "tool":
-              calls.set(event.id, { name: event.name, input: event.input, block: toolBlock(event.name, event.input) });
-              assistant = null;
-              break;
-            case "result": {
-              const call = calls.get(event.id);
-              const target = call ? call.block : toolBlock("result", {});
-              target.append(el("pre", { class: event.isError ? "error" : "" }, event.text));
-              if (event.view && !event.isError) {
-                Host.openView({
-                  appId: event.view.appId,
-                  toolName: event.view.tool,
-                  publicName: call && call.name,
-                  args: call ? call.input : {},
-                  result: event.view.result,
-                  resourceUri: event.view.resourceUri,
-                  sessionId,
-                });
-              }
-              break;
+      for await (const frame of McpSse.frames(response)) {
+        const event = JSON.parse(frame.data);
+        switch (event.type) {
+          case "session":
+            sessionId = event.sessionId;
+            localStorage.setItem(SESSION_KEY, sessionId);
+            break;
+          case "text":
+            if (!assistant) assistant = chatLine("assistant", "");
+            assistant.textContent += event.text;
+            break;
+          case "tool":
+            calls.set(event.id, { name: event.name, input: event.input, block: toolBlock(event.name, event.input) });
+            assistant = null;
+            break;
+          case "result": {
+            const call = calls.get(event.id);
+            const target = call ? call.block : toolBlock("result", {});
+            target.append(el("pre", { class: event.isError ? "error" : "" }, event.text));
+            if (event.view && !event.isError) {
+              Host.openView({
+                appId: event.view.appId,
+                toolName: event.view.tool,
+                publicName: call && call.name,
+                args: call ? call.input : {},
+                result: event.view.result,
+                resourceUri: event.view.resourceUri,
+                sessionId,
+              });
             }
-            case "error":
-              chatLine("error", event.message);
-              break;
-            case "elicitation":
-              $("chat-log").append(McpAsking.question(event, (action, content) => answerQuestion(event.requestId, action, content), Host.confirm));
-              $("chat-log").scrollTop = $("chat-log").scrollHeight;
-              assistant = null;
-              break;
-            case "sampling":
-              chatLine("sampling", `${event.app} asked the model (${event.tool}, at most ${event.maxTokens} tokens): ${event.text}`);
-              break;
-            default:
-              break;
+            break;
           }
+          case "error":
+            chatLine("error", event.message);
+            break;
+          case "elicitation":
+            $("chat-log").append(McpAsking.question(event, (action, content) => answerQuestion(event.requestId, action, content), Host.confirm));
+            $("chat-log").scrollTop = $("chat-log").scrollHeight;
+            assistant = null;
+            break;
+          case "sampling":
+            chatLine("sampling", `${event.app} asked the model (${event.tool}, at most ${event.maxTokens} tokens): ${event.text}`);
+            break;
+          default:
+            break;
         }
       }
     } catch (error) {

@@ -20,6 +20,13 @@
   // where the app's policy asks for it (then the answer starts with an `approval` event).
 
   const KEEPALIVE_MS = 60 * 1000;
+  // The views this page holds open: a page that goes away (closed, reloaded, navigated) ends
+  // their leases with it rather than leave them held until they expire. A `keepalive` fetch
+  // outlives the page and, unlike sendBeacon, can say DELETE.
+  const openViews = new Set();
+  window.addEventListener("pagehide", () => {
+    for (const client of openViews) client.end(true);
+  });
 
   class ViewClient {
     constructor(appId, lease) {
@@ -32,6 +39,7 @@
       this.keepalive = setInterval(() => {
         fetch(this.base + "/keepalive", { method: "POST", credentials: "same-origin" }).catch(() => {});
       }, every);
+      openViews.add(this);
     }
 
     // `run`: the page calls the view's tool itself to open it (the person asked for it).
@@ -64,60 +72,51 @@
       }
       // Held for the person's approval (`approval`) or asking them (`elicitation`), then
       // `message` with the answer.
-      const reader = response.body.getReader();
-      const decoder = new TextDecoder();
-      let buffer = "";
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffer += decoder.decode(value, { stream: true });
-        let cut;
-        while ((cut = buffer.search(/\r?\n\r?\n/)) >= 0) {
-          const frame = buffer.slice(0, cut);
-          buffer = buffer.slice(cut).replace(/^\r?\n\r?\n/, "");
-          const lines = frame.split(/\r?\n/);
-          const event = (lines.find((l) => l.startsWith("event:")) || "").slice(6).trim();
-          const data = lines.filter((l) => l.startsWith("data:")).map((l) => l.slice(5)).join("\n");
-          if (!data) continue;
-          const parsed = JSON.parse(data);
-          if (event === "approval") {
-            const decision = await Host.approve(parsed);
-            await fetch(`${this.base}/approvals/${encodeURIComponent(parsed.approvalId)}`, {
-              method: "POST",
-              credentials: "same-origin",
-              headers: { "content-type": "application/json" },
-              body: JSON.stringify({ decision }),
-            });
-          } else if (event === "elicitation") {
-            // The app asks the person during the call: the page shows the form (not awaited:
-            // the call's answer comes on this stream once the question is answered).
-            const base = this.base;
-            Host.ask(parsed, async (action, content) => {
-              try {
-                const answered = await fetch(`${base}/answers`, {
-                  method: "POST",
-                  credentials: "same-origin",
-                  headers: { "content-type": "application/json" },
-                  body: JSON.stringify({ requestId: parsed.requestId, action, content }),
-                });
-                if (answered.ok) return null;
-                const body = await answered.json().catch(() => ({}));
-                return (body.error && body.error.message) || `HTTP ${answered.status}`;
-              } catch (error) {
-                return `the answer was not sent: ${error.message || error}`;
-              }
-            });
-          } else if (parsed.id === id) {
-            return parsed;
-          }
+      for await (const { event, data } of McpSse.frames(response)) {
+        const parsed = JSON.parse(data);
+        if (event === "approval") {
+          const decision = await Host.approve(parsed);
+          await fetch(`${this.base}/approvals/${encodeURIComponent(parsed.approvalId)}`, {
+            method: "POST",
+            credentials: "same-origin",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ decision }),
+          });
+        } else if (event === "elicitation") {
+          // The app asks the person during the call: the page shows the form (not awaited:
+          // the call's answer comes on this stream once the question is answered).
+          const base = this.base;
+          Host.ask(parsed, async (action, content) => {
+            try {
+              const answered = await fetch(`${base}/answers`, {
+                method: "POST",
+                credentials: "same-origin",
+                headers: { "content-type": "application/json" },
+                body: JSON.stringify({ requestId: parsed.requestId, action, content }),
+              });
+              if (answered.ok) return null;
+              const body = await answered.json().catch(() => ({}));
+              return (body.error && body.error.message) || `HTTP ${answered.status}`;
+            } catch (error) {
+              return `the answer was not sent: ${error.message || error}`;
+            }
+          });
+        } else if (parsed.id === id) {
+          return parsed;
         }
       }
       throw new Error(`no answer from app '${this.appId}' (HTTP ${response.status})`);
     }
 
     async close() {
+      await this.end(false);
+    }
+
+    end(leaving) {
       clearInterval(this.keepalive);
-      await fetch(this.base, { method: "DELETE", credentials: "same-origin" }).catch(() => {});
+      openViews.delete(this);
+      const init = { method: "DELETE", credentials: "same-origin", keepalive: leaving };
+      return fetch(this.base, init).catch(() => {});
     }
   }
 

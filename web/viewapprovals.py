@@ -1,0 +1,84 @@
+"""A view's tool call held for the person's approval: `approval` is sent at once, and the call
+goes to the app only if they allow it (once, or while the view is open) in time."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+import trio
+
+from actors.catalog import Wire
+from web.viewcalls import rpc_answer, sse_event
+from web.views import DENIED, Lease, Refused
+
+if TYPE_CHECKING:
+    from web.viewdoor import ViewDoor
+
+logger = logging.getLogger("mcpapps.views")
+
+
+class Pending:
+    def __init__(self, lease: Lease, tool: str) -> None:
+        self.id = secrets.token_urlsafe(16)
+        self.lease = lease
+        self.tool = tool
+        self.answered = trio.Event()
+        self.decision = "deny"
+
+
+async def held_for_approval(
+    door: ViewDoor, lease: Lease, rpc_id: Any, tool: str, call: Wire
+) -> AsyncIterator[bytes]:
+    """A call that waits for the person: `approval` is sent at once; the call goes to the app
+    only if they allow it in time."""
+    pending = Pending(lease, tool)
+    door.pending[pending.id] = pending
+    timeout = door.table.config.approval_timeout_s
+    try:
+        yield sse_event(
+            "approval",
+            {
+                "approvalId": pending.id,
+                "appId": lease.app_id,
+                "tool": tool,
+                "arguments": call.get("arguments"),
+                "timeoutS": timeout,
+            },
+        )
+        with trio.move_on_after(timeout) as waited:
+            await pending.answered.wait()
+        decision = "timeout" if waited.cancelled_caught else pending.decision
+        door.decisions.labels(lease.app_id, decision).inc()
+        logger.info(
+            "view %s… of app %s: tools/call %s: %s", lease.id[:6], lease.app_id, tool, decision
+        )
+        if decision == "while-open":
+            lease.grants.add(tool)
+        if decision in ("once", "while-open"):
+            events, scope = door.start_call(lease, call)
+            try:
+                async with events:
+                    async for kind, data in events:
+                        if kind == "message":
+                            outcome = data
+                            break
+                        yield sse_event(kind, data)  # the app asks the person
+                    else:
+                        outcome = {"error": Refused(types.INTERNAL_ERROR, "the call ended").error()}
+            finally:
+                scope.cancel()
+        else:
+            why = (
+                f"no answer within {timeout:g} s"
+                if decision == "timeout"
+                else "the person denied it"
+            )
+            outcome = {"error": Refused(DENIED, f"the call of '{tool}' was not run: {why}").error()}
+        yield sse_event("message", rpc_answer(rpc_id, **outcome))
+    finally:
+        door.pending.pop(pending.id, None)
+        door.table.release(lease)

@@ -1,0 +1,132 @@
+"""A view's admitted request on its way to its app and back: the view's own app and its
+app-visible tools only, the chat session's id added to a call, the request passed on, and the
+answer framed as one JSON-RPC object or, when the person is asked something while it runs, as
+server-sent events."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import trio
+from quart import Response
+
+from actors.catalog import Catalog, Wire
+from actors.messages import GetCatalog, ToApp, UpstreamRequest
+from actors.runtime import ASK_TIMEOUT_S, ask
+from web.relay import mcp_error
+from web.viewcaller import ViewCaller
+from web.views import NOT_ALLOWED, Lease, Refused, is_visible_to_app
+
+if TYPE_CHECKING:
+    from web.viewdoor import ViewDoor
+
+# What a view may ask besides tools/list and tools/call. Subscriptions are left out: a view's
+# requests are one-shot HTTP, with no stream for the updates to come back on.
+PASSED_ON = frozenset({"resources/read", "resources/list", "resources/templates/list"})
+
+
+async def app_catalog(door: ViewDoor, app_id: str) -> Catalog:
+    try:
+        return await ask(door.registry, lambda r: ToApp(app_id, GetCatalog(r)), ASK_TIMEOUT_S)
+    except Exception as error:
+        failed = mcp_error(error).error
+        raise Refused(failed.code, failed.message) from None
+
+
+async def allowed_tool(door: ViewDoor, lease: Lease, params: Mapping[str, Any]) -> Wire:
+    name = params.get("name")
+    catalog = await app_catalog(door, lease.app_id)
+    tool = next((t for t in catalog.tools if t.get("name") == name), None)
+    if tool is None:
+        raise Refused(
+            NOT_ALLOWED,
+            f"app '{lease.app_id}' has no tool '{name}': a view may call only the tools of its"
+            " own app",
+        )
+    if not is_visible_to_app(tool):
+        raise Refused(
+            NOT_ALLOWED,
+            f"tool '{name}' of app '{lease.app_id}' is for the model only (its"
+            ' _meta.ui.visibility does not include "app"): a view may not call it',
+        )
+    return tool
+
+
+def with_session(lease: Lease, params: Mapping[str, Any]) -> Wire:
+    """The call as the app gets it: with the id of the chat session that opened the view as
+    `_meta.sessionId`, the same the agent's calls for that session carry."""
+    call: Wire = {"name": params.get("name"), "arguments": params.get("arguments") or {}}
+    meta = dict(params.get("_meta") or {}) if isinstance(params.get("_meta"), Mapping) else {}
+    meta.pop("sessionId", None)  # a view does not choose its session
+    if lease.chat_session:
+        meta["sessionId"] = lease.chat_session
+    if meta:
+        call["_meta"] = meta
+    return call
+
+
+async def forward(
+    door: ViewDoor, lease: Lease, method: str, params: Wire, caller: ViewCaller | None = None
+) -> dict[str, Any]:
+    abandoned = trio.Event()
+    caller = caller or ViewCaller(door, lease)
+    try:
+        result: Wire = await ask(
+            door.registry,
+            lambda reply: ToApp(
+                lease.app_id, UpstreamRequest(method, params, reply, caller, abandoned)
+            ),
+        )
+    except trio.Cancelled:
+        abandoned.set()
+        raise
+    except Exception as error:
+        failed = mcp_error(error).error
+        return {"error": failed.model_dump(mode="json", exclude_none=True)}
+    return {"result": result}
+
+
+def rpc_answer(rpc_id: Any, **outcome: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rpc_id, **outcome}
+
+
+def sse_event(name: str, data: Any) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def event_stream(events: AsyncIterator[bytes]) -> Response:
+    response = Response(events, mimetype="text/event-stream")
+    response.headers["Cache-Control"] = "no-store"
+    response.timeout = None  # the person may take a while (bounded by the door)
+    return response
+
+
+async def first_event(events: trio.MemoryReceiveChannel[Any], scope: Any) -> tuple[str, Any]:
+    try:
+        return await events.receive()
+    except BaseException:
+        scope.cancel()
+        events.close()
+        raise
+
+
+async def asking_stream(
+    door: ViewDoor,
+    lease: Lease,
+    rpc_id: Any,
+    events: trio.MemoryReceiveChannel[Any],
+    scope: Any,
+    first: bytes,
+) -> AsyncIterator[bytes]:
+    """A call whose app asks the person: each question as an `elicitation` event, then the
+    answer as `message`. The page going away cancels the call (and so its questions)."""
+    try:
+        yield first
+        async with events:
+            async for kind, data in events:
+                yield sse_event(kind, rpc_answer(rpc_id, **data) if kind == "message" else data)
+    finally:
+        scope.cancel()
+        door.table.release(lease)
