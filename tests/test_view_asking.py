@@ -13,12 +13,12 @@ import trio
 
 from tests.apps.scenario_schemas import USER_INFO_SCHEMA
 from tests.support import fake_openai as model_server
+from tests.support.asking import asking_project, openai_agent
 from tests.support.fake_openai import fake_openai
 from tests.support.frontdoor import USER, http
 from tests.support.helpers import Project
 from tests.support.running import GUARD_S, supervisor_running
-from tests.test_chat_asking import asking_project, openai_agent
-from tests.test_views import open_view, rpc
+from tests.support.views import open_view, rpc
 
 NEVER = {"hs": {"approval": "never"}}
 
