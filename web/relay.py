@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
+from actors.asking import MAX_ROUNDS, InputRoundsExceeded, until_complete
 from actors.catalog import Wire
 from actors.messages import AppError, CallFailed, CallTimeout, RegistryMessage
 from actors.runtime import Mailbox, Reply, ask
@@ -51,7 +52,6 @@ _ENVELOPE = frozenset(
     }
 )
 APP_ERROR = -32000  # JSON-RPC "server error": the app could not serve the request
-MAX_INPUT_ROUNDS = 10
 NOTIFY_TIMEOUT_S = 5.0
 
 _SERVER_REQUEST: TypeAdapter[Any] = TypeAdapter(types.ServerRequest)
@@ -161,20 +161,12 @@ async def ask_until_complete(
     retry: Callable[[Wire], Awaitable[Wire]],
 ) -> Wire:
     """`complete_input` for a client of `era`."""
-    rounds = 0
-    while result.get("resultType") == "input_required" and era is Era.HANDSHAKE:
-        rounds += 1
-        if rounds > MAX_INPUT_ROUNDS:
-            raise MCPError(APP_ERROR, f"the app asked for input more than {MAX_INPUT_ROUNDS} times")
-        responses: Wire = {}
-        for key, request in (result.get("inputRequests") or {}).items():
-            responses[key] = await caller.ask(request["method"], request.get("params") or {})
-        retried = dict(params or {})
-        retried["inputResponses"] = responses
-        if result.get("requestState") is not None:
-            retried["requestState"] = result["requestState"]
-        result = await retry(retried)
-    return result
+    if era is not Era.HANDSHAKE:
+        return result
+    try:
+        return await until_complete(caller.ask, params, result, retry)
+    except InputRoundsExceeded:
+        raise MCPError(APP_ERROR, f"the app asked for input more than {MAX_ROUNDS} times") from None
 
 
 def mcp_error(error: Exception) -> MCPError:
