@@ -54,7 +54,7 @@ from actors.messages import (
 )
 from actors.metrics import Metrics
 from actors.reaper import Reaper
-from actors.runtime import Mailbox, Recipient
+from actors.runtime import Mailbox, Recipient, unhandled
 from actors.sessionstate import SessionState
 from actors.supervision import Ended, Exit, GaveUp, Retry, supervise, wants_restart
 from actors.upstream import Upstream
@@ -168,7 +168,7 @@ class AppActor:
                 start = None if calls is None else calls.start_soon
                 self._session.release(owner, self._current.upstream, start)
             case _:
-                logger.error("app %s: unknown message %r", self.id, message)
+                unhandled(f"app {self.id}", message)
 
     def _spawn(self, fn: Any, *args: Any) -> None:
         assert self._nursery is not None
