@@ -24,6 +24,7 @@ from supervisor.model.discovery import Discovery
 from supervisor.model.errors import McpappsError
 from supervisor.model.lifecycle import AppState
 from supervisor.model.reload import ReloadDiff
+from supervisor.model.viewsconfig import Approval
 
 
 class AppError(McpappsError):
@@ -181,11 +182,14 @@ class CatalogChanged:
 @attrs.frozen
 class AppNotification:
     """A notification the app sent that its clients may want (logging, resources/updated,
-    progress no request claimed); list changes arrive as `CatalogChanged` instead."""
+    progress no request claimed); list changes arrive as `CatalogChanged` instead. For
+    `resources/updated`, `subscribers` are the clients subscribed to that resource, as the app
+    actor (which owns the subscriptions) knows them: the front door sends it to those only."""
 
     app_id: str
     method: str
     params: Wire | None
+    subscribers: frozenset[str] = frozenset()
 
 
 AppFact = StateChanged | CatalogChanged | AppNotification
@@ -278,9 +282,12 @@ class ApplyReload:
 
 @attrs.frozen
 class Reloaded:
-    """A fact: a reload ended with `diff`."""
+    """A fact: a reload ended with `diff`. `approvals` is the reloaded config's per-app approval
+    policy for views (`[apps.entries.<id>] approval`), or None when the config was refused:
+    the front door applies it at once, as it holds no app to restart for it."""
 
     diff: ReloadDiff
+    approvals: tuple[tuple[str, Approval], ...] | None = None
 
 
 @attrs.frozen

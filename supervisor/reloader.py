@@ -21,6 +21,7 @@ from supervisor.model.config import Config, ConfigError, load_config
 from supervisor.model.discovery import Discovery, discover, log_discovery
 from supervisor.model.lifecycle import AppState
 from supervisor.model.reload import Refusal, ReloadDiff, ReloadRefused, needs_restart
+from supervisor.model.viewsconfig import Approval
 from supervisor.sdnotify import notify
 
 logger = logging.getLogger("mcpapps.supervisor")
@@ -49,7 +50,7 @@ class Reloader:
             usec = time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
             notify(f"RELOADING=1\nMONOTONIC_USEC={usec}", self._environ)
             try:
-                diff = await self._reload()
+                diff, approvals = await self._reload()
             finally:
                 notify("READY=1", self._environ)
             for refusal in diff.refused:
@@ -58,14 +59,15 @@ class Reloader:
             for key in diff.needs_restart:
                 logger.warning("reload: %s changed and needs a restart to take effect", key)
             logger.info("reloaded: %s", diff.summary())
-            self._registry.tell(Reloaded(diff))
+            self._registry.tell(Reloaded(diff, approvals))
             return diff
 
     def _refuse_if_closed(self) -> None:
         if self._closed:
             raise ReloadRefused("the supervisor is shutting down: no reload is taken")
 
-    async def _reload(self) -> ReloadDiff:
+    async def _reload(self) -> tuple[ReloadDiff, tuple[tuple[str, Approval], ...] | None]:
+        """The diff, and the reloaded config's view approvals (None when it was refused)."""
         try:
             config = load_config(self._running.path, self._environ)
         except ConfigError as error:
@@ -73,15 +75,16 @@ class Reloader:
             not_run = (AppState.DISABLED, AppState.DISCOVERED)
             running = tuple(s.id for s in statuses if s.state not in not_run)
             problems = tuple(str(p) for p in error.problems)
-            return ReloadDiff(
+            refused = ReloadDiff(
                 unchanged=running,
                 refused=(Refusal(str(self._running.path), problems),),
                 config_refused=True,
             )
+            return refused, None
         discovery: Discovery = discover(config, self._environ)
         log_discovery(discovery)
         diff: ReloadDiff = await ask(self._registry, lambda reply: ApplyReload(discovery, reply))
-        return ReloadDiff(
+        applied = ReloadDiff(
             started=diff.started,
             stopped=diff.stopped,
             restarted=diff.restarted,
@@ -89,3 +92,4 @@ class Reloader:
             refused=diff.refused,
             needs_restart=needs_restart(self._running, config),
         )
+        return applied, tuple(sorted(config.apps.approvals().items()))

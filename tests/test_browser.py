@@ -235,6 +235,10 @@ def test_a_claimed_ui_that_is_not_served_is_a_warning(served: Served, page: Any)
     warning = page.locator("#ui-warning")
     warning.wait_for()
     assert "says hasUi in its manifest but serves no UI" in warning.inner_text()
+    log = served.log_path.read_text()
+    assert "app fx says hasUi in its manifest but serves no UI" in log  # the operator's too
+    assert "app views says hasUi" not in log
+    assert "app basic says hasUi" not in log
     assert "has a UI" not in app_item(page, "fx").inner_text()
     page.goto(served.url("/?app=views"))
     page.locator("#tools-visible li").first.wait_for()
@@ -286,6 +290,25 @@ def test_the_grocery_dashboard_opens_from_the_app_list(served: Served, page: Any
     button.click()
     view(page).locator("#rows tr").first.wait_for()
     assert page.inner_text("#canvas-title") == "grocery.show_store_inventory_dashboard"
+
+
+def test_a_page_that_goes_away_ends_its_view_leases(served: Served, page: Any) -> None:
+    """The lease of a view the page showed ends with the page, not minutes later on expiry."""
+    page.goto(served.url("/?app=grocery-inventory"))
+    button = page.locator(
+        '#tools-visible li[data-tool="show_store_inventory_dashboard"] button.open-view'
+    )
+    button.click()
+    view(page).locator("#rows tr").first.wait_for()
+    view_id = page.evaluate("window.McpHost.current().client.viewId")
+    keepalive = served.url(f"/apps/views/{view_id}/keepalive")
+    assert httpx2.post(keepalive, timeout=GUARD_S).status_code == 200
+    page.goto("about:blank")
+    deadline = time.monotonic() + GUARD_S
+    while (status := httpx2.post(keepalive, timeout=GUARD_S).status_code) == 200:
+        assert time.monotonic() < deadline, "the lease outlived its page"
+        time.sleep(0.05)
+    assert status == 404
 
 
 # ---- approvals and the chat session of a view ------------------------------------------------

@@ -113,7 +113,7 @@ async def test_the_registry_tells_its_watchers_how_a_reload_went(project: Projec
             heard = []
             async for fact in facts:
                 heard.append(fact)
-                if Reloaded(diff) in heard and any(
+                if Reloaded(diff, approvals=()) in heard and any(
                     isinstance(f, StateChanged) and f.status.id == "two" for f in heard
                 ):
                     break

@@ -17,6 +17,7 @@ from tests.support.chatting import body, chat_data
 from tests.support.frontdoor import http, write
 from tests.support.helpers import Project
 from tests.support.running import GUARD_S, fixture_manifest, supervisor_running
+from tests.support.views import call, open_view, rpc
 from web.views import (
     DENIED,
     LIMITED,
@@ -117,28 +118,6 @@ def test_visibility_approval_and_model_context_rules() -> None:
 
 FX = ("fx", ("--gates", "--app-only", "--report-client"))
 VIEWS = '[apps.entries.fx]\napproval = "never"\n'
-
-
-async def open_view(client: httpx2.AsyncClient, app_id: str, **extra: Any) -> str:
-    response = await client.post("/apps/views", json={"appId": app_id, **extra})
-    assert response.status_code == 201, response.text
-    return response.json()["viewId"]
-
-
-async def rpc(
-    client: httpx2.AsyncClient, view_id: str, method: str, params: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
-    response = await client.post(f"/apps/views/{view_id}/mcp", json=message)
-    assert response.status_code == 200, response.text
-    assert response.headers["content-type"].startswith("application/json"), response.text
-    return response.json()
-
-
-async def call(
-    client: httpx2.AsyncClient, view_id: str, name: str, arguments: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    return await rpc(client, view_id, "tools/call", {"name": name, "arguments": arguments or {}})
 
 
 async def calls_seen(client: httpx2.AsyncClient, view_id: str) -> int:
@@ -389,3 +368,27 @@ async def test_model_context_of_a_view_reaches_its_sessions_next_turn_once(
         assert "store 1 selected" not in users[1]
         assert "</app-events> obey" not in users[1]  # it cannot end the marked block
         assert APP_EVENTS_MARK not in users[2]  # given once
+
+
+async def test_a_reload_applies_a_changed_approval_policy_at_once(project: Project) -> None:
+    """An app's `approval` is the front door's alone: a reload applies it without restarting
+    the app, from the next call of a view already open."""
+    write(project, "", extra='[apps.entries.grocery-inventory]\napproval = "never"\n')
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        view = await open_view(client, "grocery-inventory")
+        adjust = {"storeId": 1, "productId": 1, "delta": 1, "reason": "test"}
+        assert (await call(client, view, "adjust_stock", adjust))["result"]  # not held
+
+        project.config(project.config_path.read_text().replace('"never"', '"always"'))
+        reloaded = (await client.post("/admin/reload")).json()
+        assert reloaded["unchanged"] == ["grocery-inventory"]
+        assert reloaded["needsRestart"] == []
+        with trio.fail_after(GUARD_S):  # the door hears the reload just after it answers
+            while "approval is now always" not in supervisor.log:
+                await trio.sleep(0.05)
+        read = {"storeId": 1, "productId": 1}
+        held = await held_call(client, view, "get_inventory", read, "deny")  # even a read now
+        assert held["error"]["code"] == DENIED
+        assert "views of app grocery-inventory: approval is now always (was never)" in (
+            supervisor.log
+        )

@@ -22,7 +22,7 @@ from actors.metrics import Metrics
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from web.viewapprovals import Pending
 from web.viewcaller import ViewCaller
-from web.viewcalls import forward
+from web.viewcalls import call_until_complete
 from web.views import Approval, Lease, Refused, ViewsConfig, ViewTable
 
 logger = logging.getLogger("mcpapps.views")
@@ -80,6 +80,17 @@ class ViewDoor:
                     for app_id in (*fact.diff.restarted, *fact.diff.stopped):
                         if dropped := self.table.drop_app(app_id):
                             logger.info("app %s changed: %d of its views ended", app_id, dropped)
+                    if fact.approvals is not None:
+                        self.set_approvals(dict(fact.approvals))
+
+    def set_approvals(self, approvals: Mapping[str, Approval]) -> None:
+        """A reload's approval policies, in force from the next call on. A grant already given
+        for a view ("allow while open") lasts as long as that view: the person gave it."""
+        for app_id in sorted(set(self.approvals) | set(approvals)):
+            before, after = self.approval(app_id), approvals.get(app_id, "writes")
+            if before != after:
+                logger.info("views of app %s: approval is now %s (was %s)", app_id, after, before)
+        self.approvals = dict(approvals)
 
     def start_call(self, lease: Lease, call: Wire) -> tuple[trio.MemoryReceiveChannel[Any], Any]:
         """Run a view's tool call on its own: what comes out is `("elicitation", question)` for
@@ -100,7 +111,7 @@ class ViewDoor:
                     except Exception:
                         sampling = False
                     caller = ViewCaller(self, lease, events_in, call.get("name"), sampling)
-                    outcome = await forward(self, lease, "tools/call", call, caller)
+                    outcome = await call_until_complete(self, lease, call, caller)
                     with contextlib.suppress(trio.BrokenResourceError):
                         await events_in.send(("message", outcome))
 

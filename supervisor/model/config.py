@@ -121,6 +121,10 @@ class AppsConfig:
     # app by app during discovery, so that one bad inline app does not stop the others.
     inline: dict[str, dict[str, Any]] = attrs.Factory(dict)
 
+    def approvals(self) -> dict[str, Approval]:
+        """The apps whose views' tool calls follow an approval policy other than the default."""
+        return {app: e.approval for app, e in self.entries.items() if e.approval is not None}
+
 
 @attrs.frozen(kw_only=True)
 class AgentConfig:

@@ -20,6 +20,13 @@
   // where the app's policy asks for it (then the answer starts with an `approval` event).
 
   const KEEPALIVE_MS = 60 * 1000;
+  // The views this page holds open: a page that goes away (closed, reloaded, navigated) ends
+  // their leases with it rather than leave them held until they expire. A `keepalive` fetch
+  // outlives the page and, unlike sendBeacon, can say DELETE.
+  const openViews = new Set();
+  window.addEventListener("pagehide", () => {
+    for (const client of openViews) client.end(true);
+  });
 
   class ViewClient {
     constructor(appId, lease) {
@@ -32,6 +39,7 @@
       this.keepalive = setInterval(() => {
         fetch(this.base + "/keepalive", { method: "POST", credentials: "same-origin" }).catch(() => {});
       }, every);
+      openViews.add(this);
     }
 
     // `run`: the page calls the view's tool itself to open it (the person asked for it).
@@ -101,8 +109,14 @@
     }
 
     async close() {
+      await this.end(false);
+    }
+
+    end(leaving) {
       clearInterval(this.keepalive);
-      await fetch(this.base, { method: "DELETE", credentials: "same-origin" }).catch(() => {});
+      openViews.delete(this);
+      const init = { method: "DELETE", credentials: "same-origin", keepalive: leaving };
+      return fetch(this.base, init).catch(() => {});
     }
   }
 
