@@ -290,23 +290,46 @@ async def answer_input_required(
     caller as a handshake-era app's would, and the call (`tool`, a `PublicTool`) is sent again
     with the answers, until the app gives its result. A question nobody may answer (sampling
     not allowed) fails the call with a `CallFailed` that says why."""
-    rounds = 0
+
+    async def again(resumed: Wire) -> Wire:
+        return (await retry(resumed))[1]
+
     try:
-        while result.get("resultType") == "input_required":
-            rounds += 1
-            if rounds > MAX_ROUNDS:
-                raise ServerRequestRefused(f"it asked for input more than {MAX_ROUNDS} times")
-            responses: Wire = {}
-            for key, request in (result.get("inputRequests") or {}).items():
-                responses[key] = await caller.ask(request["method"], request.get("params") or {})
-            resumed: Wire = {"inputResponses": responses}
-            if result.get("requestState") is not None:
-                resumed["requestState"] = result["requestState"]
-            _, result = await retry(resumed)
+        return await until_complete(caller.ask, None, result, again)
     except ServerRequestRefused as refused:
         why = f"tool '{tool.public_name}' of app '{tool.app_id}' asked for input: {refused}"
         raise CallFailed(tool.app_id, why) from None
+
+
+async def until_complete(
+    ask: Callable[[str, Wire], Awaitable[Wire]],
+    params: Wire | None,
+    result: Wire,
+    retry: Callable[[Wire], Awaitable[Wire]],
+) -> Wire:
+    """The one loop of a 2026-07-28 app's questions: while its answer is `input_required`, each
+    of its `inputRequests` is put to `ask`, and the request is sent again (`params`, with the
+    answers as `inputResponses` and the app's `requestState`) until the app gives its result.
+    An app that asks more than MAX_ROUNDS times is refused (`InputRoundsExceeded`): it would
+    otherwise hold its asker for ever."""
+    rounds = 0
+    while result.get("resultType") == "input_required":
+        rounds += 1
+        if rounds > MAX_ROUNDS:
+            raise InputRoundsExceeded(f"it asked for input more than {MAX_ROUNDS} times")
+        responses: Wire = {}
+        for key, request in (result.get("inputRequests") or {}).items():
+            responses[key] = await ask(request["method"], request.get("params") or {})
+        resumed = dict(params or {})
+        resumed["inputResponses"] = responses
+        if result.get("requestState") is not None:
+            resumed["requestState"] = result["requestState"]
+        result = await retry(resumed)
     return result
+
+
+class InputRoundsExceeded(ServerRequestRefused):
+    """An app went on answering `input_required` past MAX_ROUNDS."""
 
 
 MAX_ROUNDS = 10

@@ -30,3 +30,13 @@ class Catalog:
             "resource_templates": len(self.resource_templates),
             "prompts": len(self.prompts),
         }
+
+    def summary(self) -> str:
+        """The counts in words, as the log says them: "1 tool, 0 resources, ..."."""
+        nouns = {"tools": "tool", "resources": "resource"}
+        nouns |= {"resource_templates": "template", "prompts": "prompt"}
+        return ", ".join(_count(n, nouns[key]) for key, n in self.counts().items())
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

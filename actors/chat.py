@@ -40,7 +40,7 @@ from actors.messages import (
     TurnDone,
 )
 from actors.metrics import Metrics
-from actors.runtime import Mailbox, Reply
+from actors.runtime import Mailbox, Reply, unhandled
 from actors.turns import Event, Message, TurnFailed
 from actors.upstream import ServerRequestRefused
 
@@ -139,7 +139,7 @@ class ChatHub:
             case Sweep():
                 self._retire_idle()
             case _:
-                logger.error("chat hub: unknown message %r", message)
+                unhandled("chat hub", message)
 
     def _start_session(self, session_id: str) -> _Entry:
         session = ChatSession(

@@ -182,11 +182,14 @@ class CatalogChanged:
 @attrs.frozen
 class AppNotification:
     """A notification the app sent that its clients may want (logging, resources/updated,
-    progress no request claimed); list changes arrive as `CatalogChanged` instead."""
+    progress no request claimed); list changes arrive as `CatalogChanged` instead. For
+    `resources/updated`, `subscribers` are the clients subscribed to that resource, as the app
+    actor (which owns the subscriptions) knows them: the front door sends it to those only."""
 
     app_id: str
     method: str
     params: Wire | None
+    subscribers: frozenset[str] = frozenset()
 
 
 AppFact = StateChanged | CatalogChanged | AppNotification

@@ -54,7 +54,7 @@ from actors.messages import (
 from actors.metrics import Metrics
 from actors.process import KILL_REAP_S, STDIN_CLOSE_GRACE_S
 from actors.reaper import Reaper
-from actors.runtime import AskTimeout, Forward, Mailbox, Overloaded, Reply, ask
+from actors.runtime import AskTimeout, Forward, Mailbox, Overloaded, Reply, ask, unhandled
 from actors.toolreport import tool_report
 from actors.tooltable import AppTools, ToolTable, build_tool_table
 from supervisor.model.discovery import DiscoveredApp, Discovery
@@ -214,7 +214,7 @@ class Registry:
             case Reloaded():
                 self._publish(message)
             case _:
-                logger.error("registry: unknown message %r", message)
+                unhandled("registry", message)
 
     def _spawn(self, fn: Any, *args: Any) -> None:
         assert self._nursery is not None

@@ -12,7 +12,7 @@ import contextlib
 import logging
 import math
 from collections.abc import Callable, Iterator
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Never, Protocol, TypeVar
 
 import attrs
 import trio
@@ -30,6 +30,13 @@ T_contra = TypeVar("T_contra", contravariant=True)
 MAILBOX_SIZE = 1024
 # How long a caller outside the actors (an HTTP route) waits for an actor's answer.
 ASK_TIMEOUT_S = 10.0
+
+
+def unhandled(actor: str, message: Never) -> None:
+    """The last case of an actor's `match` over its message union: mypy proves it unreachable
+    (each message of the union has its case). Should a message slip past the types at run
+    time, it is logged, not raised, so that the actor lives on."""
+    logger.error("%s: unknown message %r", actor, message)
 
 
 class Overloaded(ActorUnavailable):

@@ -17,6 +17,10 @@ class Subscriptions:
     def is_wanted(self, uri: str) -> bool:
         return bool(self._owners.get(uri))
 
+    def owners(self, uri: str) -> frozenset[str]:
+        """The clients subscribed to `uri`."""
+        return frozenset(self._owners.get(uri, ()))
+
     def holds(self, uri: str, owner: str) -> bool:
         return owner in self._owners.get(uri, ())
 

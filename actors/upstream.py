@@ -2,13 +2,15 @@
 SDK's Streamable HTTP client, the catalog it enumerates, liveness probes and how SDK errors read.
 
 Everything here is per connection: the app actor makes a new `Upstream` after every restart.
+The SDK's and the transport's errors enter here and leave as our own (`UpstreamLost`,
+`UpstreamTimeout`, `UpstreamRejected`), so the app actor never classifies an SDK error itself.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 import httpx2
@@ -27,7 +29,14 @@ from pydantic import TypeAdapter
 from actors.catalog import Catalog, Wire
 from supervisor import __version__
 from supervisor.model.era import Era, EraSetting
-from supervisor.model.errors import McpappsError, ProtocolViolation
+from supervisor.model.errors import (
+    McpappsError,
+    ProtocolViolation,
+    UpstreamError,
+    UpstreamLost,
+    UpstreamRejected,
+    UpstreamTimeout,
+)
 
 logger = logging.getLogger("mcpapps.app")
 _RAW: TypeAdapter[Wire] = TypeAdapter(dict[str, Any])
@@ -51,7 +60,7 @@ def era_of(protocol_version: str) -> Era:
     return Era.STATELESS if protocol_version in MODERN_PROTOCOL_VERSIONS else Era.HANDSHAKE
 
 
-def is_connection_error(error: BaseException) -> bool:
+def _is_connection_error(error: BaseException) -> bool:
     """Whether an error means the connection itself is broken (restart it), as opposed to an
     error the app answered with (report it, keep the connection)."""
     if isinstance(error, MCPError):
@@ -71,12 +80,49 @@ def is_connection_error(error: BaseException) -> bool:
     )
 
 
-def is_timeout(error: BaseException) -> bool:
+def _is_timeout(error: BaseException) -> bool:
     return isinstance(error, MCPError) and error.error.code == types.REQUEST_TIMEOUT
+
+
+# What the SDK and the transport raise for a request that failed.
+_SDK_ERRORS = (
+    MCPError,
+    SubscriptionLost,
+    httpx2.TransportError,
+    trio.BrokenResourceError,
+    trio.ClosedResourceError,
+    OSError,
+)
+
+
+def upstream_error(error: Exception) -> Exception:
+    """The error of our family that an SDK or transport error stands for (anything else is
+    given back as it is): a broken connection, a timeout, or the app's own error answer."""
+    if _is_connection_error(error):
+        return UpstreamLost(error_text(error))
+    if _is_timeout(error):
+        return UpstreamTimeout(error_text(error))
+    if isinstance(error, MCPError):
+        return UpstreamRejected(error_text(error), error.error)
+    return error
+
+
+@contextlib.contextmanager
+def _ours() -> Iterator[None]:
+    """Where the SDK is called: its errors come out as `upstream_error` maps them."""
+    try:
+        yield
+    except _SDK_ERRORS as error:
+        mapped = upstream_error(error)
+        if mapped is error:
+            raise
+        raise mapped from error
 
 
 def error_text(error: BaseException) -> str:
     """One readable sentence for an SDK or transport error."""
+    if isinstance(error, UpstreamError):
+        return str(error)  # worded already, when it entered
     if isinstance(error, MCPError):
         if error.error.code == types.CONNECTION_CLOSED:
             return "the connection closed"
@@ -118,6 +164,8 @@ class Upstream:
         return self.client.server_capabilities
 
     async def catalog(self) -> Catalog:
+        """Every page of every list the app declared. Raises `UpstreamError`s (and
+        `ProtocolViolation` for a listing that is not one)."""
         caps = self.capabilities
         tools = await self._pages(types.ListToolsRequest, "tools") if caps.tools else ()
         resources: tuple[Wire, ...] = ()
@@ -155,9 +203,10 @@ class Upstream:
         cancelled`); its own timeout is used rather than a cancel scope because the SDK sends
         that notice shielded for up to 5 s when a scope abandons the request, which a frozen
         HTTP app would make the caller wait for."""
-        return await self.client.session.send_request(  # type: ignore[type-var]
-            request, _RAW, request_read_timeout_seconds=timeout
-        )
+        with _ours():
+            return await self.client.session.send_request(  # type: ignore[type-var]
+                request, _RAW, request_read_timeout_seconds=timeout
+            )
 
     async def _unvalidated(self, request: Any) -> Wire:
         """Send a listing request and take the page as the app sent it. The SDK checks a whole
@@ -196,7 +245,8 @@ class Upstream:
             meta = {types.LOG_LEVEL_META_KEY: self.log_level, **(fields.get("_meta") or {})}
             fields["_meta"] = meta
         session._stamp(data, options)
-        raw = await session._dispatcher.send_raw_request(method, data.get("params"), options)
+        with _ours():
+            raw = await session._dispatcher.send_raw_request(method, data.get("params"), options)
         if not isinstance(raw, dict):
             raise ProtocolViolation(f"the app answered {method} with a non-object result")
         return raw
@@ -218,9 +268,10 @@ class Upstream:
         if self.era is Era.HANDSHAKE:
             return
         try:
-            await self._watch(
-                on_list_change, on_resource_updated, subscriptions, resubscribe, on_listening
-            )
+            with _ours():
+                await self._watch(
+                    on_list_change, on_resource_updated, subscriptions, resubscribe, on_listening
+                )
         finally:
             on_listening()
 
@@ -279,7 +330,8 @@ class Upstream:
     async def probe(self, timeout: float) -> None:
         """A liveness probe: `ping`, or `server/discover` on 2026-07-28, which has no ping."""
         if self.era is Era.STATELESS:
-            await self.client.session.send_discover(self.protocol_version)
+            with _ours():
+                await self.client.session.send_discover(self.protocol_version)
         else:
             await self.request(types.PingRequest(params=types.RequestParams()), timeout)
 
@@ -319,11 +371,15 @@ async def connect(
         cache=None,  # the actor refreshes the catalog on list_changed; stale reads are worse
         client_info=types.Implementation(name="mcpapps", version=__version__),
     )
-    async with client:
-        if protocol == "auto":
-            await _handshake_first(client.session)
-        elif protocol == "stateless":
-            await _discover(client.session)
+    async with contextlib.AsyncExitStack() as stack:
+        with _ours():
+            await stack.enter_async_context(client)
+            if protocol == "auto":
+                await _handshake_first(client.session)
+            elif protocol == "stateless":
+                await _discover(client.session)
+        # The SDK's own teardown (leaving `client`) may still raise its errors, grouped with
+        # the body's: the app actor reads those as the incarnation's death.
         yield Upstream(client)
 
 
@@ -347,7 +403,7 @@ async def _handshake_first(session: Any) -> None:
     try:
         await session.initialize()
     except MCPError as error:
-        if is_timeout(error) or is_connection_error(error):
+        if _is_timeout(error) or _is_connection_error(error):
             raise
         logger.debug("the app refused the handshake (%s); trying 2026-07-28", error_text(error))
         await _discover(session)

@@ -235,6 +235,10 @@ def test_a_claimed_ui_that_is_not_served_is_a_warning(served: Served, page: Any)
     warning = page.locator("#ui-warning")
     warning.wait_for()
     assert "says hasUi in its manifest but serves no UI" in warning.inner_text()
+    log = served.log_path.read_text()
+    assert "app fx says hasUi in its manifest but serves no UI" in log  # the operator's too
+    assert "app views says hasUi" not in log
+    assert "app basic says hasUi" not in log
     assert "has a UI" not in app_item(page, "fx").inner_text()
     page.goto(served.url("/?app=views"))
     page.locator("#tools-visible li").first.wait_for()

@@ -6,48 +6,13 @@ requests, tests/apps/conformance_app.py (on 2026-07-28) with `input_required` re
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import Mapping
-from typing import Any
-
 from tests.apps.scenario_schemas import USER_INFO_SCHEMA
 from tests.support import fake_openai as model_server
-from tests.support.asking import answer, command, result_text, turn
+from tests.support.asking import answer, asking_project, command, openai_agent, result_text, turn
 from tests.support.fake_openai import call, fake_openai, tool_calls
-from tests.support.frontdoor import CONFORMANCE_APP, HANDSHAKE_APP, http
+from tests.support.frontdoor import USER, http
 from tests.support.helpers import Project
-from tests.support.running import FAST, supervisor_running
-
-USER = {"username": "ada", "email": "ada@example.com"}
-
-
-def asking_project(
-    project: Project,
-    *,
-    timeout_s: int = 60,
-    entries: Mapping[str, Mapping[str, Any]] | None = None,
-    agent: str = "",
-) -> None:
-    """`hs` (handshake era, `hs.` tools) and `cf` (the conformance app on 2026-07-28, `cf.`)."""
-    for app_id, script in (("hs", HANDSHAKE_APP), ("cf", CONFORMANCE_APP)):
-        project.manifest(
-            f"apps/{app_id}",
-            {
-                "id": app_id,
-                "command": sys.executable,
-                "arguments": [str(script)],
-                "toolNamePrefix": f"{app_id}.",
-                "requestTimeoutSeconds": timeout_s,
-            },
-        )
-    lines = ["[apps]", 'discovery_paths = ["./apps"]', "", "[supervision]"]
-    lines += [f"{key} = {value}" for key, value in FAST.items()]
-    all_entries = {"cf": {"protocol": "stateless"}, **(entries or {})}
-    for app_id, entry in all_entries.items():
-        lines += ["", f"[apps.entries.{app_id}]"]
-        lines += [f"{key} = {json.dumps(value)}" for key, value in entry.items()]
-    project.config("\n".join(lines) + "\n" + agent)
+from tests.support.running import supervisor_running
 
 
 async def test_the_person_answers_an_app_s_question_in_the_chat(project: Project) -> None:
@@ -194,12 +159,6 @@ VIEW_SAMPLING = {
     "maxTokens": 20,
     "stopSequences": ["END"],
 }
-
-
-def openai_agent(url: str) -> str:
-    return (
-        f'\n[agent]\nengine = "openai"\nbase_url = "{url}"\nmodel = "fake-model"\nmax_steps = 4\n'
-    )
 
 
 async def test_sampling_is_answered_by_the_agent_s_model_when_allowed(project: Project) -> None:

@@ -9,37 +9,24 @@ This is the baseline for the front door: whatever passes here directly must pass
 from __future__ import annotations
 
 import functools
-import subprocess
-import sys
 from pathlib import Path
 
 import trio
 
 from tests.support.conformance import run_conformance
-from tests.support.frontdoor import EXPECTED_DIRECT, SUITE_TIMEOUT_S, stop
-from tests.support.helpers import free_port, wait_for_port
+from tests.support.frontdoor import EXPECTED_DIRECT, SUITE_TIMEOUT_S, app_over_http
 
 FIXTURE = Path(__file__).parent / "apps" / "conformance_app.py"
 GUARD_S = 60  # a hang guard for the fixture's start, not a speed claim
 
 
 async def test_fixture_passes_the_conformance_suite_directly(tmp_path: Path) -> None:
-    port = free_port()
     log = tmp_path / "fixture.log"
-    with log.open("wb") as errlog:
-        process = await trio.lowlevel.open_process(
-            [sys.executable, str(FIXTURE), "--http", "--port", str(port)],
-            stdout=subprocess.DEVNULL,
-            stderr=errlog,
-        )
-        try:
-            await wait_for_port(port, process)
-            # localhost, not 127.0.0.1: the dns-rebinding scenario sends this host back as `Host`.
-            url = f"http://localhost:{port}/mcp"
-            run = functools.partial(run_conformance, url, timeout=SUITE_TIMEOUT_S)
-            result = await trio.to_thread.run_sync(run)
-        finally:
-            await stop(process)
+    async with app_over_http(FIXTURE, log) as port:
+        # localhost, not 127.0.0.1: the dns-rebinding scenario sends this host back as `Host`.
+        url = f"http://localhost:{port}/mcp"
+        run = functools.partial(run_conformance, url, timeout=SUITE_TIMEOUT_S)
+        result = await trio.to_thread.run_sync(run)
 
     print(f"conformance: {result.summary()}")
     assert len(result.scenarios) == 32, result.output

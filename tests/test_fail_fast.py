@@ -14,6 +14,7 @@ from actors.messages import AppStatus
 from actors.runtime import Mailbox
 from actors.tooltable import AppTools, build_tool_table
 from supervisor.model.lifecycle import AppState
+from tests.support.frontdoor import INITIALIZE
 from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates
 from web.asgi import FrontDoor
@@ -112,8 +113,9 @@ async def test_a_request_to_an_app_known_to_be_running_goes_on_without_asking_th
     assert silent_registry.take_waiting() == []
 
 
-def owners_of_a_tool_whose_app_went_down() -> tuple[AppStates, ToolOwners]:
-    """`shop.buy` was offered while `shop` ran; then `shop` failed and left the tool table."""
+def front_door_after_a_tool_s_app_went_down() -> tuple[Mailbox[Any], AggregateEndpoint, FrontDoor]:
+    """A front door whose registry never answers (its mailbox, the `/mcp` endpoint, the front
+    door): `shop.buy` was offered while `shop` ran; then `shop` failed and left the tool table."""
     states = AppStates()
     owners = ToolOwners(states)
     tool = {"name": "buy", "inputSchema": {"type": "object"}}
@@ -131,18 +133,18 @@ def owners_of_a_tool_whose_app_went_down() -> tuple[AppStates, ToolOwners]:
         )
     )
     owners.record(build_tool_table([]))
-    return states, owners
+    silent_registry: Mailbox[Any] = Mailbox()
+    aggregate = AggregateEndpoint(silent_registry, owners=owners)
+    front_door = FrontDoor(
+        POLICY, silent_registry, None, {}, aggregate, states=states, owners=owners
+    )
+    return silent_registry, aggregate, front_door
 
 
 async def test_admin_call_of_a_tool_whose_app_is_down_is_refused_without_asking_the_registry() -> (
     None
 ):
-    silent_registry: Mailbox[Any] = Mailbox()
-    states, owners = owners_of_a_tool_whose_app_went_down()
-    aggregate = AggregateEndpoint(silent_registry, owners=owners)
-    front_door = FrontDoor(
-        POLICY, silent_registry, None, {}, aggregate, states=states, owners=owners
-    )
+    silent_registry, _aggregate, front_door = front_door_after_a_tool_s_app_went_down()
     body = {"name": "shop.buy", "arguments": {}}
     with trio.fail_after(5):  # the silent registry would never answer
         status, _headers, answered = await answer(front_door, "/admin/call", body)
@@ -158,26 +160,11 @@ async def test_admin_call_of_a_tool_whose_app_is_down_is_refused_without_asking_
 async def test_mcp_call_of_a_tool_whose_app_is_down_is_refused_without_asking_the_registry() -> (
     None
 ):
-    silent_registry: Mailbox[Any] = Mailbox()
-    states, owners = owners_of_a_tool_whose_app_went_down()
-    aggregate = AggregateEndpoint(silent_registry, owners=owners)
-    front_door = FrontDoor(
-        POLICY, silent_registry, None, {}, aggregate, states=states, owners=owners
-    )
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"},
-        },
-    }
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "shop.buy"}}
+    silent_registry, aggregate, front_door = front_door_after_a_tool_s_app_went_down()
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "shop.buy"}}
     async with aggregate.manager.run():
         with trio.fail_after(5):
-            status, headers, _ = await answer(front_door, "/mcp", initialize, mcp=True)
+            status, headers, _ = await answer(front_door, "/mcp", INITIALIZE, mcp=True)
             assert status == 200
             session = [(b"mcp-session-id", headers["mcp-session-id"].encode())]
             status, _, answered = await answer(front_door, "/mcp", call, mcp=True, extra=session)

@@ -12,11 +12,9 @@ from typing import Any
 import httpx2
 import trio
 
-from tests.support.frontdoor import MCP_HEADERS, events, http
+from tests.support.frontdoor import cancelled, events, http, open_session
 from tests.support.helpers import Project
 from tests.support.running import FAST, GUARD_S, fixture_manifest, supervisor_running
-
-VERSION = "2025-11-25"
 
 
 def write(project: Project) -> None:
@@ -25,36 +23,15 @@ def write(project: Project) -> None:
     project.config(f'[apps]\ndiscovery_paths = ["./apps"]\n\n[supervision]\n{supervision}\n')
 
 
-async def open_session(client: httpx2.AsyncClient, path: str, capabilities: dict[str, Any]) -> str:
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": VERSION,
-            "capabilities": capabilities,
-            "clientInfo": {"name": "test", "version": "0"},
-        },
-    }
-    response = await client.post(path, json=initialize, headers=MCP_HEADERS)
-    assert response.status_code == 200, response.text
-    session = response.headers["mcp-session-id"]
-    headers = {**MCP_HEADERS, "mcp-session-id": session, "mcp-protocol-version": VERSION}
-    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    assert (await client.post(path, json=initialized, headers=headers)).status_code == 202
-    return session
-
-
 async def call(
     client: httpx2.AsyncClient,
     path: str,
-    session: str,
+    session: dict[str, str],
     params: dict[str, Any],
     request_id: int = 7,
 ) -> httpx2.Response:
-    headers = {**MCP_HEADERS, "mcp-session-id": session, "mcp-protocol-version": VERSION}
     body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
-    response = await client.post(path, content=json.dumps(body), headers=headers)
+    response = await client.post(path, content=json.dumps(body), headers=session)
     assert response.status_code == 200, response.text
     return response
 
@@ -80,7 +57,7 @@ async def test_a_quiet_clients_call_is_one_json_body_that_means_what_the_stream_
                 full = await call(client, path, asking, params)
                 assert kind(lean) == "application/json", (path, params)
                 assert kind(full) == "text/event-stream", (path, params)
-                assert lean.headers["mcp-session-id"] == quiet
+                assert lean.headers["mcp-session-id"] == quiet["mcp-session-id"]
                 assert events(lean) == events(full), (path, params)
             # A call that asks for progress needs the stream, lean client or not.
             meta = {"progressToken": "p1"}
@@ -130,13 +107,7 @@ async def test_a_lean_call_the_client_cancels_is_cancelled_at_the_app(project: P
             with trio.fail_after(GUARD_S):
                 while await gated() != 1:
                     await trio.sleep(0.05)
-            headers = {**MCP_HEADERS, "mcp-session-id": quiet, "mcp-protocol-version": VERSION}
-            cancel = {
-                "jsonrpc": "2.0",
-                "method": "notifications/cancelled",
-                "params": {"requestId": 7, "reason": "the user gave up"},
-            }
-            response = await client.post(path, json=cancel, headers=headers)
+            response = await client.post(path, json=cancelled(7), headers=quiet)
             assert response.status_code == 202
         # The call ends with no answer (an empty stream, as the SDK ends a cancelled request),
         # and the app's own request was cancelled: nothing waits at the gate any more.

@@ -22,6 +22,7 @@ from tests.support.frontdoor import (
     GroceryOverHttp,
     events,
     http,
+    open_session,
     sdk_client,
     write,
 )
@@ -346,12 +347,7 @@ async def test_bad_input_gets_clear_errors_and_breaks_nothing(project: Project) 
     write(project)
     async with supervisor_running(project) as supervisor, http(supervisor) as client:
         path = "/apps/mcp/grocery-inventory"
-        opened = await client.post(path, json=INITIALIZE, headers=MCP_HEADERS)
-        assert opened.status_code == 200
-        session = {**MCP_HEADERS, "mcp-session-id": opened.headers["mcp-session-id"]}
-        await client.post(
-            path, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session
-        )
+        session = await open_session(client, path)
 
         malformed = await client.post(path, content=b'{"jsonrpc": "2.0", "id": 2,', headers=session)
         assert malformed.status_code == 400

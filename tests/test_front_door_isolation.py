@@ -15,10 +15,10 @@ import trio
 
 from actors.upstream import http_transport
 from tests.support.frontdoor import (
-    INITIALIZE,
-    MCP_HEADERS,
     MODERN_GROCERY,
+    cancelled,
     conformance_project,
+    open_session,
     write,
 )
 from tests.support.helpers import Project
@@ -26,18 +26,6 @@ from tests.support.running import GUARD_S, supervisor_running
 
 URI = "inventory://stores/1/summary"
 ADJUST = {"storeId": 1, "productId": 1, "delta": 1}
-
-
-async def open_session(client: httpx2.AsyncClient, path: str) -> dict[str, str]:
-    opened = await client.post(path, json=INITIALIZE, headers=MCP_HEADERS)
-    headers = {
-        **MCP_HEADERS,
-        "mcp-session-id": opened.headers["mcp-session-id"],
-        "mcp-protocol-version": "2025-11-25",
-    }
-    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    await client.post(path, json=initialized, headers=headers)
-    return headers
 
 
 async def read_stream(
@@ -194,33 +182,6 @@ async def test_subscriptions_belong_to_their_client(project: Project) -> None:
             assert updates["A"] == [URI, URI]
 
 
-async def test_a_cancelled_call_is_cancelled_at_the_app(project: Project) -> None:
-    write(project, "", ("slow", ()))
-    async with (
-        supervisor_running(project) as supervisor,
-        httpx2.AsyncClient(base_url=supervisor.url(), timeout=GUARD_S) as client,
-    ):
-        path = "/apps/mcp/slow"
-        session = await open_session(client, path)
-        call = {
-            "jsonrpc": "2.0",
-            "id": 9,
-            "method": "tools/call",
-            "params": {"name": "sleep", "arguments": {"seconds": 600}},
-        }
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(read_stream, client, "POST", path, session, [], call)
-            await supervisor.wait_for_log("fixture: sleep started")
-            cancelled = {
-                "jsonrpc": "2.0",
-                "method": "notifications/cancelled",
-                "params": {"requestId": 9, "reason": "the user changed their mind"},
-            }
-            await client.post(path, json=cancelled, headers=session)
-            await supervisor.wait_for_log("fixture: sleep cancelled")
-            nursery.cancel_scope.cancel()
-
-
 async def test_a_2026_client_listens_for_a_resource(project: Project) -> None:
     """A 2026-07-28 client names the resource on its `subscriptions/listen` stream: the app is
     watched for it while the stream lasts, and the update arrives on that stream."""
@@ -254,7 +215,7 @@ async def test_a_2026_client_listens_for_a_resource(project: Project) -> None:
 async def test_a_call_its_client_cancels_frees_the_apps_call_slot(
     project: Project, path: str, progress: bool
 ) -> None:
-    """With one call slot, a call its client cancels is cancelled at the app at once, so the
+    """A call its client cancels is cancelled at the app at once; with one call slot, so the
     next call runs rather than waiting for the first one's hour-long deadline. (A client that
     merely goes away does not cancel: MCP asks servers not to read a disconnect as one.)"""
     write(
@@ -279,12 +240,7 @@ async def test_a_call_its_client_cancels_frees_the_apps_call_slot(
         async with trio.open_nursery() as nursery:
             nursery.start_soon(read_stream, client, "POST", path, session, [], call(1))
             await supervisor.wait_for_log("fixture: sleep started")
-            cancelled = {
-                "jsonrpc": "2.0",
-                "method": "notifications/cancelled",
-                "params": {"requestId": 1, "reason": "the user changed their mind"},
-            }
-            await client.post(path, json=cancelled, headers=session)
+            await client.post(path, json=cancelled(1), headers=session)
             await supervisor.wait_for_log("fixture: sleep cancelled")
             nursery.start_soon(read_stream, client, "POST", path, session, [], call(2))
             with trio.fail_after(GUARD_S):

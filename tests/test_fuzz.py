@@ -24,22 +24,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.frontdoor import INITIALIZE, MCP_HEADERS
 from tests.support.helpers import Project, free_port
 from tests.support.running import FAST, environment, fixture_manifest
 
 EXAMPLES = 150  # per route: a few seconds each
 GUARD_S = 20  # per request: a hang guard, not a speed claim
-MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "fuzz", "version": "0"},
-    },
-}
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,

@@ -10,7 +10,6 @@ from the app's requests (web/roundtrips.py)."""
 from __future__ import annotations
 
 import functools
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,12 +26,12 @@ from tests.support.frontdoor import (
     HANDSHAKE_APP,
     SUITE_TIMEOUT_S,
     USER,
+    app_over_http,
     conformance_through,
     python_client,
-    stop,
     write_config,
 )
-from tests.support.helpers import Project, free_port, wait_for_port
+from tests.support.helpers import Project
 from tests.support.officialclients import ts_client
 from tests.support.running import GUARD_S, supervisor_running
 
@@ -96,21 +95,11 @@ async def test_the_suite_passes_through_the_front_door_as_directly(
     the handshake, which it offers. So does every one of them that `/mcp` serves (it has no
     logging/setLevel, completions or subscriptions), with the app offering its names
     unprefixed there, as the scenarios call them."""
-    port = free_port()
-    with (tmp_path / "app.log").open("wb") as errlog:
-        process = await trio.lowlevel.open_process(
-            [sys.executable, str(HANDSHAKE_APP), "--http", "--port", str(port)],
-            stdout=subprocess.DEVNULL,
-            stderr=errlog,
+    async with app_over_http(HANDSHAKE_APP, tmp_path / "app.log") as port:
+        run = functools.partial(
+            run_conformance, f"http://localhost:{port}/mcp", timeout=SUITE_TIMEOUT_S
         )
-        try:
-            await wait_for_port(port, process)
-            run = functools.partial(
-                run_conformance, f"http://localhost:{port}/mcp", timeout=SUITE_TIMEOUT_S
-            )
-            direct = await trio.to_thread.run_sync(run)
-        finally:
-            await stop(process)
+        direct = await trio.to_thread.run_sync(run)
     assert direct.passed >= ASKING, direct.summary()
 
     handshake_project(project, prefix="")
@@ -149,24 +138,14 @@ async def test_python_clients_of_both_eras_on_both_endpoints(project: Project, m
 async def test_the_app_itself_gives_the_same_answers(tmp_path: Path) -> None:
     """The baseline of the test above: the app on its own HTTP endpoint, a handshake-era client
     (a 2026-07-28 client cannot be asked by this app directly: it has no back-channel)."""
-    port = free_port()
-    with (tmp_path / "app.log").open("wb") as errlog:
-        process = await trio.lowlevel.open_process(
-            [sys.executable, str(HANDSHAKE_APP), "--http", "--port", str(port)],
-            stdout=subprocess.DEVNULL,
-            stderr=errlog,
-        )
-        try:
-            await wait_for_port(port, process)
-            url = f"http://127.0.0.1:{port}/mcp"
-            async with python_client(url, "legacy") as client:
-                assert await texts(client, "") == EXPECTED
-            async with python_client(url, "2026-07-28") as client:
-                with pytest.raises(mcp.MCPError) as refused:
-                    await client.call_tool("test_sampling", {"prompt": "hello"})
-                assert "back-channel" in str(refused.value)
-        finally:
-            await stop(process)
+    async with app_over_http(HANDSHAKE_APP, tmp_path / "app.log") as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with python_client(url, "legacy") as client:
+            assert await texts(client, "") == EXPECTED
+        async with python_client(url, "2026-07-28") as client:
+            with pytest.raises(mcp.MCPError) as refused:
+                await client.call_tool("test_sampling", {"prompt": "hello"})
+            assert "back-channel" in str(refused.value)
 
 
 async def test_ts_client_answers_the_app_on_both_endpoints(project: Project) -> None:

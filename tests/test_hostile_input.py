@@ -13,7 +13,15 @@ import trio
 import trio_websocket
 
 from supervisor.model import jsonin
-from tests.support.frontdoor import INITIALIZE, MCP_HEADERS, TOKEN, events, http, write
+from tests.support.frontdoor import (
+    INITIALIZE,
+    MCP_HEADERS,
+    TOKEN,
+    events,
+    http,
+    open_session,
+    write,
+)
 from tests.support.helpers import Project
 from tests.support.rawhttp import raw_connection, request
 from tests.support.running import Supervisor, supervisor_running
@@ -34,15 +42,6 @@ def deep_text(levels: int) -> str:
 
 def no_tracebacks(supervisor: Supervisor) -> None:
     assert "Traceback" not in supervisor.log, supervisor.log[-3000:]
-
-
-async def open_session(client: httpx2.AsyncClient, path: str) -> dict[str, str]:
-    opened = await client.post(path, json=INITIALIZE, headers=MCP_HEADERS)
-    assert opened.status_code == 200, opened.text
-    session = {**MCP_HEADERS, "mcp-session-id": opened.headers["mcp-session-id"]}
-    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    assert (await client.post(path, json=initialized, headers=session)).status_code == 202
-    return session
 
 
 # ---- bodies that are not JSON we take: 400, on every route ------------------------------------

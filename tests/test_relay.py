@@ -10,10 +10,11 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from actors.asking import MAX_ROUNDS
 from actors.catalog import Wire
 from actors.messages import CallFailed, CallTimeout, UnknownApp
 from actors.runtime import AskTimeout, Overloaded
-from web.relay import APP_ERROR, MAX_INPUT_ROUNDS, app_params, complete_input, mcp_error
+from web.relay import APP_ERROR, app_params, complete_input, mcp_error
 
 
 def test_app_params_drop_the_clients_envelope_and_progress_token() -> None:
@@ -115,5 +116,5 @@ async def test_an_app_that_keeps_asking_is_stopped() -> None:
         return _input_required(0)
 
     ctx = _context("2025-11-25")
-    with pytest.raises(MCPError, match=f"more than {MAX_INPUT_ROUNDS} times"):
+    with pytest.raises(MCPError, match=f"more than {MAX_ROUNDS} times"):
         await complete_input(ctx, _Client(), None, _input_required(0), retry)

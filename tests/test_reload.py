@@ -24,6 +24,7 @@ from tests.support.running import (
     Supervisor,
     alive,
     fixture_manifest,
+    notify_socket,
     wait_gone,
 )
 from tests.support.running import supervisor_running as _supervisor_running
@@ -293,28 +294,17 @@ async def test_sd_notify_reloading_then_ready(project: Project, tmp_path: Path) 
     """Under systemd (Type=notify-reload): RELOADING=1 with MONOTONIC_USEC, then READY=1."""
     add_app(project, "one")
     write_config(project)
-    address = str(tmp_path / "notify.sock")
-    received: list[str] = []
-    with trio.socket.socket(trio.socket.AF_UNIX, trio.socket.SOCK_DGRAM) as sock:
-        await sock.bind(address)
+    async with notify_socket(tmp_path) as (address, received), trio.open_nursery() as nursery:
         supervisor = Supervisor(project, extra_env={"NOTIFY_SOCKET": address})
-
-        async def listen() -> None:
-            while True:
-                received.append((await sock.recv(4096)).decode())
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(listen)
-            await supervisor.start(nursery)
-            await supervisor.wait_for_log("ready: 1 running")
-            assert supervisor.process is not None
-            supervisor.process.send_signal(signal.SIGHUP)
-            await supervisor.wait_for_log("reloaded: ")
-            with trio.fail_after(GUARD_S):
-                while received[-1:] != ["READY=1"]:
-                    await trio.sleep(0.02)
-            assert await supervisor.stop() == 0
-            nursery.cancel_scope.cancel()
+        await supervisor.start(nursery)
+        await supervisor.wait_for_log("ready: 1 running")
+        assert supervisor.process is not None
+        supervisor.process.send_signal(signal.SIGHUP)
+        await supervisor.wait_for_log("reloaded: ")
+        with trio.fail_after(GUARD_S):
+            while received[-1:] != ["READY=1"]:
+                await trio.sleep(0.02)
+        assert await supervisor.stop() == 0
     reloading = [i for i, m in enumerate(received) if m.startswith("RELOADING=1\n")]
     assert len(reloading) == 1, received
     usec = received[reloading[0]].split("\n")[1]

@@ -12,7 +12,15 @@ from pathlib import Path
 import trio
 
 from tests.support.helpers import Project
-from tests.support.running import FAST, GUARD_S, Supervisor, alive, fixture_manifest, wait_gone
+from tests.support.running import (
+    FAST,
+    GUARD_S,
+    Supervisor,
+    alive,
+    fixture_manifest,
+    notify_socket,
+    wait_gone,
+)
 
 
 def write_project(project: Project, *apps: tuple[str, tuple[str, ...]]) -> None:
@@ -143,27 +151,15 @@ async def test_systemd_notifications(project: Project, tmp_path: Path) -> None:
     """With $NOTIFY_SOCKET (as under systemd Type=notify): READY=1 once ready, WATCHDOG=1 when
     asked for, STOPPING=1 on shutdown."""
     write_project(project, ("only", ()))
-    address = str(tmp_path / "notify.sock")
-    received: list[str] = []
-    with trio.socket.socket(trio.socket.AF_UNIX, trio.socket.SOCK_DGRAM) as sock:
-        await sock.bind(address)
-        supervisor = Supervisor(
-            project, extra_env={"NOTIFY_SOCKET": address, "WATCHDOG_USEC": "400000"}
-        )
-
-        async def listen() -> None:
-            while True:
-                received.append((await sock.recv(4096)).decode())
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(listen)
-            await supervisor.start(nursery)
-            await supervisor.wait_for_log("ready: 1 running")
-            with trio.fail_after(GUARD_S):
-                while not any(m.startswith("READY=1") for m in received):
-                    await trio.sleep(0.02)
-            assert await supervisor.stop() == 0
-            nursery.cancel_scope.cancel()
+    async with notify_socket(tmp_path) as (address, received), trio.open_nursery() as nursery:
+        environ = {"NOTIFY_SOCKET": address, "WATCHDOG_USEC": "400000"}
+        supervisor = Supervisor(project, extra_env=environ)
+        await supervisor.start(nursery)
+        await supervisor.wait_for_log("ready: 1 running")
+        with trio.fail_after(GUARD_S):
+            while not any(m.startswith("READY=1") for m in received):
+                await trio.sleep(0.02)
+        assert await supervisor.stop() == 0
     assert "READY=1\nSTATUS=apps: 1 running, 0 failed, 0 not run" in received
     assert "WATCHDOG=1" in received
     assert received.index("STOPPING=1") > received.index(

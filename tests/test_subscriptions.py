@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import mcp_types as types
+
+from actors.changes import Changes
+from actors.runtime import Mailbox
 from actors.subscriptions import Subscriptions
 
 
@@ -38,3 +44,29 @@ def test_listed_in_a_stable_order() -> None:
     for uri in ("r://b", "r://a", "r://c"):
         table.add(uri, "x")
     assert list(table) == ["r://a", "r://b", "r://c"]
+
+
+async def test_an_update_names_the_clients_the_actor_holds_as_subscribers() -> None:
+    table = Subscriptions()
+    table.add("r://1", "client-a")
+    table.add("r://1", "client-b")
+    table.add("r://2", "client-c")
+    events: Mailbox[Any] = Mailbox()
+    changes = Changes("fx", events, lambda catalog: None, table.owners)
+    changes.resource_updated("r://1")
+    await changes.on_message(
+        types.ResourceUpdatedNotification(
+            params=types.ResourceUpdatedNotificationParams(uri="r://2")
+        )
+    )
+    await changes.on_message(
+        types.LoggingMessageNotification(
+            params=types.LoggingMessageNotificationParams(level="info", data="hello")
+        )
+    )
+    told = events.take_waiting()
+    assert [(n.method, n.subscribers) for n in told] == [
+        ("notifications/resources/updated", frozenset({"client-a", "client-b"})),
+        ("notifications/resources/updated", frozenset({"client-c"})),
+        ("notifications/message", frozenset()),  # not a resource's: for every client
+    ]

@@ -13,12 +13,12 @@ import trio
 
 from tests.apps.scenario_schemas import USER_INFO_SCHEMA
 from tests.support import fake_openai as model_server
+from tests.support.asking import asking_project, openai_agent
 from tests.support.fake_openai import fake_openai
 from tests.support.frontdoor import USER, http
 from tests.support.helpers import Project
 from tests.support.running import GUARD_S, supervisor_running
-from tests.test_chat_asking import asking_project, openai_agent
-from tests.test_views import open_view, rpc
+from tests.support.views import open_view, rpc
 
 NEVER = {"hs": {"approval": "never"}}
 
@@ -158,3 +158,41 @@ async def test_an_unanswered_view_question_is_cancelled_in_time(project: Project
         names, final = await asking_call(client, view, "test_elicitation", arguments, ignore)
     assert names == ["elicitation", "message"]
     assert text_of(final) == "User response: action=cancel, content={}"
+
+
+async def test_a_2026_app_s_input_required_is_asked_of_the_page_and_the_call_sent_again(
+    project: Project,
+) -> None:
+    """The conformance app on 2026-07-28 asks by answering `input_required`: the view door puts
+    the question to the page as an `elicitation` event, as for a handshake-era app, and sends
+    the call again with the answer; the page never sees `input_required`. A question nobody
+    may answer (sampling, off by default) is a clear error, not an `input_required` result."""
+    entries = {"cf": {"protocol": "stateless", "approval": "never"}}
+    asking_project(project, entries=entries)
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        view = await open_view(client, "cf")
+        asked: list[dict[str, Any]] = []
+
+        async def accept(question: dict[str, Any]) -> None:
+            asked.append(question)
+            answer = {"requestId": question["requestId"], "action": "accept", "content": USER}
+            ok = await client.post(f"/apps/views/{view}/answers", json=answer)
+            assert ok.status_code == 200, ok.text
+
+        arguments = {"message": "who are you?"}
+        names, final = await asking_call(client, view, "test_elicitation", arguments, accept)
+        assert names == ["elicitation", "message"]
+        assert [(q["app"], q["tool"], q["message"]) for q in asked] == [
+            ("cf", "test_elicitation", "who are you?")
+        ]
+        assert asked[0]["requestedSchema"] == USER_INFO_SCHEMA
+        assert text_of(final).startswith("User response: action=accept")
+        assert '"username": "ada"' in text_of(final)
+
+        refused = await rpc(
+            client, view, "tools/call", {"name": "test_sampling", "arguments": {"prompt": "x"}}
+        )
+    assert "input_required" not in json.dumps(refused)
+    message = refused["error"]["message"]
+    assert message.startswith("tool 'test_sampling' of app 'cf' asked for input:"), message
+    assert "sampling is off for it" in message

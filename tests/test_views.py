@@ -17,6 +17,7 @@ from tests.support.chatting import body, chat_data
 from tests.support.frontdoor import http, write
 from tests.support.helpers import Project
 from tests.support.running import GUARD_S, fixture_manifest, supervisor_running
+from tests.support.views import call, open_view, rpc
 from web.views import (
     DENIED,
     LIMITED,
@@ -117,28 +118,6 @@ def test_visibility_approval_and_model_context_rules() -> None:
 
 FX = ("fx", ("--gates", "--app-only", "--report-client"))
 VIEWS = '[apps.entries.fx]\napproval = "never"\n'
-
-
-async def open_view(client: httpx2.AsyncClient, app_id: str, **extra: Any) -> str:
-    response = await client.post("/apps/views", json={"appId": app_id, **extra})
-    assert response.status_code == 201, response.text
-    return response.json()["viewId"]
-
-
-async def rpc(
-    client: httpx2.AsyncClient, view_id: str, method: str, params: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
-    response = await client.post(f"/apps/views/{view_id}/mcp", json=message)
-    assert response.status_code == 200, response.text
-    assert response.headers["content-type"].startswith("application/json"), response.text
-    return response.json()
-
-
-async def call(
-    client: httpx2.AsyncClient, view_id: str, name: str, arguments: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    return await rpc(client, view_id, "tools/call", {"name": name, "arguments": arguments or {}})
 
 
 async def calls_seen(client: httpx2.AsyncClient, view_id: str) -> int:

@@ -9,6 +9,7 @@ Neither keeps app state: each request becomes a message to the registry, which r
 
 from __future__ import annotations
 
+import itertools
 import logging
 from typing import Any, get_args
 
@@ -49,6 +50,8 @@ from web.relay import (
 from web.roundtrips import Exchange, RoundTrips
 
 logger = logging.getLogger("mcpapps.web")
+
+_LISTENS = itertools.count(1)
 
 
 class _AnyParams(types.RequestParams):
@@ -166,7 +169,7 @@ class AppEndpoint:
     async def _listen(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
         """A 2026-07-28 client's `subscriptions/listen`: the resources it names are subscribed
         to on the app's session for as long as the stream lasts."""
-        owner = f"listen-{id(ctx)}"
+        owner = f"listen-{next(_LISTENS)}"  # unique for the process, unlike an object id
         caller = _Subscriber(owner)
         try:
             for uri in params.notifications.resource_subscriptions or ():

@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
+from actors.asking import MAX_ROUNDS, InputRoundsExceeded, until_complete
 from actors.catalog import Wire
 from actors.messages import AppError, CallFailed, CallTimeout, RegistryMessage
 from actors.runtime import Abandonment, Mailbox, Reply, ask
@@ -51,7 +52,6 @@ _ENVELOPE = frozenset(
     }
 )
 APP_ERROR = -32000  # JSON-RPC "server error": the app could not serve the request
-MAX_INPUT_ROUNDS = 10
 NOTIFY_TIMEOUT_S = 5.0
 
 _SERVER_REQUEST: TypeAdapter[Any] = TypeAdapter(types.ServerRequest)
@@ -161,20 +161,12 @@ async def ask_until_complete(
     retry: Callable[[Wire], Awaitable[Wire]],
 ) -> Wire:
     """`complete_input` for a client of `era`."""
-    rounds = 0
-    while result.get("resultType") == "input_required" and era is Era.HANDSHAKE:
-        rounds += 1
-        if rounds > MAX_INPUT_ROUNDS:
-            raise MCPError(APP_ERROR, f"the app asked for input more than {MAX_INPUT_ROUNDS} times")
-        responses: Wire = {}
-        for key, request in (result.get("inputRequests") or {}).items():
-            responses[key] = await caller.ask(request["method"], request.get("params") or {})
-        retried = dict(params or {})
-        retried["inputResponses"] = responses
-        if result.get("requestState") is not None:
-            retried["requestState"] = result["requestState"]
-        result = await retry(retried)
-    return result
+    if era is not Era.HANDSHAKE:
+        return result
+    try:
+        return await until_complete(caller.ask, params, result, retry)
+    except InputRoundsExceeded:
+        raise MCPError(APP_ERROR, f"the app asked for input more than {MAX_ROUNDS} times") from None
 
 
 def mcp_error(error: Exception) -> MCPError:
@@ -225,19 +217,19 @@ class Audience:
     """The clients connected to one endpoint, as notifications reach them: handshake-era
     clients on their session's standing stream, 2026-07-28 clients on their
     `subscriptions/listen` streams (the SDK's bus and listen handler). `resources/updated`
-    goes only to the clients subscribed to that resource. `on_close(owner)` is told when a
-    handshake-era session ends."""
+    goes only to the clients subscribed to that resource, as the app actor names them (it owns
+    the subscriptions); what is kept here is only what the actor cannot know, the connected
+    sessions. `on_close(owner)` is told when a handshake-era session ends."""
 
     def __init__(self, on_close: Callable[[str], None] | None = None) -> None:
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
-        self._sessions: dict[str, Any] = {}
-        self._resources: dict[str, set[str]] = {}  # owner → subscribed uris
+        self._sessions: dict[str, Any] = {}  # owner → its connected session
         self._on_close = on_close
 
     async def middleware(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
         """Remember each handshake-era connection at its first request, forget it when it
-        closes, and follow its resource subscriptions."""
+        closes."""
         if client_era(ctx) is Era.STATELESS:
             return await call_next(ctx)
         owner = owner_of(ctx)
@@ -245,23 +237,18 @@ class Audience:
         if connection is not None and owner not in self._sessions:
             self._sessions[owner] = ctx.session
             connection.exit_stack.callback(self._closed, owner)
-        result = await call_next(ctx)
-        uri = (ctx.params or {}).get("uri")
-        if ctx.method == "resources/subscribe" and isinstance(uri, str):
-            self._resources.setdefault(owner, set()).add(uri)
-        elif ctx.method == "resources/unsubscribe" and isinstance(uri, str):
-            self._resources.get(owner, set()).discard(uri)
-        return result
+        return await call_next(ctx)
 
     def _closed(self, owner: str) -> None:
         self._sessions.pop(owner, None)
-        self._resources.pop(owner, None)
         if self._on_close is not None:
             self._on_close(owner)
 
-    async def notify(self, method: str, params: Wire | None) -> None:
-        """Send one notification to the clients it concerns; a slow or gone client is
-        skipped."""
+    async def notify(
+        self, method: str, params: Wire | None, subscribers: frozenset[str] = frozenset()
+    ) -> None:
+        """Send one notification to the clients it concerns (`resources/updated` to its
+        `subscribers`); a slow or gone client is skipped."""
         event = _EVENTS.get(method)
         if event is not None:
             try:
@@ -270,8 +257,7 @@ class Audience:
                 logger.exception("could not publish %s to listen streams", method)
         sessions = self._sessions
         if method == "notifications/resources/updated":
-            uri = (params or {}).get("uri")
-            sessions = {o: s for o, s in sessions.items() if uri in self._resources.get(o, ())}
+            sessions = {o: s for o, s in sessions.items() if o in subscribers}
         if not sessions:
             return
         try:

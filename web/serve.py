@@ -39,6 +39,7 @@ from web.routes import create_app
 from web.sandbox import serve_sandbox
 from web.security import AccessPolicy
 from web.toolowners import ToolOwners
+from web.uiview import catalog_has_ui
 from web.viewdoor import ViewDoor
 
 logger = logging.getLogger("mcpapps.web")
@@ -208,6 +209,7 @@ async def _relay_facts(
     its clients which lists to fetch again; its other notifications pass through; a change of
     the tool table tells the clients of `/mcp`."""
     seen: dict[str, Catalog] = {}
+    warned: set[str] = set()  # once per app: its manifest claims a UI its catalog does not show
     offered: ToolTable | None = None
     async with trio.open_nursery() as nursery:
         async for fact in facts:
@@ -221,6 +223,10 @@ async def _relay_facts(
                     apps[app_id].server.input_schemas.update(_input_schemas(catalog))
                     if catalog == Catalog():
                         continue  # the app went down; its return announces the new lists
+                    claims = (latest := states.get(app_id)) is not None and latest.has_ui
+                    if claims and app_id not in warned and not catalog_has_ui(catalog):
+                        warned.add(app_id)
+                        logger.warning(_UNSERVED_UI, app_id)
                     methods = {
                         method
                         for field, method in _LIST_CHANGED.items()
@@ -228,8 +234,9 @@ async def _relay_facts(
                     }
                     for method in sorted(methods):
                         nursery.start_soon(apps[app_id].audience.notify, method, None)
-                case AppNotification(app_id, method, params) if app_id in apps:
-                    nursery.start_soon(apps[app_id].audience.notify, method, params)
+                case AppNotification(app_id, method, params, subscribers) if app_id in apps:
+                    audience = apps[app_id].audience
+                    nursery.start_soon(audience.notify, method, params, subscribers)
                 case Reloaded(diff):
                     for app_id in diff.started:
                         await added.add(app_id)
@@ -241,6 +248,12 @@ async def _relay_facts(
                     for method in _aggregate_changes(offered, table):
                         nursery.start_soon(aggregate.audience.notify, method, None)
                     offered = table
+
+
+_UNSERVED_UI = (
+    "app %s says hasUi in its manifest but serves no UI: no tool's _meta.ui.resourceUri names a"
+    " ui:// resource of type text/html;profile=mcp-app"
+)
 
 
 def _aggregate_changes(before: ToolTable | None, after: ToolTable) -> list[str]:

@@ -12,10 +12,13 @@ from typing import TYPE_CHECKING, Any
 import trio
 from quart import Response
 
+from actors.asking import until_complete
 from actors.catalog import Catalog, Wire
 from actors.messages import GetCatalog, ToApp, UpstreamRequest
 from actors.runtime import ASK_TIMEOUT_S, Abandonment, ask
-from web.relay import mcp_error
+from actors.upstream import ServerRequestRefused
+from supervisor.model.errors import McpappsError
+from web.relay import APP_ERROR, mcp_error
 from web.viewcaller import ViewCaller
 from web.views import NOT_ALLOWED, Lease, Refused, is_visible_to_app
 
@@ -86,6 +89,42 @@ async def forward(
         failed = mcp_error(error).error
         return {"error": failed.model_dump(mode="json", exclude_none=True)}
     return {"result": result}
+
+
+async def call_until_complete(
+    door: ViewDoor, lease: Lease, call: Wire, caller: ViewCaller
+) -> dict[str, Any]:
+    """A view's tool call, answered in full: a 2026-07-28 app that asks by answering
+    `input_required` has its questions put to the page (or the model) the way a handshake-era
+    app's are, and the call sent again with the answers, as a chat turn does. The outcome is
+    `{"result": ...}` or `{"error": ...}`."""
+    outcome = await forward(door, lease, "tools/call", call, caller)
+    result = outcome.get("result")
+    if not isinstance(result, dict) or result.get("resultType") != "input_required":
+        return outcome
+
+    async def again(resumed: Wire) -> Wire:
+        answer = await forward(door, lease, "tools/call", resumed, caller)
+        if "error" in answer:
+            raise _RetryFailed(answer)
+        result: Wire = answer["result"]
+        return result
+
+    try:
+        return {"result": await until_complete(caller.ask, call, result, again)}
+    except _RetryFailed as failed:
+        return failed.outcome
+    except ServerRequestRefused as refused:
+        why = f"tool '{call.get('name')}' of app '{lease.app_id}' asked for input: {refused}"
+        return {"error": {"code": APP_ERROR, "message": why}}
+
+
+class _RetryFailed(McpappsError):
+    """A view's call sent again with the person's answers got an error: that is the outcome."""
+
+    def __init__(self, outcome: dict[str, Any]) -> None:
+        super().__init__(str(outcome.get("error")))
+        self.outcome = outcome
 
 
 def rpc_answer(rpc_id: Any, **outcome: Any) -> dict[str, Any]:

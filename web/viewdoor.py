@@ -22,7 +22,7 @@ from actors.metrics import Metrics
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from web.viewapprovals import Pending
 from web.viewcaller import ViewCaller
-from web.viewcalls import forward
+from web.viewcalls import call_until_complete
 from web.views import Approval, Lease, Refused, ViewsConfig, ViewTable
 
 logger = logging.getLogger("mcpapps.views")
@@ -111,7 +111,7 @@ class ViewDoor:
                     except Exception:
                         sampling = False
                     caller = ViewCaller(self, lease, events_in, call.get("name"), sampling)
-                    outcome = await forward(self, lease, "tools/call", call, caller)
+                    outcome = await call_until_complete(self, lease, call, caller)
                     with contextlib.suppress(trio.BrokenResourceError):
                         await events_in.send(("message", outcome))
 

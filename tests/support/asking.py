@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -11,7 +12,9 @@ import httpx2
 import trio
 
 from tests.support.chatting import chat_stream
-from tests.support.running import GUARD_S
+from tests.support.frontdoor import CONFORMANCE_APP, HANDSHAKE_APP
+from tests.support.helpers import Project
+from tests.support.running import FAST, GUARD_S
 
 
 def command(tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
@@ -54,3 +57,37 @@ async def answer(
 def result_text(events: list[dict[str, Any]]) -> str:
     [result] = [e for e in events if e["type"] == "result"]
     return result["text"]
+
+
+def asking_project(
+    project: Project,
+    *,
+    timeout_s: int = 60,
+    entries: Mapping[str, Mapping[str, Any]] | None = None,
+    agent: str = "",
+) -> None:
+    """`hs` (handshake era, `hs.` tools) and `cf` (the conformance app on 2026-07-28, `cf.`)."""
+    for app_id, script in (("hs", HANDSHAKE_APP), ("cf", CONFORMANCE_APP)):
+        project.manifest(
+            f"apps/{app_id}",
+            {
+                "id": app_id,
+                "command": sys.executable,
+                "arguments": [str(script)],
+                "toolNamePrefix": f"{app_id}.",
+                "requestTimeoutSeconds": timeout_s,
+            },
+        )
+    lines = ["[apps]", 'discovery_paths = ["./apps"]', "", "[supervision]"]
+    lines += [f"{key} = {value}" for key, value in FAST.items()]
+    all_entries = {"cf": {"protocol": "stateless"}, **(entries or {})}
+    for app_id, entry in all_entries.items():
+        lines += ["", f"[apps.entries.{app_id}]"]
+        lines += [f"{key} = {json.dumps(value)}" for key, value in entry.items()]
+    project.config("\n".join(lines) + "\n" + agent)
+
+
+def openai_agent(url: str) -> str:
+    return (
+        f'\n[agent]\nengine = "openai"\nbase_url = "{url}"\nmodel = "fake-model"\nmax_steps = 4\n'
+    )

@@ -21,10 +21,7 @@ import trio
 
 from actors.upstream import http_transport
 from tests.support.conformance import ConformanceResult, run_conformance
-from tests.support.helpers import (
-    Project,
-    wait_for_port,
-)
+from tests.support.helpers import Project, free_port, wait_for_port
 from tests.support.nodetools import server_everything_command
 from tests.support.running import (
     FAST,
@@ -140,10 +137,58 @@ async def stop(process: trio.Process) -> None:
         await process.wait()
 
 
+@contextlib.asynccontextmanager
+async def app_over_http(script: Path, log: Path) -> AsyncIterator[int]:
+    """A test app (`script --http --port P`) on its own Streamable HTTP endpoint at
+    `http://localhost:P/mcp`, its standard error in `log`: the port, once it listens."""
+    port = free_port()
+    with log.open("wb") as errlog:
+        process = await trio.lowlevel.open_process(
+            [sys.executable, str(script), "--http", "--port", str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=errlog,
+        )
+        try:
+            await wait_for_port(port, process)
+            yield port
+        finally:
+            with trio.CancelScope(shield=True):
+                await stop(process)
+
+
 TOKEN = "s3cret-token"
 
 
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+async def open_session(
+    client: httpx2.AsyncClient, path: str, capabilities: Mapping[str, Any] | None = None
+) -> dict[str, str]:
+    """A session on `path` opened as a 2025-11-25 client does (`initialize`, then the
+    `initialized` notification), with the client `capabilities` given: the headers of its
+    requests."""
+    params = {**INITIALIZE["params"], "capabilities": dict(capabilities or {})}
+    initialize = {**INITIALIZE, "params": params}
+    opened = await client.post(path, json=initialize, headers=MCP_HEADERS)
+    assert opened.status_code == 200, opened.text
+    session = {
+        **MCP_HEADERS,
+        "mcp-session-id": opened.headers["mcp-session-id"],
+        "mcp-protocol-version": "2025-11-25",
+    }
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert (await client.post(path, json=initialized, headers=session)).status_code == 202
+    return session
+
+
+def cancelled(request_id: int, reason: str = "the user changed their mind") -> dict[str, Any]:
+    """The notification by which a client cancels its request `request_id`."""
+    return {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": request_id, "reason": reason},
+    }
 
 
 # The bundled app offers both eras; "auto" reaches it over the handshake. Tests of what the

@@ -248,3 +248,22 @@ async def supervisor_running(
             if supervisor.process.returncode is None:
                 with trio.CancelScope(shield=True):
                     await supervisor.stop()
+
+
+@contextlib.asynccontextmanager
+async def notify_socket(folder: Path) -> AsyncIterator[tuple[str, list[str]]]:
+    """A systemd notification socket (what $NOTIFY_SOCKET names) in `folder`, read while the
+    block runs: its address, and the list each message is added to as it arrives."""
+    address = str(folder / "notify.sock")
+    received: list[str] = []
+    with trio.socket.socket(trio.socket.AF_UNIX, trio.socket.SOCK_DGRAM) as sock:
+        await sock.bind(address)
+
+        async def listen() -> None:
+            while True:
+                received.append((await sock.recv(4096)).decode())
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(listen)
+            yield address, received
+            nursery.cancel_scope.cancel()

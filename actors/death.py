@@ -1,0 +1,125 @@
+"""Why an incarnation died, as values: each cause says its reason in words (for the status, the
+log and the callers it cuts off) and whether the death was abnormal (which, with the restart
+policy, decides between a restart and a stop). Pure: the wording lives here and only here.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from actors.process import describe_returncode
+
+STDOUT_CLOSED = "the process closed its stdout (it can answer nothing more)"
+
+
+@attrs.frozen
+class Exited:
+    """The process exited by itself (`hint`: its last stderr line, as a clause)."""
+
+    code: int
+    hint: str = ""
+
+    @property
+    def reason(self) -> str:
+        return f"the process {describe_returncode(self.code)}{self.hint}"
+
+    @property
+    def abnormal(self) -> bool:
+        return self.code != 0
+
+
+@attrs.frozen
+class StdoutClosed:
+    """The process closed its stdout: it can answer nothing more, even if it lives on."""
+
+    reason = STDOUT_CLOSED
+    abnormal = True
+
+
+@attrs.frozen
+class SpawnFailed:
+    """The process could not be started; `text` says why (command, folder)."""
+
+    text: str
+
+    @property
+    def reason(self) -> str:
+        return self.text
+
+    abnormal = True
+
+
+@attrs.frozen
+class StartupTimeout:
+    seconds: float
+    hint: str = ""
+
+    @property
+    def reason(self) -> str:
+        return f"did not start within {self.seconds} s (startupTimeoutSeconds){self.hint}"
+
+    abnormal = True
+
+
+@attrs.frozen
+class ConnectionFailed:
+    """The session or its transport failed (`running`: after the app was Running, else while
+    it started); `error` is the failure in words."""
+
+    error: str
+    running: bool = True
+    hint: str = ""
+
+    @property
+    def reason(self) -> str:
+        stage = "the connection failed" if self.running else "start-up failed"
+        return f"{stage}: {self.error}{self.hint}"
+
+    abnormal = True
+
+
+@attrs.frozen
+class Hung:
+    """`misses` pings in a row went unanswered."""
+
+    misses: int
+    timeout_s: float
+
+    @property
+    def reason(self) -> str:
+        return f"hung: did not answer {self.misses} pings in a row ({self.timeout_s:g} s each)"
+
+    abnormal = True
+
+
+@attrs.frozen
+class InternalError:
+    """A bug of ours ended the incarnation (never the actor)."""
+
+    error: str
+
+    @property
+    def reason(self) -> str:
+        return f"internal error: {self.error}"
+
+    abnormal = True
+
+
+@attrs.frozen
+class SessionEnded:
+    """The session ended and nothing said why."""
+
+    reason = "the connection ended"
+    abnormal = True
+
+
+Cause = (
+    Exited
+    | StdoutClosed
+    | SpawnFailed
+    | StartupTimeout
+    | ConnectionFailed
+    | Hung
+    | InternalError
+    | SessionEnded
+)

@@ -1,0 +1,267 @@
+"""One incarnation of an app: a process or HTTP session from connect to death.
+
+What lives and dies with it is kept here, on one object the app actor makes at each start, so
+nothing of an old incarnation has to be reset by hand and nothing of it outlives it: its
+session (`upstream`) and the nursery its calls run in, its pid, its protocol revision, when it
+reached Running, and why it died. Death is declared in one place, `declare`, with a cause
+(`actors/death.py`): the first cause wins, and the actor acts on it once (`mourn`).
+
+`live` runs one: it connects, lists the catalog under the start-up deadline, runs the
+incarnation's tasks so that whatever one of them raises ends this incarnation only, and tears
+the session and the process down.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import attrs
+import trio
+
+from actors.cancellation import split_cancelled
+from actors.catalog import Catalog
+from actors.child import STDERR_DRAIN_S, StderrTail, stdio_child
+from actors.death import (
+    Cause,
+    ConnectionFailed,
+    InternalError,
+    SessionEnded,
+    SpawnFailed,
+    StartupTimeout,
+)
+from actors.process import SpawnError
+from actors.reaper import Reaper
+from actors.supervision import Exit
+from actors.upstream import (
+    ServerRequestHandler,
+    Upstream,
+    connect,
+    error_text,
+    http_transport,
+    upstream_error,
+)
+from supervisor.model.envrefs import expand
+from supervisor.model.errors import UpstreamLost
+from supervisor.model.manifest import AppDefinition
+
+logger = logging.getLogger("mcpapps.app")
+
+
+class Incarnation:
+    def __init__(self, *, stdio: bool = False) -> None:
+        self.stdio = stdio  # an app process (its exit status says more than a broken pipe)
+        self.died = trio.Event()
+        self.cause: Cause | None = None
+        self.pid: int | None = None
+        self.protocol_version: str | None = None
+        self.upstream: Upstream | None = None  # while it serves calls
+        self.calls: trio.Nursery | None = None  # where its calls run, while it serves them
+        self.running_since: float | None = None  # trio time it reached Running, if it did
+        self._mourned = False
+
+    @property
+    def running(self) -> bool:
+        """Whether it reached Running (a failure before that is a failed start)."""
+        return self.running_since is not None
+
+    def serve(self, upstream: Upstream, calls: trio.Nursery) -> None:
+        """It is Running: calls may be sent on `upstream`, as tasks in `calls`."""
+        self.upstream, self.calls = upstream, calls
+        self.protocol_version = upstream.protocol_version
+        self.running_since = trio.current_time()
+
+    def declare(self, cause: Cause) -> bool:
+        """Declare it dead; the first cause wins. True if this was the cause."""
+        if self.died.is_set():
+            return False
+        self.cause = cause
+        self.died.set()
+        return True
+
+    @property
+    def reason(self) -> str | None:
+        return None if self.cause is None else self.cause.reason
+
+    def end(self) -> None:
+        """It serves no more calls."""
+        self.upstream = self.calls = None
+
+    async def lost(self, error: BaseException) -> str:
+        """Declare it dead because a request found the connection broken; the reason. A dying
+        process breaks the pipe a moment before its exit status is known, and the status says
+        more; so wait that moment for it."""
+        if self.stdio:
+            with trio.move_on_after(STDERR_DRAIN_S * 3):
+                await self.died.wait()
+        self.declare(ConnectionFailed(error_text(error)))
+        return self.reason or ""
+
+    def mourn(self) -> bool:
+        """It is dead and serves no more calls; True the first time, so that the death is
+        acted on once."""
+        self.end()
+        first, self._mourned = not self._mourned, True
+        return first
+
+    def exit(self) -> Exit:
+        """How it ended, as supervision reads it."""
+        since = self.running_since
+        ran_for = 0.0 if since is None else trio.current_time() - since
+        cause = self.cause or SessionEnded()
+        return Exit(reason=cause.reason, abnormal=cause.abnormal, ran_for=ran_for)
+
+
+StartTask = Callable[..., None]  # starts `fn(*args)` as a task of the incarnation
+
+
+@attrs.frozen
+class Setup:
+    """What each incarnation of one app is made from, and the app actor's hooks: `mourn` acts
+    on a death (once, however often it is called), `on_running` adopts a session that has
+    listed its catalog and starts the actor's tasks for it; `on_message` and
+    `on_server_request` are the SDK client's handlers."""
+
+    definition: AppDefinition
+    environ: Mapping[str, str]
+    ui: bool
+    reaper: Reaper | None
+    tail: StderrTail
+    mourn: Callable[[Incarnation], None]
+    on_running: Callable[[Incarnation, Upstream, Catalog, StartTask], None]
+    on_message: Callable[[Any], Awaitable[None]]
+    on_server_request: ServerRequestHandler
+
+
+async def live(incarnation: Incarnation, setup: Setup) -> None:
+    """Connect, list the catalog (under `startupTimeoutSeconds`) and serve until death is
+    declared; then the session and the process are taken down, under that cancellation."""
+    await _Life(incarnation, setup).run()
+
+
+class _Life:
+    def __init__(self, incarnation: Incarnation, setup: Setup) -> None:
+        self.incarnation = incarnation
+        self.setup = setup
+        self.app_id = setup.definition.id
+
+    async def run(self) -> None:
+        incarnation = self.incarnation
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._end_on_death, nursery)
+                nursery.start_soon(self._start_up_deadline)
+                try:
+                    await self._serve(nursery)
+                except* Exception as group:
+                    self._failure(group)
+        except* Exception as group:  # a bug of ours must end this incarnation, not the actor
+            logger.exception("app %s: unexpected error", self.app_id, exc_info=group)
+            incarnation.declare(InternalError(error_text(first_leaf(group))))
+
+    async def _end_on_death(self, nursery: trio.Nursery) -> None:
+        await self.incarnation.died.wait()
+        self.setup.mourn(self.incarnation)
+        nursery.cancel_scope.cancel()
+
+    async def _start_up_deadline(self) -> None:
+        seconds = self.setup.definition.manifest.startup_timeout_seconds
+        await trio.sleep(seconds)
+        if not self.incarnation.running:
+            self.incarnation.declare(StartupTimeout(seconds, self.setup.tail.hint()))
+
+    def _failure(self, error: BaseException) -> None:
+        """Declare the death an error of the session or the transport stands for, and act on
+        it at once (the teardown that follows may take a while)."""
+        error = first_leaf(error)
+        if isinstance(error, SpawnError):
+            self.incarnation.declare(SpawnFailed(str(error)))
+        else:
+            running, hint = self.incarnation.running, self.setup.tail.hint()
+            self.incarnation.declare(ConnectionFailed(error_text(error), running, hint))
+        self.setup.mourn(self.incarnation)
+
+    async def _serve(self, nursery: trio.Nursery) -> None:
+        setup, incarnation = self.setup, self.incarnation
+        async with (
+            self._transport(nursery) as transport,
+            connect(
+                transport,
+                protocol=setup.definition.protocol,
+                ui=setup.ui,
+                on_message=setup.on_message,
+                on_server_request=setup.on_server_request,
+            ) as upstream,
+        ):
+            try:
+                incarnation.protocol_version = upstream.protocol_version
+                catalog = await upstream.catalog()
+            except Exception as error:
+                self._failure(error)
+                raise
+            incarnation.serve(upstream, nursery)
+            setup.on_running(incarnation, upstream, catalog, self._tasks(nursery))
+            # Until death is declared, when `_end_on_death` cancels all of this; leaving these
+            # blocks (the session's and the process's teardown) runs under that cancellation.
+            await trio.sleep_forever()
+
+    def _tasks(self, nursery: trio.Nursery) -> StartTask:
+        def start(fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+            nursery.start_soon(self._guarded, fn, *args)
+
+        return start
+
+    async def _guarded(self, fn: Any, *args: Any) -> None:
+        """Run a task of the incarnation; whatever it raises ends this incarnation only (and is
+        restarted as the policy says), never the actor, the registry or another app."""
+        incarnation = self.incarnation
+        try:
+            await fn(*args)
+        except BaseException as caught:
+            cancelled, error = split_cancelled(caught)
+            if not isinstance(error, Exception):
+                raise
+            if cancelled or incarnation.died.is_set():
+                # Failed as the incarnation went down: that is the death, declared already.
+                logger.debug("app %s: %s ended with the incarnation", self.app_id, fn.__name__)
+                return
+            leaf = first_leaf(error)
+            if isinstance(leaf, Exception) and isinstance(upstream_error(leaf), UpstreamLost):
+                await incarnation.lost(leaf)
+            else:
+                logger.exception("app %s: unexpected error in %s", self.app_id, fn.__name__)
+                incarnation.declare(InternalError(error_text(leaf)))
+
+    def _transport(self, nursery: trio.Nursery) -> contextlib.AbstractAsyncContextManager[Any]:
+        """What the SDK client runs over: the SDK's HTTP client, or the app's process."""
+        setup, definition = self.setup, self.setup.definition
+        manifest, environ = definition.manifest, setup.environ
+        if definition.transport == "http":
+            headers = {k: expand(v, environ) for k, v in manifest.headers.items()}
+            assert manifest.url is not None
+            http = http_transport(manifest.url, headers, manifest.request_timeout_seconds)
+            return contextlib.nullcontext(http)
+        assert manifest.command is not None
+        env = dict(environ)
+        env.update({k: expand(v, environ) for k, v in manifest.environment.items()})
+        return stdio_child(
+            self.incarnation,
+            app_id=self.app_id,
+            command=[manifest.command, *manifest.arguments],
+            env=env,
+            cwd=manifest.working_directory,
+            stop_grace_s=definition.supervision.stop_grace_s,
+            tail=setup.tail,
+            reaper=setup.reaper,
+            start_task=self._tasks(nursery),
+            on_failure=self._failure,
+        )
+
+
+def first_leaf(error: BaseException) -> BaseException:
+    """The first real error inside (possibly nested) exception groups."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error
