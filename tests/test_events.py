@@ -58,7 +58,7 @@ async def test_state_changes_and_restarts_arrive_in_order(project: Project) -> N
 
 
 async def test_events_need_the_token_and_a_good_origin(project: Project) -> None:
-    write(project, f'always_require_auth = true\ntoken = "{TOKEN}"')
+    write(project, f'always_require_auth = true\ntoken = "{TOKEN}"', grocery=False)
     async with supervisor_running(project) as supervisor:
         url = f"ws://127.0.0.1:{supervisor.port}/admin/events"
         refusals = [
@@ -100,7 +100,7 @@ async def test_a_reader_that_falls_behind_is_dropped_not_waited_for(project: Pro
 
 
 async def test_a_running_turn_can_be_cancelled(project: Project) -> None:
-    write(project, "", ("fx", ()))
+    write(project, "", ("fx", ()), grocery=False)
     async with supervisor_running(project) as supervisor, http(supervisor) as client:
         assert (await client.post("/apps/chat/nobody/cancel")).json() == {"cancelled": False}
         payload = body('/call fx.sleep {"seconds": 60}', "cancel-me")
@@ -136,7 +136,7 @@ async def test_a_ui_tools_result_carries_its_view(project: Project) -> None:
 
 
 async def test_an_open_events_connection_does_not_hold_the_shutdown(project: Project) -> None:
-    write(project, "", ("fx", ()))
+    write(project, "", ("fx", ()), grocery=False)
     async with supervisor_running(project) as supervisor:
         url = f"ws://127.0.0.1:{supervisor.port}/admin/events"
         async with open_websocket_url(url) as ws:
@@ -147,7 +147,7 @@ async def test_an_open_events_connection_does_not_hold_the_shutdown(project: Pro
 
 
 async def test_a_reload_is_told_and_a_new_app_arrives(project: Project) -> None:
-    write(project, "", ("fx", ()))
+    write(project, "", ("fx", ()), grocery=False)
     async with supervisor_running(project) as supervisor, http(supervisor) as client:
         url = f"ws://127.0.0.1:{supervisor.port}/admin/events"
         async with open_websocket_url(url) as ws:

@@ -127,7 +127,7 @@ async def test_unknown_routes_and_apps_are_json_errors(project: Project) -> None
 
 
 async def test_a_failed_app_is_503_with_its_last_error_and_next_restart(project: Project) -> None:
-    write(project, "", ("crashy", ("--crash-at-start",)))
+    write(project, "", ("crashy", ("--crash-at-start",)), grocery=False)
     project.config(
         project.config_path.read_text().replace("backoff_max_s = 0.2", "backoff_max_s = 30")
     )
@@ -426,7 +426,7 @@ async def test_an_idle_connection_outlives_the_clients_idle_expiry(project: Proj
 async def test_shutdown_lets_a_call_through_the_front_door_finish(project: Project) -> None:
     """SIGTERM while a call is in flight through /apps/mcp: the front door stops taking new
     requests, the call gets its answer while the app drains, and the supervisor exits 0."""
-    write(project, "", ("slow", ()))
+    write(project, "", ("slow", ()), grocery=False)
     async with supervisor_running(project) as supervisor, http(supervisor) as client:
         path = "/apps/mcp/slow"
         opened = await client.post(path, json=INITIALIZE, headers=MCP_HEADERS)

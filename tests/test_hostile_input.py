@@ -159,7 +159,7 @@ async def test_a_body_in_a_later_packet_that_no_route_reads_leaves_the_connectio
 async def test_a_request_id_in_flight_on_the_session_is_refused_and_the_first_answered(
     project: Project,
 ) -> None:
-    write(project, "", ("slow", ()))
+    write(project, "", ("slow", ()), grocery=False)
     path = "/apps/mcp/slow"
     async with supervisor_running(project) as supervisor, http(supervisor) as client:
         session = await open_session(client, path)
@@ -213,7 +213,7 @@ async def upgrade(port: int, host: str, headers: list[tuple[bytes, bytes]]) -> A
 
 
 async def test_a_refused_websocket_upgrade_gets_the_same_status_as_http(project: Project) -> None:
-    write(project, "always_require_auth = true\n" + f'token = "{TOKEN}"')
+    write(project, "always_require_auth = true\n" + f'token = "{TOKEN}"', grocery=False)
     auth = [(b"Authorization", f"Bearer {TOKEN}".encode())]
     async with supervisor_running(project) as supervisor:
         own = f"127.0.0.1:{supervisor.port}"
@@ -284,7 +284,7 @@ async def test_sessions_beyond_the_cap_are_503_with_retry_after(project: Project
 
 
 async def test_an_idle_connection_is_closed_after_keep_alive_s(project: Project) -> None:
-    write(project, "", extra=LIMITS)
+    write(project, "", extra=LIMITS, grocery=False)
     async with supervisor_running(project) as supervisor:
         for target in ("/apps/health", "/admin/apps", "/no/such/route"):
             async with raw_connection(supervisor.port) as connection:

@@ -197,11 +197,17 @@ MODERN_GROCERY = '[apps.entries.grocery-inventory]\nprotocol = "stateless"\n'
 
 
 def write(
-    project: Project, server: str = "", *apps: tuple[str, tuple[str, ...]], extra: str = ""
+    project: Project,
+    server: str = "",
+    *apps: tuple[str, tuple[str, ...]],
+    extra: str = "",
+    grocery: bool = True,
 ) -> None:
-    """A project with the bundled grocery app, the fixture apps given, `server` settings, and
-    `extra` TOML tables."""
-    shutil.copytree(GROCERY, project.root / "apps" / "grocery-inventory")
+    """A project with the bundled grocery app (unless `grocery` is false: a test that never
+    uses it spares a process start), the fixture apps given, `server` settings, and `extra`
+    TOML tables."""
+    if grocery:
+        shutil.copytree(GROCERY, project.root / "apps" / "grocery-inventory")
     for app_id, options in apps:
         project.manifest(f"apps/{app_id}", fixture_manifest(app_id, *options))
     supervision = "\n".join(f"{k} = {v}" for k, v in FAST.items())
