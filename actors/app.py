@@ -54,7 +54,7 @@ from actors.messages import (
 )
 from actors.metrics import Metrics
 from actors.reaper import Reaper
-from actors.runtime import Mailbox, Recipient, unhandled
+from actors.runtime import Actor, Mailbox, Recipient, unhandled
 from actors.sessionstate import SessionState
 from actors.supervision import Ended, Exit, GaveUp, Retry, supervise, wants_restart
 from actors.upstream import Upstream
@@ -76,7 +76,7 @@ class Stopping(enum.Enum):
         return "was restarted" if self is Stopping.RESTART else "was stopped"
 
 
-class AppActor:
+class AppActor(Actor[AppMessage]):
     def __init__(
         self,
         definition: AppDefinition,
@@ -144,14 +144,9 @@ class AppActor:
 
     # ---- the mailbox -------------------------------------------------------------------------
 
-    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Serve the mailbox until cancelled; the owner starts the app with a `Start` message."""
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            nursery.start_soon(self._lifecycle)
-            task_status.started()
-            async for message in self.mailbox:
-                self._handle(message)
+    async def _begin(self, nursery: trio.Nursery) -> None:
+        # The lifecycle waits for the owner's `Start` message.
+        nursery.start_soon(self._lifecycle)
 
     def _handle(self, message: AppMessage) -> None:
         match message:
@@ -169,10 +164,6 @@ class AppActor:
                 self._session.release(owner, self._current.upstream, start)
             case _:
                 unhandled(f"app {self.id}", message)
-
-    def _spawn(self, fn: Any, *args: Any) -> None:
-        assert self._nursery is not None
-        self._nursery.start_soon(fn, *args)
 
     # ---- status ------------------------------------------------------------------------------
 

@@ -18,7 +18,6 @@ import contextlib
 import logging
 import math
 import time
-from typing import Any
 
 import attrs
 import trio
@@ -40,7 +39,7 @@ from actors.messages import (
     TurnDone,
 )
 from actors.metrics import Metrics
-from actors.runtime import Mailbox, Reply, unhandled
+from actors.runtime import Actor, Mailbox, Reply, unhandled
 from actors.turns import Event, Message, TurnFailed
 from actors.upstream import ServerRequestRefused
 
@@ -62,7 +61,7 @@ class _Entry:
     last_done: float = attrs.Factory(trio.current_time)
 
 
-class ChatHub:
+class ChatHub(Actor[HubMessage]):
     def __init__(
         self,
         engine: Engine,
@@ -82,14 +81,9 @@ class ChatHub:
         self._stopping = trio.Event()
         self._all_done = trio.Event()
 
-    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            await nursery.start(self._host_sessions)
-            nursery.start_soon(self._sweeper)
-            task_status.started()
-            async for message in self.mailbox:
-                self._handle(message)
+    async def _begin(self, nursery: trio.Nursery) -> None:
+        await nursery.start(self._host_sessions)
+        nursery.start_soon(self._sweeper)
 
     async def _host_sessions(self, *, task_status: trio.TaskStatus[None]) -> None:
         # Sessions live in a nursery of their own, so that cutting them short at shutdown
@@ -193,10 +187,6 @@ class ChatHub:
             message.reply.send(result)
         except ServerRequestRefused as refused:
             message.reply.fail(refused)
-
-    def _spawn(self, fn: Any, *args: Any) -> None:
-        assert self._nursery is not None
-        self._nursery.start_soon(fn, *args)
 
 
 class ChatSession:

@@ -54,7 +54,7 @@ from actors.messages import (
 from actors.metrics import Metrics
 from actors.process import KILL_REAP_S, STDIN_CLOSE_GRACE_S
 from actors.reaper import Reaper
-from actors.runtime import AskTimeout, Forward, Mailbox, Overloaded, Reply, ask, unhandled
+from actors.runtime import Actor, AskTimeout, Forward, Mailbox, Overloaded, Reply, ask, unhandled
 from actors.toolreport import tool_report
 from actors.tooltable import AppTools, ToolTable, build_tool_table
 from supervisor.model.discovery import DiscoveredApp, Discovery
@@ -83,7 +83,7 @@ def static_status(app: DiscoveredApp) -> AppStatus:
     )
 
 
-class Registry:
+class Registry(Actor[RegistryMessage]):
     def __init__(
         self,
         apps: Sequence[DiscoveredApp],
@@ -152,17 +152,12 @@ class Registry:
                 listed[app_id] = self._statuses.get(app_id) or actor.status()
         return listed
 
-    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            for actor in self._actors.values():
-                await nursery.start(self._run_actor, actor)
-            # Every app starts at once: a slow one never delays the others.
-            for actor in self._actors.values():
-                actor.mailbox.tell(Start(Reply()))
-            task_status.started()
-            async for message in self.mailbox:
-                self._handle(message)
+    async def _begin(self, nursery: trio.Nursery) -> None:
+        for actor in self._actors.values():
+            await nursery.start(self._run_actor, actor)
+        # Every app starts at once: a slow one never delays the others.
+        for actor in self._actors.values():
+            actor.mailbox.tell(Start(Reply()))
 
     def _handle(self, message: RegistryMessage) -> None:
         match message:
@@ -215,10 +210,6 @@ class Registry:
                 self._publish(message)
             case _:
                 unhandled("registry", message)
-
-    def _spawn(self, fn: Any, *args: Any) -> None:
-        assert self._nursery is not None
-        self._nursery.start_soon(fn, *args)
 
     def _publish(self, fact: Fact) -> None:
         for channel in list(self._watchers):

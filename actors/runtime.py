@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Generic, Never, Protocol, TypeVar
 
 import attrs
@@ -30,13 +30,6 @@ T_contra = TypeVar("T_contra", contravariant=True)
 MAILBOX_SIZE = 1024
 # How long a caller outside the actors (an HTTP route) waits for an actor's answer.
 ASK_TIMEOUT_S = 10.0
-
-
-def unhandled(actor: str, message: Never) -> None:
-    """The last case of an actor's `match` over its message union: mypy proves it unreachable
-    (each message of the union has its case). Should a message slip past the types at run
-    time, it is logged, not raised, so that the actor lives on."""
-    logger.error("%s: unknown message %r", actor, message)
 
 
 class Overloaded(ActorUnavailable):
@@ -210,3 +203,39 @@ async def ask(mailbox: Mailbox[M], make: Callable[[Reply[T]], M], timeout: float
             raise AskTimeout("the actor has stopped") from None
         return await reply.wait()
     raise AskTimeout(f"no answer within {timeout:g} s")
+
+
+class Actor(Generic[M]):
+    """The skeleton every actor shares, as OTP's gen_server: a nursery for the work it spawns,
+    and its mailbox served one message at a time by `_handle`, which never blocks (slow work is
+    spawned). `_begin` starts what runs beside the mailbox, before the actor reports started;
+    the order matters (the registry starts its app actors there before it says it is up)."""
+
+    mailbox: Mailbox[M]
+    _nursery: trio.Nursery | None
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Serve the mailbox until cancelled."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            await self._begin(nursery)
+            task_status.started()
+            async for message in self.mailbox:
+                self._handle(message)
+
+    async def _begin(self, nursery: trio.Nursery) -> None:
+        """What runs beside the mailbox; nothing unless an actor says otherwise."""
+
+    def _handle(self, message: M) -> None:
+        raise NotImplementedError
+
+    def _spawn(self, fn: Callable[..., Awaitable[object]], *args: object) -> None:
+        assert self._nursery is not None, "spawned before run()"
+        self._nursery.start_soon(fn, *args)
+
+
+def unhandled(actor: str, message: Never) -> None:
+    """The last case of an actor's `match` over its message union: mypy proves it unreachable
+    (each message of the union has its case). Should a message slip past the types at run
+    time, it is logged, not raised, so that the actor lives on."""
+    logger.error("%s: unknown message %r", actor, message)
