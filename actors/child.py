@@ -79,12 +79,15 @@ async def stdio_child(
         reaper.watch(child.pid)
     logger.info("app %s: started pid %d: %s", app_id, child.pid, command[0])
     stderr_done = trio.Event()
+    stderr_read_to_end = False
     stdout_closed = trio.Event()
     stopping = False
 
     async def stderr() -> None:
+        nonlocal stderr_read_to_end
         try:
             await pump_stderr(child, tail.add)
+            stderr_read_to_end = True
         finally:
             stderr_done.set()
 
@@ -132,6 +135,13 @@ async def stdio_child(
             if (code := child.poll()) is not None:
                 await exited_by_itself(code)
             await child.stop(stop_grace_s)
+            # What the app wrote to stderr as it stopped (what it cancelled, why it ended) is
+            # read before the pipes close, also when the incarnation's reader was cut short.
+            with trio.move_on_after(STDERR_DRAIN_S):
+                if not stderr_done.is_set():
+                    await stderr_done.wait()
+                elif not stderr_read_to_end:
+                    await pump_stderr(child, tail.add)
             await child.close_pipes()
         incarnation.pid = None
         if reaper is not None:
