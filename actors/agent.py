@@ -11,8 +11,8 @@ import attrs
 from actors.arguments import ArgumentError, parse_arguments
 from actors.bridge import ToolBridge, format_result
 from actors.messages import AppError
-from actors.runtime import AskTimeout, Overloaded
 from actors.turns import Emit, Message, UserTurn
+from supervisor.model.errors import ActorUnavailable
 
 
 class Engine(Protocol):
@@ -47,7 +47,7 @@ async def call_tool(bridge: ToolBridge, name: str, arguments: Any) -> ToolOutcom
         tool, result = await bridge.call_raw(name, parsed)
     except AppError as error:
         return ToolOutcome(public_name, f"Error: {error.message}", True)
-    except (AskTimeout, Overloaded) as error:
+    except ActorUnavailable as error:
         return ToolOutcome(public_name, f"Error: tool '{name}' could not be called: {error}", True)
     text = format_result(
         result,

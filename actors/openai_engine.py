@@ -25,12 +25,12 @@ from actors.agent import call_tool
 from actors.arguments import ArgumentError, parse_arguments
 from actors.bridge import ToolBridge
 from actors.catalog import Wire
-from actors.runtime import AskTimeout, Overloaded
 from actors.sampling import sampling_body, sampling_result
 from actors.tooltable import MODEL_NAME, PublicTool, ToolTable, model_alias
 from actors.turns import Emit, Message, TextPiece, ToolFinished, ToolStarted, TurnFailed, UserTurn
 from actors.upstream import ServerRequestRefused
 from supervisor.model.config import AgentConfig
+from supervisor.model.errors import ActorUnavailable
 
 logger = logging.getLogger("mcpapps.agent")
 
@@ -252,7 +252,7 @@ class OpenAIEngine:
     async def _tools(self) -> ToolTable:
         try:
             return await self._bridge.tools()
-        except (AskTimeout, Overloaded) as error:
+        except ActorUnavailable as error:
             raise _TurnFailed(f"the list of tools could not be read: {error}") from None
 
     async def _call(self, call: _ToolCall, table: ToolTable, emit: Emit) -> Message:

@@ -54,10 +54,11 @@ from actors.messages import (
 from actors.metrics import Metrics
 from actors.process import KILL_REAP_S, STDIN_CLOSE_GRACE_S
 from actors.reaper import Reaper
-from actors.runtime import Actor, AskTimeout, Forward, Mailbox, Overloaded, Reply, ask, unhandled
+from actors.runtime import Actor, Forward, Mailbox, Reply, ask, unhandled
 from actors.toolreport import tool_report
 from actors.tooltable import AppTools, ToolTable, build_tool_table
 from supervisor.model.discovery import DiscoveredApp, Discovery
+from supervisor.model.errors import ActorUnavailable
 from supervisor.model.lifecycle import AppState
 from supervisor.model.reload import ReloadDiff, RunningApp, plan_reload
 
@@ -445,5 +446,5 @@ class _Facts:
 async def _ask_quietly(actor: AppActor, make: Any, limit: float) -> None:
     try:
         await ask(actor.mailbox, make, limit)
-    except (AskTimeout, Overloaded):
+    except ActorUnavailable:
         logger.error("app %s did not stop within %g s", actor.id, limit)
