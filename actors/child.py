@@ -19,7 +19,7 @@ import trio
 from actors.death import Exited, StdoutClosed
 from actors.process import ChildProcess
 from actors.reaper import Reaper
-from actors.stdio import pump_stderr, stdio_streams
+from actors.stdio import StdioTransport, pump_stderr
 
 if TYPE_CHECKING:  # it imports this module: it runs the transport
     from actors.incarnation import Incarnation
@@ -115,7 +115,7 @@ async def stdio_child(
         start_task(stderr)
         start_task(watch)
         start_task(watch_stdout)
-        yield stdio_streams(child, app_id, stdout_closed.set)  # the SDK client enters it
+        yield StdioTransport(child, app_id, stdout_closed.set)  # the SDK client enters it
     except Exception as error:
         # The session broke. A dying child closes its stdout a moment before it can be
         # reaped, and its exit status is the better reason: give it that moment.

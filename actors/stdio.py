@@ -18,13 +18,14 @@ import math
 import os
 from collections.abc import AsyncIterator, Callable
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import anyio
 import mcp_types as types
 import trio
 from mcp.shared.message import SessionMessage
 
+from actors.direct import DirectRequests
 from actors.process import ChildProcess
 
 logger = logging.getLogger("mcpapps.app")
@@ -135,10 +136,17 @@ class StdoutReader(_Endless):
     """The session's read stream: the child's stdout, one JSON-RPC message a line, read by
     whoever receives (the session's receive loop)."""
 
-    def __init__(self, child: ChildProcess, app_id: str, on_eof: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        child: ChildProcess,
+        app_id: str,
+        on_eof: Callable[[], None],
+        direct: DirectRequests | None = None,
+    ) -> None:
         self._stdout = child.stdout
         self._app_id = app_id
         self._on_eof = on_eof
+        self._direct = direct  # answers to requests that passed by the session go there
         self._splitter = LineSplitter(MAX_LINE_BYTES)
         self._ready: list[bytes] = []  # lines read and not yet received, last first
         self._at_eof = False  # the child closed its stdout: what is left in `_ready` is all
@@ -146,6 +154,8 @@ class StdoutReader(_Endless):
 
     def close(self) -> None:
         self._closed = True
+        if self._direct is not None:
+            self._direct.close()
 
     def __aiter__(self) -> Self:
         return self
@@ -164,13 +174,13 @@ class StdoutReader(_Endless):
             if self._closed:
                 raise anyio.EndOfStream
             if self._at_eof:
-                self._closed = True
+                self.close()
                 self._on_eof()
                 raise anyio.EndOfStream
             try:
                 chunk = await _read_some(self._stdout)
             except _PIPE_GONE:
-                self._closed = True  # the pipe was closed under us: the session just ends
+                self.close()  # the pipe was closed under us: the session just ends
                 raise anyio.EndOfStream from None
             if chunk:
                 self._ready = self._splitter.feed(chunk)[::-1]
@@ -188,6 +198,8 @@ class StdoutReader(_Endless):
             # session.
             text = raw[:200].decode("utf-8", "replace")
             logger.warning("app %s wrote a line that is not JSON-RPC: %r", self._app_id, text)
+            return None
+        if self._direct is not None and self._direct.answer(message):
             return None
         return SessionMessage(message)
 
@@ -215,20 +227,43 @@ class StdinWriter(_Endless):
         self._queue_in.close()
 
     async def send(self, item: SessionMessage) -> None:
+        line = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+        await self.send_line(line)
+
+    def send_later(self, line: bytes) -> None:
+        """Hand a line over without waiting: written now if the pipe takes it, else by the
+        writer task in its turn; dropped if the pipe is gone."""
+        if self._closed or self._broken:
+            return
+        if not self._waiting:
+            written = self._write_now(line)
+            if written is None or written == len(line):
+                return
+            line = line[written:]
+        self._waiting += 1
+        self._queue_in.send_nowait((line, trio.Event()))
+
+    def _write_now(self, data: bytes) -> int | None:
+        """What of `data` the pipe took at once, or None if the pipe is gone (then what
+        comes next hears that it broke)."""
+        try:
+            return os.write(self._stdin.fileno(), data)
+        except BlockingIOError:
+            return 0
+        except _PIPE_GONE:
+            self._broken = True
+            return None
+
+    async def send_line(self, data: bytes) -> None:
+        """Write one line (ending in a newline), in order with every other."""
         if self._closed:
             raise anyio.ClosedResourceError
         if self._broken:
             raise anyio.BrokenResourceError
-        data = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
         if not self._waiting:
-            try:
-                written = os.write(self._stdin.fileno(), data)
-            except BlockingIOError:
-                written = 0
-            except _PIPE_GONE:
-                # The line is lost with the child; what comes next hears that the pipe broke.
-                self._broken = True
-                return
+            written = self._write_now(data)
+            if written is None:
+                return  # lost with the child
             if written == len(data):
                 # No scheduling round here: the session waits for the answer next, and a burst
                 # of sends yields as soon as the pipe is full.
@@ -252,15 +287,35 @@ class StdinWriter(_Endless):
                 done.set()
 
 
-@contextlib.asynccontextmanager
-async def stdio_streams(
-    child: ChildProcess, app_id: str, on_eof: Callable[[], None]
-) -> AsyncIterator[tuple[StdoutReader, StdinWriter]]:
-    """The (read, write) stream pair an SDK `Client` takes as a transport."""
-    writer = StdinWriter(child.stdin)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(writer.write_waiting)
-        try:
-            yield StdoutReader(child, app_id, on_eof), writer
-        finally:
-            nursery.cancel_scope.cancel()
+class StdioTransport:
+    """What an SDK `Client` takes as its transport (entered, the (read, write) stream pair),
+    and `direct`, the requests that pass by the session on the same pipes."""
+
+    def __init__(self, child: ChildProcess, app_id: str, on_eof: Callable[[], None]) -> None:
+        self._writer = StdinWriter(child.stdin)
+        self.direct = DirectRequests(self._writer.send_line, self._writer.send_later)
+        self._reader = StdoutReader(child, app_id, on_eof, self.direct)
+        self._entered: contextlib.AbstractAsyncContextManager[Any] | None = None
+
+    async def __aenter__(self) -> tuple[StdoutReader, StdinWriter]:
+        self._entered = self._streams()
+        return await self._entered.__aenter__()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        assert self._entered is not None
+        return await self._entered.__aexit__(exc_type, exc, tb)
+
+    @contextlib.asynccontextmanager
+    async def _streams(self) -> AsyncIterator[tuple[StdoutReader, StdinWriter]]:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._writer.write_waiting)
+            try:
+                yield self._reader, self._writer
+            finally:
+                self._reader.close()  # a direct request still waiting fails as closed
+                nursery.cancel_scope.cancel()

@@ -27,6 +27,8 @@ from mcp_types.version import LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
 from actors.catalog import Catalog, Wire
+from actors.direct import DirectRequests
+from actors.stdio import StdioTransport
 from supervisor import __version__
 from supervisor.model.era import Era, EraSetting
 from supervisor.model.errors import (
@@ -145,8 +147,10 @@ def error_text(error: BaseException) -> str:
 class Upstream:
     """A live, negotiated client session to one app."""
 
-    def __init__(self, client: mcp.Client) -> None:
+    def __init__(self, client: mcp.Client, direct: DirectRequests | None = None) -> None:
         self.client = client
+        # A stdio app's requests that pass by the SDK session (actors/direct.py).
+        self._direct = direct
         # On 2026-07-28 an app logs only for requests that ask (`_meta` logLevel); the app
         # actor sets this from `logging/setLevel`, which that era does not have.
         self.log_level: str | None = None
@@ -229,8 +233,10 @@ class Upstream:
         exactly as the SDK's own requests get it. With `on_progress`, the SDK puts its own
         progress token on the request and hands the app's progress notices to it.
 
-        This uses two private members of the pinned SDK (mcp==2.3.0): `_stamp` adds the
-        envelope as `send_request` does, and the dispatcher sends the request unvalidated."""
+        On a stdio app a request that asks for no progress passes by the SDK session, with
+        the same meaning (actors/direct.py). This uses two private members of the pinned SDK
+        (mcp==2.3.0): `_stamp` adds the envelope as `send_request` does, and the dispatcher
+        sends the request unvalidated."""
         session = self.client.session
         data: dict[str, Any] = {"method": method}
         if params is not None:
@@ -246,7 +252,12 @@ class Upstream:
             fields["_meta"] = meta
         session._stamp(data, options)
         with _ours():
-            raw = await session._dispatcher.send_raw_request(method, data.get("params"), options)
+            if self._direct is not None and on_progress is None:
+                raw = await self._direct.send(method, data.get("params"), timeout)
+            else:
+                raw = await session._dispatcher.send_raw_request(
+                    method, data.get("params"), options
+                )
         if not isinstance(raw, dict):
             raise ProtocolViolation(f"the app answered {method} with a non-object result")
         return raw
@@ -380,7 +391,7 @@ async def connect(
                 await _discover(client.session)
         # The SDK's own teardown (leaving `client`) may still raise its errors, grouped with
         # the body's: the app actor reads those as the incarnation's death.
-        yield Upstream(client)
+        yield Upstream(client, transport.direct if isinstance(transport, StdioTransport) else None)
 
 
 async def _handshake_first(session: Any) -> None:

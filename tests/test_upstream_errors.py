@@ -7,9 +7,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import sys
-from collections.abc import AsyncIterator
-from typing import Any
 
 import httpx2
 import mcp_types as types
@@ -17,43 +14,18 @@ import pytest
 import trio
 from mcp.shared.exceptions import MCPError
 
-from actors.process import ChildProcess
-from actors.stdio import stdio_streams
-from actors.upstream import Upstream, connect, upstream_error
+from actors.upstream import upstream_error
 from supervisor.model.errors import (
     McpappsError,
     UpstreamLost,
     UpstreamRejected,
     UpstreamTimeout,
 )
-from tests.support.running import FIXTURE_APP
-
-
-async def _ignore(message: Any) -> None:
-    pass
-
-
-@contextlib.asynccontextmanager
-async def fixture_upstream() -> AsyncIterator[tuple[ChildProcess, Upstream]]:
-    child = ChildProcess.spawn(
-        [sys.executable, str(FIXTURE_APP), "--name", "fx"], env=dict(os.environ), cwd=None
-    )
-    try:
-        async with connect(
-            stdio_streams(child, "fx", lambda: None),
-            protocol="handshake",
-            ui=False,
-            on_message=_ignore,
-        ) as upstream:
-            yield child, upstream
-    finally:
-        with trio.CancelScope(shield=True):
-            await child.stop(1.0)
-            await child.close_pipes()
+from tests.support.running import fixture_upstream
 
 
 async def test_an_error_answer_is_rejected_with_the_apps_error() -> None:
-    async with fixture_upstream() as (_, upstream):
+    async with fixture_upstream() as (_, upstream, _):
         with pytest.raises(UpstreamRejected) as caught:
             await upstream.send("no/such/method", {}, timeout=10)
     assert caught.value.rpc_error.code == types.METHOD_NOT_FOUND  # type: ignore[attr-defined]
@@ -61,7 +33,7 @@ async def test_an_error_answer_is_rejected_with_the_apps_error() -> None:
 
 
 async def test_no_answer_in_time_is_a_timeout() -> None:
-    async with fixture_upstream() as (_, upstream):
+    async with fixture_upstream() as (_, upstream, _):
         params = {"name": "sleep", "arguments": {"seconds": 30}}
         with pytest.raises(UpstreamTimeout):
             await upstream.send("tools/call", params, timeout=0.2)
@@ -71,7 +43,7 @@ async def test_no_answer_in_time_is_a_timeout() -> None:
 async def test_a_dead_app_is_a_lost_connection() -> None:
     caught: list[BaseException] = []
     with contextlib.suppress(Exception):  # the SDK's teardown of a dead session may raise too
-        async with fixture_upstream() as (child, upstream):
+        async with fixture_upstream() as (child, upstream, _):
             os.killpg(child.pid, signal.SIGKILL)
             await child.wait()
             try:

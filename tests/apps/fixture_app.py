@@ -198,6 +198,7 @@ class Fixture:
         if opts.report_client:
             self.add("client_capabilities", schema(), self._client_capabilities)
             self.add("request_meta", schema(), self._request_meta)
+            self.add("request_id", schema(), self._request_id)
             self.add("call_count", schema(), self._call_count)
 
         # --gates: a call that waits until the test creates a file, and one that says how many
@@ -367,6 +368,10 @@ class Fixture:
         if not isinstance(meta, dict):
             meta = meta.model_dump(mode="json", by_alias=True, exclude_none=True)
         return text(json.dumps(meta, default=str))
+
+    async def _request_id(self, ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
+        # The JSON-RPC id the request arrived with: which of a host's paths sent it.
+        return text(json.dumps(ctx.request_id))
 
     async def _call_count(self, ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
         # Every tools/call this process was sent, this one included: what reached the app.

@@ -17,8 +17,11 @@ import trio
 from actors.agent import call_tool
 from actors.bridge import ToolBridge
 from actors.messages import AppStatus, GetStatus, Snapshot, StopAll, ToApp
+from actors.process import ChildProcess
 from actors.registry import Registry
 from actors.runtime import ask
+from actors.stdio import StdioTransport, pump_stderr
+from actors.upstream import Upstream, connect
 from supervisor.model.config import config_from_data
 from supervisor.model.discovery import discover
 from supervisor.model.lifecycle import AppState
@@ -267,3 +270,34 @@ async def notify_socket(folder: Path) -> AsyncIterator[tuple[str, list[str]]]:
             nursery.start_soon(listen)
             yield address, received
             nursery.cancel_scope.cancel()
+
+
+@contextlib.asynccontextmanager
+async def fixture_upstream(
+    *options: str,
+) -> AsyncIterator[tuple[ChildProcess, Upstream, list[str]]]:
+    """The fixture app over stdio with the real SDK, as an app actor's connection sees it: its
+    process, the `Upstream`, and the lines it writes to stderr as they come."""
+    child = ChildProcess.spawn(
+        [sys.executable, str(FIXTURE_APP), "--name", "fx", *options], env=dict(os.environ), cwd=None
+    )
+    stderr: list[str] = []
+
+    async def ignore(message: Any) -> None:
+        pass
+
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(pump_stderr, child, stderr.append)
+            async with connect(
+                StdioTransport(child, "fx", lambda: None),
+                protocol="handshake",
+                ui=False,
+                on_message=ignore,
+            ) as upstream:
+                yield child, upstream, stderr
+            nursery.cancel_scope.cancel()
+    finally:
+        with trio.CancelScope(shield=True):
+            await child.stop(1.0)
+            await child.close_pipes()
