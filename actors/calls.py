@@ -10,7 +10,7 @@ import contextlib
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
-import mcp_types as types
+import pydantic_core
 import trio
 
 from actors.cancellation import split_cancelled
@@ -226,12 +226,11 @@ def unsendable(message: UpstreamRequest) -> str | None:
     """Why the request cannot be put on the wire, if it cannot. Checked with the serializer the
     session's writer uses (pydantic's), whose limits are its own: a lone surrogate (which a JSON
     `\\ud800` escape makes) has no UTF-8 form, and nesting has a maximum depth."""
-    method, params, what = request_of(message)
+    _, params, what = request_of(message)
     if jsonin.depth(params) > jsonin.MAX_DEPTH:
         return f"{what} cannot be sent to the app: {jsonin.too_deep('its params')}"
     try:
-        request = types.JSONRPCRequest(jsonrpc="2.0", id=0, method=method, params=params)
-        request.model_dump_json(by_alias=True, exclude_unset=True)
+        pydantic_core.to_json(params)
     except (ValueError, RecursionError) as error:
         why = str(error).removeprefix("Error serializing to JSON: ")
         if "UnicodeEncodeError" in why:

@@ -54,11 +54,20 @@ class Metrics:
             registry=self.registry,
         )
         self._apps = _AppsCollector()
+        self._series: dict[tuple[str, str], tuple[Any, Any, Any]] = {}
         self.registry.register(self._apps)
 
     def observe_request(self, app_id: str, method: str, seconds: float, ok: bool) -> None:
-        self.calls.labels(app_id, method, "ok" if ok else "error").inc()
-        self.call_seconds.labels(app_id, method).observe(seconds)
+        # The labelled series of each (app, method), looked up once: this runs for every call.
+        series = self._series.get((app_id, method))
+        if series is None:
+            series = self._series[app_id, method] = (
+                self.calls.labels(app_id, method, "ok"),
+                self.calls.labels(app_id, method, "error"),
+                self.call_seconds.labels(app_id, method),
+            )
+        (series[0] if ok else series[1]).inc()
+        series[2].observe(seconds)
 
     def observe_turn(self, engine: str, seconds: float, ok: bool) -> None:
         self.turns.labels(engine, "ok" if ok else "error").inc()

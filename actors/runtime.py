@@ -49,20 +49,24 @@ class Reply(Generic[T]):
     """Where the answer to one request goes: it takes one value or one error, later ones are
     dropped (a caller that gave up does not block the actor that answers late)."""
 
+    __slots__ = ("_answered", "_value")
+
     def __init__(self) -> None:
-        self._send, self._receive = trio.open_memory_channel[Any](1)
+        # An event and a slot, not a channel: every request through the gateway makes one.
+        self._answered = trio.Event()
+        self._value: Any = None
 
     def send(self, value: T) -> None:
-        with contextlib.suppress(
-            trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError
-        ):
-            self._send.send_nowait(value)
+        if not self._answered.is_set():
+            self._value = value
+            self._answered.set()
 
     def fail(self, error: BaseException) -> None:
         self.send(_Failed(error))  # type: ignore[arg-type]
 
     async def wait(self) -> T:
-        value = await self._receive.receive()
+        await self._answered.wait()
+        value = self._value
         if isinstance(value, _Failed):
             raise value.error
         return value
@@ -188,7 +192,8 @@ async def ask(mailbox: Mailbox[M], make: Callable[[Reply[T]], M], timeout: float
     reply: Reply[T] = Reply()
     request = make(reply)
     await trio.lowlevel.checkpoint_if_cancelled()
-    with trio.move_on_after(timeout):
+    # No deadline, no cancel scope: asking is on the way of every call through the gateway.
+    with trio.move_on_after(timeout) if timeout != math.inf else contextlib.nullcontext():
         try:
             # Put in the mailbox at once when there is room (the usual case): waiting for the
             # answer is this task's scheduling round, and a second one before it would only
