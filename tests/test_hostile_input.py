@@ -153,6 +153,26 @@ async def test_a_body_in_a_later_packet_that_no_route_reads_leaves_the_connectio
             assert second.status == 200, second
 
 
+async def test_a_kept_alive_connection_is_not_closed_after_many_requests_nor_says_its_server(
+    project: Project,
+) -> None:
+    """Hypercorn closes a connection after 1,000 requests by default, which would make an
+    agent's client reconnect now and then; and names itself in a `server` header."""
+    write(project)
+    async with supervisor_running(project) as supervisor:
+        port = supervisor.port
+        async with raw_connection(port) as connection:
+            with trio.fail_after(HANG_GUARD_S * 4):
+                for _ in range(1_100):
+                    await connection.send(request("GET", "/apps/health", port))
+                    answer = await connection.response()
+                    assert answer is not None
+                    assert answer.status == 200, answer
+                    assert answer.headers.get("connection") != "close", answer.headers
+            assert "server" not in answer.headers
+            assert "date" in answer.headers
+
+
 # ---- a reused request id --------------------------------------------------------------------
 
 

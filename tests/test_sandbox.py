@@ -44,6 +44,8 @@ async def test_the_sandbox_serves_its_page_with_its_csp_and_nothing_else(
         assert page.headers["cache-control"] == "no-store"
         assert page.headers["x-content-type-options"] == "nosniff"
         assert "set-cookie" not in page.headers
+        assert "server" not in page.headers  # nothing to tell a scanner what runs here
+        assert "date" in page.headers
         assert "proxy-ready" in page.text
         directives = csp_directives(page.headers["content-security-policy"])
         assert directives["connect-src"] == "connect-src 'none'"

@@ -113,6 +113,7 @@ async def serve_sandbox(
     hyper.accesslog = None
     hyper.graceful_timeout = 1.0
     hyper.errorlog = logging.getLogger("mcpapps.web.hypercorn")
+    hyper.include_server_header = False  # as on the front door (web/serve.py)
     try:
         await hypercorn.trio.serve(
             sandbox_app,  # type: ignore[arg-type]  # hypercorn types the scope narrower than dict

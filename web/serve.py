@@ -46,6 +46,7 @@ logger = logging.getLogger("mcpapps.web")
 
 GRACEFUL_S = 5.0  # how long open requests may take to finish on shutdown
 WATCH_BUFFER = 1024
+KEEP_ALIVE_MAX_REQUESTS = 1_000_000_000  # in effect: never
 _LIST_CHANGED = {
     "tools": "notifications/tools/list_changed",
     "resources": "notifications/resources/list_changed",
@@ -111,6 +112,12 @@ async def serve_front_door(
     # ones at Hypercorn's default 5 s would race them and lose a request now and then.
     hyper.keep_alive_timeout = limits.keep_alive_s
     hyper.errorlog = logging.getLogger("mcpapps.web.hypercorn")
+    # No `server: hypercorn-h11` on every answer: it tells a scanner what to look for, and
+    # costs both ends a header on every call. (`date` stays: RFC 9110 asks for it.)
+    hyper.include_server_header = False
+    # A kept-alive client (an agent's MCP session) is not made to reconnect every 1,000
+    # requests (Hypercorn's default): the idle timeout above still closes idle connections.
+    hyper.keep_alive_max_requests = KEEP_ALIVE_MAX_REQUESTS
 
     facts_in, facts = trio.open_memory_channel[Any](WATCH_BUFFER)
     registry.tell(Watch(facts_in))
