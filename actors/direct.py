@@ -8,7 +8,9 @@ waiting caller; everything else the app says (its own requests, notifications, t
 the SDK's requests) still goes to the SDK session.
 
 The meaning is the SDK's, error for error: a request goes out as `send_raw_request` would put
-it (an empty `_meta` dropped, no `params` when there are none), an error answer raises the
+it, byte for byte (an empty `_meta` dropped, no `params` when there are none, NaN as `null`),
+a caller cancelled before it is sent never sends it, an answer correlates by the SDK's rule (an
+id echoed as a string still finds its request), an error answer raises the
 `MCPError` it stands for, no answer within the timeout raises `REQUEST_TIMEOUT` and tells the
 app `notifications/cancelled`, a caller that gives up tells the app the same, and a closed
 connection raises `CONNECTION_CLOSED` (the SDK's error values, so `actors/upstream.py` maps
@@ -27,6 +29,7 @@ import anyio
 import mcp_types as types
 import pydantic_core
 import trio
+from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.exceptions import MCPError
 
 # Far above the ids the SDK session counts up from 1, so the two never meet on one pipe (and
@@ -61,6 +64,8 @@ class DirectRequests:
         self, method: str, params: Mapping[str, Any] | None, timeout: float | None
     ) -> dict[str, Any]:
         """Send a request and return the app's result as it is, or raise the SDK's error."""
+        # A caller cancelled already never sends it (its request may not be safe to repeat).
+        await trio.lowlevel.checkpoint_if_cancelled()
         if self._closed:
             raise MCPError(code=types.CONNECTION_CLOSED, message="Connection closed")
         request_id = next(self._ids)
@@ -97,7 +102,9 @@ class DirectRequests:
         """Give an answer read from the app to its waiting request; whether it was one."""
         if not isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
             return False
-        waiter = self._waiting.get(message.id) if isinstance(message.id, int) else None
+        # "7" answers 7, as the SDK correlates them (apps that echo ids as strings exist).
+        request_id = coerce_request_id(message.id) if message.id is not None else None
+        waiter = self._waiting.get(request_id) if isinstance(request_id, int) else None
         if waiter is None or waiter.answered.is_set():
             return False
         waiter.outcome = message
@@ -116,7 +123,7 @@ class DirectRequests:
             "method": "notifications/cancelled",
             "params": {"requestId": request_id, "reason": reason},
         }
-        self._write_later(pydantic_core.to_json(notice) + b"\n")
+        self._write_later(_json_line(notice))
 
 
 def _request_line(request_id: int, method: str, params: Mapping[str, Any] | None) -> bytes:
@@ -130,4 +137,10 @@ def _request_line(request_id: int, method: str, params: Mapping[str, Any] | None
         fields.pop("_meta", None)
     if fields:
         message["params"] = fields
-    return pydantic_core.to_json(message) + b"\n"
+    return _json_line(message)
+
+
+def _json_line(message: dict[str, Any]) -> bytes:
+    # NaN and infinities as `null`, as the SDK's models write them (a strict JSON parser on the
+    # app's side would refuse the whole line otherwise).
+    return pydantic_core.to_json(message, inf_nan_mode="null") + b"\n"

@@ -54,20 +54,23 @@ class Metrics:
             registry=self.registry,
         )
         self._apps = _AppsCollector()
-        self._series: dict[tuple[str, str], tuple[Any, Any, Any]] = {}
+        self._counted: dict[tuple[str, str, str], Any] = {}
+        self._timed: dict[tuple[str, str], Any] = {}
         self.registry.register(self._apps)
 
     def observe_request(self, app_id: str, method: str, seconds: float, ok: bool) -> None:
-        # The labelled series of each (app, method), looked up once: this runs for every call.
-        series = self._series.get((app_id, method))
-        if series is None:
-            series = self._series[app_id, method] = (
-                self.calls.labels(app_id, method, "ok"),
-                self.calls.labels(app_id, method, "error"),
-                self.call_seconds.labels(app_id, method),
+        # The labelled series, each looked up once: this runs for every call.
+        status = "ok" if ok else "error"
+        counted = self._counted.get((app_id, method, status))
+        if counted is None:
+            counted = self._counted[app_id, method, status] = self.calls.labels(
+                app_id, method, status
             )
-        (series[0] if ok else series[1]).inc()
-        series[2].observe(seconds)
+        timed = self._timed.get((app_id, method))
+        if timed is None:
+            timed = self._timed[app_id, method] = self.call_seconds.labels(app_id, method)
+        counted.inc()
+        timed.observe(seconds)
 
     def observe_turn(self, engine: str, seconds: float, ok: bool) -> None:
         self.turns.labels(engine, "ok" if ok else "error").inc()

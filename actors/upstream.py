@@ -252,7 +252,12 @@ class Upstream:
             fields["_meta"] = meta
         session._stamp(data, options)
         with _ours():
-            if self._direct is not None and on_progress is None:
+            # `cancel_on_abandon` off (the SDK's own negotiation requests) is the SDK's to honour.
+            if (
+                self._direct is not None
+                and on_progress is None
+                and "cancel_on_abandon" not in options
+            ):
                 raw = await self._direct.send(method, data.get("params"), timeout)
             else:
                 raw = await session._dispatcher.send_raw_request(

@@ -4,15 +4,20 @@ the SDK's requests, and the app told when a request is given up."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import os
 import signal
+from collections.abc import AsyncIterator
 from typing import Any
 
+import mcp_types as types
 import pytest
 import trio
 
-from actors.direct import FIRST_ID
+from actors.direct import FIRST_ID, DirectRequests
+from actors.stdio import StdinWriter, StdoutReader
 from actors.upstream import Upstream
 from supervisor.model.errors import UpstreamError, UpstreamLost, UpstreamTimeout
 from tests.support.running import GUARD_S, fixture_upstream
@@ -128,3 +133,101 @@ async def test_a_direct_request_in_flight_when_the_app_dies_is_lost() -> None:
             pass
     assert len(caught) == 1
     assert isinstance(caught[0], UpstreamLost), repr(caught[0])
+
+
+# ---- on real pipes, the app's side written by hand -----------------------------------------
+
+
+class _Pipes:
+    """Stands in for a child process: the reader only reads its stdout."""
+
+    def __init__(self, stdout: trio.lowlevel.FdStream) -> None:
+        self.stdout = stdout
+
+
+@contextlib.asynccontextmanager
+async def _by_hand() -> AsyncIterator[tuple[DirectRequests, Any, Any]]:
+    """Direct requests over real pipes; yields them, the app's stdin (to read what was sent)
+    and the app's stdout (to answer), while the reader runs as the session's loop would."""
+    stdin_r, stdin_w = os.pipe()
+    stdout_r, stdout_w = os.pipe()
+    writer = StdinWriter(trio.lowlevel.FdStream(stdin_w))
+    direct = DirectRequests(writer.send_line, writer.send_later)
+    reader = StdoutReader(_Pipes(trio.lowlevel.FdStream(stdout_r)), "app", lambda: None, direct)  # type: ignore[arg-type]
+    app_in, app_out = trio.lowlevel.FdStream(stdin_r), trio.lowlevel.FdStream(stdout_w)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(writer.write_waiting)
+
+        async def session_loop() -> None:
+            async for _ in reader:
+                pass
+
+        nursery.start_soon(session_loop)
+        yield direct, app_in, app_out
+        nursery.cancel_scope.cancel()
+    for stream in (app_in, app_out):
+        await stream.aclose()
+
+
+async def _line(app_in: Any) -> dict[str, Any]:
+    data = b""
+    while not data.endswith(b"\n"):
+        data += await app_in.receive_some(65536)
+    return json.loads(data)
+
+
+async def test_an_answer_whose_id_comes_back_as_a_string_reaches_its_request() -> None:
+    async with _by_hand() as (direct, app_in, app_out):
+        async with trio.open_nursery() as nursery:
+            answers: list[Any] = []
+
+            async def call() -> None:
+                answers.append(await direct.send("tools/call", {"name": "echo"}, GUARD_S))
+
+            nursery.start_soon(call)
+            sent = await _line(app_in)
+            echoed = {"jsonrpc": "2.0", "id": str(sent["id"]), "result": {"content": []}}
+            await app_out.send_all(json.dumps(echoed).encode() + b"\n")
+        assert answers == [{"content": []}]
+
+
+async def test_the_request_line_is_the_sdks_byte_for_byte() -> None:
+    cases: list[dict[str, Any] | None] = [
+        None,
+        {},
+        {"name": "echo", "arguments": {"text": "hé \u2603", "big": 2**70, "x": 1.5e300}},
+        {"name": "echo", "arguments": {"nan": math.nan, "inf": math.inf, "ninf": -math.inf}},
+        {"name": "echo", "_meta": {}},
+        {"name": "echo", "_meta": None},
+        {"name": "echo", "_meta": {"progress": 1}},
+    ]
+    async with _by_hand() as (direct, app_in, _):
+        pending = b""
+        for params in cases:
+            with trio.move_on_after(0.2):  # sent, then given up: a cancel notice follows
+                await direct.send("tools/call", params, GUARD_S)
+            while pending.count(b"\n") < 2:
+                pending += await app_in.receive_some(65536)
+            line, notice, pending = pending.split(b"\n", 2)
+            assert json.loads(notice)["method"] == "notifications/cancelled"
+            request_id = json.loads(line)["id"]
+            # What the SDK's `send_raw_request` writes for the same params.
+            fields = dict(params or {})
+            meta = dict(fields.get("_meta") or {})
+            if meta:
+                fields["_meta"] = meta
+            else:
+                fields.pop("_meta", None)
+            request = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call"}
+            sdk = types.JSONRPCRequest(**request, **({"params": fields} if fields else {}))
+            assert line == sdk.model_dump_json(by_alias=True, exclude_unset=True).encode(), params
+
+
+async def test_a_caller_cancelled_before_it_sends_sends_nothing() -> None:
+    async with _by_hand() as (direct, app_in, _):
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            await direct.send("tools/call", {"name": "echo"}, GUARD_S)
+        with trio.move_on_after(0.2):
+            data = await app_in.receive_some(65536)
+            raise AssertionError(f"the app was sent {data!r}")
