@@ -145,11 +145,15 @@ class Soak:
         response = await client.post(f"/apps/mcp/{app_id}", json=message, headers=session)
         if response.status_code != 200:
             return kind(response)
-        answers = [
-            json.loads(line[5:])
-            for line in response.text.splitlines()
-            if line.startswith("data:") and line[5:].strip()
-        ]
+        # Either framing the client accepts: one JSON body (the lean path), or an event stream.
+        if response.headers.get("content-type", "").startswith("application/json"):
+            answers = [response.json()]
+        else:
+            answers = [
+                json.loads(line[5:])
+                for line in response.text.splitlines()
+                if line.startswith("data:") and line[5:].strip()
+            ]
         final = next((a for a in answers if a.get("id") == n), None)
         if final is None:
             return "no answer on the stream"
