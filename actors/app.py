@@ -119,8 +119,7 @@ class AppActor(Actor[AppMessage]):
         self._settled = trio.Event()  # set (and replaced) when a call ends or the state changes
         self._heard = Heard()
         self._session = SessionState(self.id, definition.manifest.request_timeout_seconds)
-        owners = self._session.subscriptions.owners
-        self._changes = Changes(self.id, events, self._catalog_changed, owners)
+        self._changes = Changes(self.id, events, self._catalog_changed, self._session.subscribers)
         self._setup = Setup(
             definition,
             environ=dict(environ),
@@ -138,6 +137,7 @@ class AppActor(Actor[AppMessage]):
             slots=definition.supervision.max_concurrent_calls,
             metrics=metrics,
             on_answer=self._answered,
+            on_done=self._session.done,
             on_settled=self._wake_drain,
             stopped_text=self._stopped_text,
         )

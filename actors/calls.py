@@ -86,8 +86,9 @@ class InFlight:
 class Calls:
     """The calls of one app: its call slots (`max_concurrent_calls`) and its calls in flight.
     The actor's hooks: `on_answer(message)` when the app answered (it is alive; a subscribe
-    it agreed to counts), `on_settled()` when a call leaves the table, `stopped_text()` for a
-    call a stop cut short."""
+    it agreed to counts), `on_done(message)` when a request sent ends, whichever way,
+    `on_settled()` when a call leaves the table, `stopped_text()` for a call a stop cut
+    short."""
 
     def __init__(
         self,
@@ -97,6 +98,7 @@ class Calls:
         slots: int,
         metrics: Metrics | None,
         on_answer: Callable[[UpstreamRequest | None], None],
+        on_done: Callable[[UpstreamRequest], None],
         on_settled: Callable[[], None],
         stopped_text: Callable[[], str],
     ) -> None:
@@ -107,6 +109,7 @@ class Calls:
         self._limiter = trio.CapacityLimiter(slots)
         self._metrics = metrics
         self._on_answer = on_answer
+        self._on_done = on_done
         self._on_settled = on_settled
         self._stopped_text = stopped_text
 
@@ -194,6 +197,7 @@ class Calls:
                     rpc_error=getattr(error, "rpc_error", None),
                 )
         finally:
+            self._on_done(message)
             # Not listed any more: the death of the incarnation has already answered it.
             if (reply := self.in_flight.settle(token)) is not None:
                 self._on_settled()

@@ -39,6 +39,9 @@ class SessionState:
         self._timeout = request_timeout_s
         self.log_level: str | None = None
         self.subscriptions = Subscriptions()
+        # Resource → the clients whose subscribe the app is being asked: an app may send an
+        # update right after agreeing, before its answer is read here, and that update is theirs.
+        self._asking: dict[str, set[str]] = {}
         self._resubscribe = trio.Event()  # set (and replaced) when the subscribed set changes
         self._awaiting_listen: list[Answer[Any]] = []
 
@@ -60,7 +63,10 @@ class SessionState:
         owner, table = _owner(message), self.subscriptions
         if message.method == "resources/subscribe":
             if not table.is_wanted(uri) and upstream.era is Era.HANDSHAKE:
-                return False  # the app is asked; `answered` records the owner if it agrees
+                # The app is asked; `answered` records the owner if it agrees, `done` forgets
+                # the asking however the request ends.
+                self._asking.setdefault(uri, set()).add(owner)
+                return False
             if table.add(uri, owner):
                 # Answered once the app watches the resource, so no update can be missed.
                 self._listen_again(message.reply)
@@ -77,6 +83,23 @@ class SessionState:
         subscriber now."""
         if message.method == "resources/subscribe":
             self.subscriptions.add(str((message.params or {})["uri"]), _owner(message))
+
+    def done(self, message: UpstreamRequest) -> None:
+        """A request sent to the app has ended, whichever way (after `answered`, if it was)."""
+        uri = (message.params or {}).get("uri")
+        if message.method != "resources/subscribe" or not isinstance(uri, str):
+            return
+        if (asking := self._asking.get(uri)) is not None:
+            asking.discard(_owner(message))
+            if not asking:
+                del self._asking[uri]
+
+    def subscribers(self, uri: str) -> frozenset[str]:
+        """The clients an update of `uri` is for: its subscribers, and those whose subscribe
+        the app is being asked."""
+        owners = self.subscriptions.owners(uri)
+        asking = self._asking.get(uri)
+        return owners | asking if asking else owners
 
     def release(
         self, owner: str, upstream: Upstream | None, start: Callable[..., None] | None

@@ -488,6 +488,33 @@ async def test_resource_subscriptions_survive_an_app_restart(project: Project) -
                             await trio.sleep(0.02)
 
 
+@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
+async def test_an_update_the_app_sends_as_it_agrees_to_a_subscribe_reaches_the_subscriber(
+    project: Project,
+) -> None:
+    """The app's answer to the first subscribe of a resource and its first update come in one
+    read: the update is for the client whose subscribe the app was answering, though that
+    answer has not reached the app actor yet."""
+    project.manifest("apps/fx", fixture_manifest("fx", "--subscribable"))
+    project.config('[apps]\ndiscovery_paths = ["./apps"]\n')
+    updates: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, mcp.types.ResourceUpdatedNotification):
+            updates.append(str(message.params.uri))
+
+    async with supervisor_running(project) as supervisor:
+        transport = http_transport(supervisor.url("/apps/mcp/fx"), {}, GUARD_S)
+        async with mcp.Client(transport, mode="legacy", message_handler=on_message) as client:
+            uris = [f"fixture://{n}" for n in range(4)]  # each a race the fix must win
+            for uri in uris:
+                await client.subscribe_resource(uri)
+                with trio.fail_after(GUARD_S):
+                    while uri not in updates:
+                        await trio.sleep(0.02)
+        assert updates == uris
+
+
 @pytest.mark.parametrize("app_protocol", ["auto", "handshake"])
 async def test_every_client_era_against_every_app_era(project: Project, app_protocol: str) -> None:
     """Clients of both eras list and call (with arguments) on both endpoints, whichever era

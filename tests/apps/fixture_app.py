@@ -93,10 +93,15 @@ class Wire:
     own streams also keeps fd 1 the real stdout, where the SDK would divert it to stderr.)
     """
 
-    def __init__(self, *, garbage: bool) -> None:
+    def __init__(self, *, garbage: bool, updates: bool = False) -> None:
         self._in = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
         self._out = sys.stdout.buffer
         self._garbage = garbage
+        # --subscribable: ids of resources/subscribe requests not answered yet → their uri; the
+        # answer and `notifications/resources/updated` for that uri go out in one write, as an
+        # app that sends an update the moment it agrees does.
+        self._updates = updates
+        self._subscribes: dict[Any, str] = {}
         self._tool_calls: set[Any] = set()  # ids of tools/call requests not answered yet
         self._tool_lists: set[Any] = set()  # ids of tools/list requests not answered yet
         self.exit_after: set[Any] = set()  # ids whose response is followed by exit code 0
@@ -116,6 +121,8 @@ class Wire:
             self._tool_calls.add(message["id"])
         if "id" in message and message.get("method") == "tools/list":
             self._tool_lists.add(message["id"])
+        if self._updates and "id" in message and message.get("method") == "resources/subscribe":
+            self._subscribes[message["id"]] = str(message.get("params", {}).get("uri"))
         return line
 
     async def write(self, data: str) -> None:
@@ -135,6 +142,9 @@ class Wire:
                     if tool.get("name") in self.raw_schemas:
                         tool["inputSchema"] = self.raw_schemas[tool["name"]]
                 data = json.dumps(message, separators=(",", ":")) + "\n"
+        if is_response and (uri := self._subscribes.pop(request_id, None)) is not None:
+            update = {"method": "notifications/resources/updated", "params": {"uri": uri}}
+            data += json.dumps({"jsonrpc": "2.0", **update}) + "\n"
         self._out.write(data.encode())
         self._out.flush()
         if not is_response:
@@ -373,6 +383,11 @@ class Fixture:
         # The JSON-RPC id the request arrived with: which of a host's paths sent it.
         return text(json.dumps(ctx.request_id))
 
+    async def _subscribed(
+        self, ctx: Ctx, params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        return types.EmptyResult()  # the update that follows is the wire's (`Wire`)
+
     async def _call_count(self, ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
         # Every tools/call this process was sent, this one included: what reached the app.
         return text(str(self.calls))
@@ -475,6 +490,10 @@ class Fixture:
         )
         if self.options.app_only:
             server.extensions[UI_EXTENSION] = {"mimeTypes": [UI_MIME]}
+        if self.options.subscribable:
+            server.add_request_handler(
+                "resources/subscribe", types.SubscribeRequestParams, self._subscribed
+            )
         return server
 
     async def serve(self) -> None:
@@ -537,6 +556,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--app-only", action="store_true", help="MCP Apps tools (app-only, ui-bound) + ui resource")
     add("--modern-only", action="store_true", help="refuse initialize (2026-07-28 only)")
     add("--gates", action="store_true", help="tools gate (waits for a file) and gated (how many)")
+    add("--subscribable", action="store_true", help="resources/subscribe, answered with an update")
     return parser.parse_args(argv)
 
 
@@ -592,7 +612,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if options.garbage:
         write_garbage()
 
-    fixture = Fixture(options, Wire(garbage=options.garbage))
+    fixture = Fixture(options, Wire(garbage=options.garbage, updates=options.subscribable))
     fixture.build()
     trio.run(fixture.serve)
     if options.stubborn:
