@@ -178,9 +178,18 @@ def view(page: Any) -> Any:
 
 
 def store_column(page: Any) -> list[str]:
-    """The dashboard's Store column, read in one go (the view redraws it as a whole)."""
+    """The dashboard's Store column, read in one go (the view redraws it as a whole): empty
+    when the view leaves it out."""
     rows = view(page).locator("#rows")
-    return rows.evaluate("body => [...body.rows].map((row) => row.cells[0].textContent)")
+    return rows.evaluate(
+        "body => [...body.querySelectorAll('td[data-col=store]')].map((td) => td.textContent)"
+    )
+
+
+def row_stores(page: Any) -> list[str]:
+    """The store id of each row the dashboard shows."""
+    rows = view(page).locator("#rows")
+    return rows.evaluate("body => [...body.rows].map((row) => row.dataset.storeId)")
 
 
 def probe_report(page: Any, until: str) -> dict[str, Any]:
@@ -266,19 +275,25 @@ def test_the_grocery_dashboard_opens_from_the_chat_and_a_click_updates_it(
     page.fill("#chat-input", "/call grocery.show_store_inventory_dashboard {}")
     page.click("#chat-send")
     view(page).locator("#rows tr").first.wait_for()
-    everything = store_column(page)
+    everything = row_stores(page)
     assert len(set(everything)) > 1
+    # Every store: a Store column names each row's store.
+    assert len(store_column(page)) == len(everything)
+    assert len(set(store_column(page))) == len(set(everything))
     assert "tool grocery.show_store_inventory_dashboard" in page.inner_text("#chat-log")
     # Choosing a store makes the view call its app-only tool through the host and redraw.
     select = view(page).locator("#store")
     select.locator("option").nth(1).wait_for(state="attached")
-    store_name = select.locator("option").nth(1).inner_text().split(" (")[0]  # "Name (City, ST)"
+    store_id = select.locator("option").nth(1).get_attribute("value")
     select.select_option(index=1)
     deadline = time.monotonic() + GUARD_S
-    while set(store_column(page)) != {store_name}:
+    while set(row_stores(page)) != {store_id}:
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    assert len(store_column(page)) < len(everything)
+    assert len(row_stores(page)) < len(everything)
+    # One store: the selector names it, and no Store column repeats it on every row.
+    assert store_column(page) == []
+    assert view(page).locator("#store-heading").is_hidden()
     screenshot(page, "grocery-dashboard.png")
 
 
@@ -315,7 +330,7 @@ def test_a_page_that_goes_away_ends_its_view_leases(served: Served, page: Any) -
 
 
 def first_on_hand(page: Any) -> int:
-    cell = view(page).locator("#rows tr").first.locator("td").nth(4)
+    cell = view(page).locator("#rows tr").first.locator("td[data-col=onHand]")
     return int(cell.inner_text())
 
 
@@ -656,6 +671,40 @@ def test_dark_theme_and_a_narrow_screen(served: Served, browser: Any) -> None:
         screenshot(page, "narrow-dark.png")
     finally:
         context.close()
+
+
+DASHBOARD_OF_STORE_1 = "/?open=grocery.show_store_inventory_dashboard&args=" + quote(
+    json.dumps({"storeId": 1})
+)
+
+
+def view_fits_its_frame(page: Any) -> None:
+    """Nothing of the dashboard is behind a sideways scroll: every column, every +1 button."""
+    body = view(page).locator("body")
+    sizes = body.evaluate(
+        """() => ({
+            scroll: document.documentElement.scrollWidth,
+            width: document.documentElement.clientWidth,
+            table: document.querySelector("table").getBoundingClientRect().right,
+            buttons: [...document.querySelectorAll("button.receive")]
+                .map((b) => b.getBoundingClientRect().right),
+        })"""
+    )
+    assert sizes["buttons"]
+    assert sizes["scroll"] <= sizes["width"], sizes
+    assert sizes["table"] <= sizes["width"], sizes
+    assert max(sizes["buttons"]) <= sizes["width"], sizes
+
+
+def test_the_dashboard_fits_its_frame_on_a_desktop(served: Served, page: Any) -> None:
+    page.goto(served.url(DASHBOARD_OF_STORE_1))
+    view(page).locator("#rows tr").first.wait_for()
+    assert view(page).locator("#store-heading").is_hidden()
+    view_fits_its_frame(page)
+    view(page).locator("#store").select_option("")  # every store: the Store column as well
+    view(page).locator("#store-heading").wait_for()
+    view(page).locator("td[data-col=store]").first.wait_for()
+    view_fits_its_frame(page)
 
 
 def _sandbox_port(served: Served) -> int:
