@@ -678,6 +678,22 @@ DASHBOARD_OF_STORE_1 = "/?open=grocery.show_store_inventory_dashboard&args=" + q
 )
 
 
+def test_a_long_view_title_fits_a_narrow_screen(served: Served, browser: Any) -> None:
+    context = browser.new_context(viewport={"width": 360, "height": 800})
+    context.set_default_timeout(WAIT_MS)
+    page = context.new_page()
+    try:
+        page.goto(served.url(DASHBOARD_OF_STORE_1))
+        view(page).locator("#rows tr").first.wait_for()
+        assert page.inner_text("#canvas-title") == "grocery.show_store_inventory_dashboard"
+        assert page.evaluate("document.documentElement.scrollWidth") <= 360
+        close = page.locator("#canvas-close").bounding_box()
+        assert close["x"] >= 0
+        assert close["x"] + close["width"] <= 360
+    finally:
+        context.close()
+
+
 def view_fits_its_frame(page: Any) -> None:
     """Nothing of the dashboard is behind a sideways scroll: every column, every +1 button."""
     body = view(page).locator("body")
@@ -705,6 +721,87 @@ def test_the_dashboard_fits_its_frame_on_a_desktop(served: Served, page: Any) ->
     view(page).locator("#store-heading").wait_for()
     view(page).locator("td[data-col=store]").first.wait_for()
     view_fits_its_frame(page)
+
+
+def test_the_state_stays_beside_the_app_name(served: Served, browser: Any) -> None:
+    """A long app name wraps beside its state, as a short one sits beside it."""
+    assert len(served.api("/admin/apps/grocery-inventory")["name"]) > 25  # a long one
+    for width in (1400, 360):
+        context = browser.new_context(viewport={"width": width, "height": 800})
+        context.set_default_timeout(WAIT_MS)
+        page = context.new_page()
+        try:
+            page.goto(served.url("/"))
+            app_item(page, "grocery-inventory").locator(".state-Running").wait_for()
+            tops = page.evaluate(
+                """() => [...document.querySelectorAll("#apps li")].map((li) => [
+                    li.dataset.appId,
+                    li.querySelector(".app-head strong").getBoundingClientRect().top,
+                    li.querySelector(".app-head .state").getBoundingClientRect().top,
+                ])"""
+            )
+            assert len(tops) == 4
+            for app_id, name_top, state_top in tops:
+                assert abs(name_top - state_top) < 3, (width, app_id, name_top, state_top)
+        finally:
+            context.close()
+
+
+def test_the_chat_fills_its_pane_and_marks_tool_results(served: Served, page: Any) -> None:
+    page.goto(served.url("/"))
+    page.locator("#live.live").wait_for()
+    page.click("#chat-new")
+
+    def gap_below_form() -> float:
+        return page.evaluate(
+            """() => document.getElementById("chat-pane").getBoundingClientRect().bottom
+                - document.getElementById("chat-form").getBoundingClientRect().bottom"""
+        )
+
+    assert gap_below_form() < 16  # the pane's padding: the box sits at the bottom
+    pane = page.locator("#chat-pane").bounding_box()
+    assert pane["y"] + pane["height"] <= 900  # and in the window
+    # The whole placeholder is readable in the box.
+    fits = page.evaluate(
+        """() => {
+            const input = document.getElementById("chat-input");
+            const style = getComputedStyle(input);
+            const context = document.createElement("canvas").getContext("2d");
+            context.font = `${style.fontSize} ${style.fontFamily}`;
+            const room = input.clientWidth - parseFloat(style.paddingLeft)
+                - parseFloat(style.paddingRight);
+            return context.measureText(input.placeholder).width <= room;
+        }"""
+    )
+    assert fits
+    # A folded tool result says whether the call worked.
+    page.fill("#chat-input", "/call grocery.get_stores {}")
+    page.click("#chat-send")
+    page.locator("#chat-log details.tool summary .outcome").wait_for()
+    page.locator("#chat-send:not([disabled])").wait_for()
+    page.fill("#chat-input", '/call grocery.get_inventory {"storeId": 99}')
+    page.click("#chat-send")
+    page.locator("#chat-log details.tool summary .outcome").nth(1).wait_for()
+    outcomes = page.locator("#chat-log details.tool summary .outcome")
+    assert outcomes.nth(0).inner_text() == "ok"
+    assert outcomes.nth(0).get_attribute("class") == "outcome ok"
+    assert outcomes.nth(1).inner_text() == "error"
+    assert outcomes.nth(1).get_attribute("class") == "outcome error"
+    assert page.locator("#chat-log details[open]").count() == 0  # folded
+    # A long conversation scrolls inside the log; the box stays at the bottom of the window.
+    for _ in range(4):
+        page.locator("#chat-send:not([disabled])").wait_for()
+        page.fill("#chat-input", "/call grocery.get_stores {}")
+        page.click("#chat-send")
+    page.locator("#chat-send:not([disabled])").wait_for()
+    page.evaluate("document.querySelectorAll('#chat-log details').forEach((d) => d.open = true)")
+    assert page.evaluate(
+        "(() => { const log = document.getElementById('chat-log');"
+        " return log.scrollHeight > log.clientHeight; })()"
+    )
+    assert gap_below_form() < 16
+    form = page.locator("#chat-form").bounding_box()
+    assert form["y"] + form["height"] <= 900
 
 
 def _sandbox_port(served: Served) -> int:

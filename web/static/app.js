@@ -317,6 +317,12 @@
     return block;
   }
 
+  // A folded tool call says in its summary whether it worked, without opening it.
+  function markOutcome(block, isError) {
+    const summary = block.querySelector("summary");
+    summary.append(el("span", { class: `outcome ${isError ? "error" : "ok"}` }, isError ? "error" : "ok"));
+  }
+
   async function restoreChat() {
     if (!sessionId) return;
     const response = await fetch(`apps/chat/${encodeURIComponent(sessionId)}`, { credentials: "same-origin" });
@@ -398,6 +404,7 @@
             const call = calls.get(event.id);
             const target = call ? call.block : toolBlock("result", {});
             target.append(el("pre", { class: event.isError ? "error" : "" }, event.text));
+            markOutcome(target, Boolean(event.isError));
             if (event.view && !event.isError) {
               Host.openView({
                 appId: event.view.appId,
