@@ -747,6 +747,24 @@ def test_the_state_stays_beside_the_app_name(served: Served, browser: Any) -> No
             context.close()
 
 
+def test_with_no_app_in_the_link_the_health_s_app_is_selected(served: Served, page: Any) -> None:
+    chosen = httpx2.get(served.url("/apps/health"), timeout=GUARD_S).json()["name"]
+    assert chosen in {"basic", "views", "grocery-inventory"}  # a Running app with a UI
+    page.goto(served.url("/"))
+    page.locator("#detail h3", has_text=f"Tools of {chosen}").wait_for()
+    assert app_item(page, chosen).get_attribute("class") == "selected"
+    offered = [t["publicName"] for t in served.api("/admin/tools")["tools"] if t["app"] == chosen]
+    assert offered
+    assert all(name in page.inner_text("#tools-visible") for name in offered)
+    assert "app=" not in page.url  # the link still means "whatever runs"
+    # ?app= still says which.
+    other = "views" if chosen != "views" else "basic"
+    page.goto(served.url(f"/?app={other}"))
+    page.locator("#detail h3", has_text=f"Tools of {other}").wait_for()
+    assert app_item(page, other).get_attribute("class") == "selected"
+    assert app_item(page, chosen).get_attribute("class") == ""
+
+
 def test_the_chat_fills_its_pane_and_marks_tool_results(served: Served, page: Any) -> None:
     page.goto(served.url("/"))
     page.locator("#live.live").wait_for()

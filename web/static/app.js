@@ -160,6 +160,19 @@
     loadStderr(id);
   }
 
+  // With no `?app=`, the page selects the app /apps/health calls selected (the first Running
+  // app with a UI, else the first Running app), so that its tools are listed from the start.
+  // The link stays as it is: "/" keeps meaning "whatever runs".
+  async function selectDefault() {
+    if (selected) return;
+    const response = await fetch("apps/health", { credentials: "same-origin" });
+    const body = await response.json().catch(() => ({}));
+    if (selected || !body.name || !apps.has(body.name)) return;
+    selected = body.name;
+    renderApps();
+    loadStderr(selected);
+  }
+
   let stderr = { id: null, lines: [] };
   async function loadStderr(id) {
     try {
@@ -232,6 +245,7 @@
         apps.set(message.app.id, message.app);
         renderApps();
         if (message.app.id === selected && (!before || before.state !== message.app.state)) loadStderr(selected);
+        if (!selected && message.app.state === "Running") selectDefault().catch(() => {});
       } else if (message.type === "catalog") {
         catalogUi.set(message.appId, message.hasUi);
         renderApps();
@@ -511,6 +525,7 @@
     connectEvents();
     await loadTools().catch(() => {});
     if (selected) loadStderr(selected);
+    else await selectDefault().catch(() => {});
     await restoreChat().catch(() => {});
     await openFromUrl().catch((error) => {
       $("canvas").replaceChildren(el("p", { class: "refusal" }, error.message));
