@@ -98,7 +98,8 @@ def write_project(root: Path, sandbox_port: int, *, auth: bool = False) -> None:
     undeclared = f"http://localhost:{free_port()}"
     declared = f"http://127.0.0.1:{free_port()}"
     manifests = {
-        "fx": fixture_manifest("fx", hasUi=True),  # a claim its catalog does not bear out
+        # A UI claim its catalog does not bear out; a few stderr lines for the page to show.
+        "fx": fixture_manifest("fx", "--stderr-lines", "2", hasUi=True),
         "basic": {"command": node[0], "arguments": node[1:], "hasUi": True},
         "views": {
             "command": sys.executable,
@@ -763,6 +764,20 @@ def test_with_no_app_in_the_link_the_health_s_app_is_selected(served: Served, pa
     page.locator("#detail h3", has_text=f"Tools of {other}").wait_for()
     assert app_item(page, other).get_attribute("class") == "selected"
     assert app_item(page, chosen).get_attribute("class") == ""
+
+
+def test_an_empty_stderr_tail_says_so(served: Served, page: Any) -> None:
+    assert served.api("/admin/apps/basic")["stderr"] == []  # it writes nothing there
+    page.goto(served.url("/?app=basic"))
+    page.locator("#stderr.none").wait_for()
+    assert page.inner_text("#stderr") == "(no stderr lines yet)"
+    page.goto(served.url("/?app=fx"))
+    page.locator("#detail h3", has_text="Tools of fx").wait_for()
+    lines = served.api("/admin/apps/fx")["stderr"]
+    assert lines  # it wrote some at start
+    page.wait_for_function("() => document.getElementById('stderr').textContent !== '…'")
+    assert page.inner_text("#stderr").strip().endswith(lines[-1].strip())
+    assert page.locator("#stderr.none").count() == 0
 
 
 def test_the_chat_fills_its_pane_and_marks_tool_results(served: Served, page: Any) -> None:

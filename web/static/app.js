@@ -200,6 +200,13 @@
     return el("ul", { id, class: "tools" }, items);
   }
 
+  // An empty tail says so: an empty box would look like something failed to load.
+  function stderrTail(id) {
+    if (stderr.id !== id) return el("pre", { id: "stderr" }, "…");
+    if (!stderr.lines.length) return el("pre", { id: "stderr", class: "none" }, "(no stderr lines yet)");
+    return el("pre", { id: "stderr" }, stderr.lines.slice(-50).join("\n"));
+  }
+
   function renderDetail() {
     const detail = $("detail");
     const status = apps.get(selected);
@@ -220,7 +227,7 @@
       // replaceChildren() would show a null child as the text "null".
       warning ? el("p", { class: "error", id: "ui-warning" }, warning) : "",
       el("h3", {}, "stderr (last lines)"),
-      el("pre", { id: "stderr" }, stderr.id === status.id ? stderr.lines.slice(-50).join("\n") : "…"),
+      stderrTail(status.id),
     );
   }
 
