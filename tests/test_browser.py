@@ -1,7 +1,8 @@
 """The control page in a real browser (Debian's headless Chromium, driven by Playwright) against a
 real `mcpapps run`: the app list and its live updates, views opened from the chat, the app list
 and a URL, the official example app built with the official App SDK, the refusals, and what the
-sandbox keeps an app's script from doing. Screenshots are saved (not compared) for the README.
+sandbox keeps an app's script from doing. Screenshots of the test apps are saved in .screenshots/
+(not compared; the README's pictures come from scripts/screenshots.py, on the bundled app).
 
 These tests are synchronous (Playwright's sync API): the supervisor runs as a subprocess.
 """
