@@ -3,6 +3,7 @@ token, CORS), then the MCP endpoints beside the Quart-Trio routes."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
@@ -18,6 +19,7 @@ from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.admin import parse_call
 from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates
+from web.connections import HandshakeAnswered, websocket_send
 from web.endpoints import AppEndpoint
 from web.errors import error_body
 from web.events import serve_events
@@ -107,6 +109,13 @@ class FrontDoor:
         if scope["type"] not in ("http", "websocket"):
             await self._routes(scope, receive, send)  # lifespan
             return
+        if scope["type"] == "websocket":
+            with contextlib.suppress(HandshakeAnswered):  # the client has its answer already
+                await self._serve_counted(scope, receive, websocket_send(send))
+            return
+        await self._serve_counted(scope, receive, send)
+
+    async def _serve_counted(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         # The events WebSocket stays open as long as the page does: it is not a request that
         # shutdown waits for (it is cancelled with the front door).
         if scope["type"] == "websocket" and scope["path"] == EVENTS_PATH:
