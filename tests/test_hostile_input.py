@@ -299,6 +299,34 @@ async def test_bytes_after_a_websocket_upgrade_cost_that_connection_only(
         no_tracebacks(supervisor)
 
 
+async def test_bytes_after_a_refusal_that_closes_the_connection_log_no_traceback(
+    project: Project,
+) -> None:
+    """A refusal that leaves the body unread closes the connection; a byte arriving meanwhile
+    made Hypercorn's reading task close it too, at the same moment, and trio refused the
+    second close with an error in our last `send` (logged as a traceback, often)."""
+    write(project, grocery=False)
+    body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    async with supervisor_running(project) as supervisor:
+        port = supervisor.port
+        head = request("POST", "/mcp", port, content_length=str(len(body)))
+        refused = head.replace(b"\r\n\r\n", b"\r\nOrigin: http://evil.example\r\n\r\n", 1)
+        for _ in range(20):
+            stream = await trio.open_tcp_stream("127.0.0.1", port)
+            async with stream:
+                with trio.fail_after(HANG_GUARD_S):
+                    await stream.send_all(refused + body)
+                    answer = await _receive_or_reset(stream)
+                    assert answer.startswith(b"HTTP/1.1 403"), answer
+                    with contextlib.suppress(trio.BrokenResourceError):
+                        await stream.send_all(b"X")
+                    while await _receive_or_reset(stream):
+                        pass
+        async with http(supervisor) as client:
+            assert (await client.get("/apps/health")).status_code == 503  # answered: no app
+        no_tracebacks(supervisor)
+
+
 async def _receive_or_reset(stream: trio.SocketStream) -> bytes:
     try:
         return await stream.receive_some()

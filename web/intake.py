@@ -10,6 +10,7 @@ or a 404 that never looks at the body): the next request on that connection is s
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -127,11 +128,16 @@ def finishing(send: Any) -> Any:
     read, or starting its idle timer to keep it alive) inside that last `send`, and Quart-Trio
     cancels its own request task as soon as that send has told it the exchange is over: the
     business is left half done, and the connection is never closed, or never answers again.
-    Hypercorn writes the bytes themselves under a shield already; this shields the rest."""
+    Hypercorn writes the bytes themselves under a shield already; this shields the rest.
+
+    When that business is closing a connection whose body was not read, and the client sends
+    more meanwhile, Hypercorn's reading task closes it too at the same moment, and trio refuses
+    the second close as a busy stream: the answer has been written, the connection is closed
+    either way, so that is no error of the request's."""
 
     async def send_to_the_end(message: dict[str, Any]) -> None:
         if message["type"] == "http.response.body" and not message.get("more_body", False):
-            with trio.CancelScope(shield=True):
+            with trio.CancelScope(shield=True), contextlib.suppress(trio.BusyResourceError):
                 await send(message)
         else:
             await send(message)
