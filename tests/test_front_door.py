@@ -228,6 +228,13 @@ async def test_host_and_origin_checks(project: Project) -> None:
             response = await client.get("/apps/health", headers={"origin": origin})
             assert response.status_code == 403, origin
             assert response.json()["error"]["code"] == "origin_not_allowed"
+            message = response.json()["error"]["message"]
+            # The sandbox origin cannot be listed (the config refuses it): no advice to list it.
+            if origin == "http://evil.example":
+                assert message.endswith("add it to server.allowed_origins"), message
+            else:
+                assert "server.allowed_origins" not in message, message
+                assert "never accepted: it is the sandbox origin" in message, message
         for origin in (f"http://127.0.0.1:{port}", "https://ui.example"):
             response = await client.get("/apps/health", headers={"origin": origin})
             assert response.status_code == 200
