@@ -166,7 +166,7 @@ def _remote_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
             if args.command == "reload":
                 return remote.reload(api, as_json=args.json, out=out)
             if args.command == "logs":
-                return remote.logs(api, args.app, as_json=args.json, out=out)
+                return remote.logs(api, args.app, as_json=args.json, out=out, err=err)
             return remote.control(api, args.app, args.command, as_json=args.json, out=out)
     except ConfigError as error:
         for problem in error.problems:

@@ -29,6 +29,7 @@ READ_TIMEOUT_S = 30.0  # reading a status; commands and calls have deadlines on 
 SETTLE_TIMEOUT_S = 60.0  # how long `start`/`restart` wait for the app to be Running or Failed
 POLL_S = 0.1
 _STARTING = frozenset({"Validated", "Loaded"})
+NO_STDERR = "(no stderr lines yet)"
 
 
 class RemoteError(McpappsError):
@@ -308,11 +309,14 @@ def reload(remote: Remote, *, as_json: bool, out: TextIO) -> int:
     return 1 if data["refused"] else 0
 
 
-def logs(remote: Remote, app_id: str, *, as_json: bool, out: TextIO) -> int:
-    """The last lines the app wrote to stderr (up to 200, kept by the supervisor)."""
+def logs(remote: Remote, app_id: str, *, as_json: bool, out: TextIO, err: TextIO) -> int:
+    """The last lines the app wrote to stderr (up to 200, kept by the supervisor). With none
+    yet, a note says so on standard error: standard output holds only the app's lines."""
     data = remote.get(f"/admin/apps/{quote(app_id, safe='')}")
     if as_json:
         _print_json(data, out)
+    elif not data["stderr"]:
+        print(NO_STDERR, file=err)
     else:
         for line in data["stderr"]:
             print(line, file=out)

@@ -134,7 +134,7 @@ async def test_call_prints_the_result_and_fails_on_a_tool_error(project: Project
 
 
 async def test_restart_stop_start_and_logs(project: Project) -> None:
-    port = write(project, ("plain", ("--stderr-lines", "2")), ("off", ()))
+    port = write(project, ("plain", ("--stderr-lines", "2")), ("quiet", ()), ("off", ()))
     async with serving(project, port):
         before = json.loads((await mcpapps("apps", "--json", cwd=project.root)).stdout)
         old_pid = next(a["pid"] for a in before["apps"] if a["id"] == "plain")
@@ -164,6 +164,11 @@ async def test_restart_stop_start_and_logs(project: Project) -> None:
         detail = json.loads((await mcpapps("logs", "plain", "--json", cwd=project.root)).stdout)
         assert detail["stderr"] == result.stdout.splitlines()
         assert detail["catalog"]["tools"]
+
+        # An app that wrote nothing yet: a note on stderr, nothing on stdout (for scripts).
+        result = await mcpapps("logs", "quiet", cwd=project.root)
+        assert (result.returncode, result.stdout) == (0, "")
+        assert result.stderr == "(no stderr lines yet)\n"
 
         result = await mcpapps("restart", "nope", cwd=project.root)
         assert (result.returncode, result.stderr) == (1, "mcpapps: error: unknown app 'nope'\n")
