@@ -86,6 +86,13 @@ async def test_health_lists_every_app_with_urls_from_the_request(project: Projec
         chosen = (await client.get("/apps/health?app=plain")).json()
         assert chosen["name"] == "plain"
         assert chosen["mcp"] == f"http://127.0.0.1:{supervisor.port}/apps/mcp/plain"
+        assert "warning" not in chosen
+        # An unknown id still loads the page, on the default app, and says the id is unknown.
+        response = await client.get("/apps/health?app=nope")
+        assert response.status_code == 200
+        unknown = response.json()
+        assert unknown["name"] == "grocery-inventory"
+        assert unknown["warning"] == "there is no app 'nope'; selected 'grocery-inventory' instead"
 
 
 async def test_health_is_503_when_no_app_runs(project: Project) -> None:
