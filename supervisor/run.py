@@ -48,7 +48,14 @@ async def run_supervisor(
     task_status: trio.TaskStatus[Registry] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Run until SIGTERM or SIGINT (or until cancelled), then stop every app and return.
-    SIGHUP reloads (it never stops the process)."""
+    SIGHUP reloads (it never stops the process).
+
+    Once this returns the shutdown is done, so a SIGTERM or SIGINT that comes later (Ctrl-C
+    twice, just too late) must not change the exit status: they are ignored from here on. The
+    receiver puts back the handlers it found, and hands them the signals it did not read, so
+    "ignore" is set just before it is opened (which replaces it with its own at once)."""
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, signal.SIG_IGN)
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
         discovery = discover(config, environ)
         log_discovery(discovery)
