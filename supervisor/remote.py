@@ -198,6 +198,8 @@ def _app_row(app: Mapping[str, Any]) -> tuple[str, ...]:
     tools = app.get("counts", {}).get("tools")
     if app.get("disabledReason"):
         why = f"disabled: {app['disabledReason']}"
+    elif app.get("previousError"):  # it runs again: the failure is not a current one
+        why = f"previous failure: {app['previousError']}"
     else:
         why = app.get("lastError") or "-"
     return (

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
+import signal
 import subprocess
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -16,6 +18,7 @@ from supervisor import remote
 from tests.support.helpers import Project, free_port, free_port_pair, run_mcpapps
 from tests.support.running import (
     FAST,
+    GUARD_S,
     Supervisor,
     alive,
     fixture_manifest,
@@ -176,6 +179,31 @@ async def test_restart_stop_start_and_logs(project: Project) -> None:
         assert result.returncode == 1
         assert result.stderr == (
             "mcpapps: error: app 'off' is Disabled: disabled in config entries\n"
+        )
+
+
+async def test_a_failure_the_app_recovered_from_is_shown_as_previous(project: Project) -> None:
+    port = write(project, ("plain", ("--stderr-lines", "2")))
+    async with serving(project, port):
+        before = json.loads((await mcpapps("apps", "--json", cwd=project.root)).stdout)
+        [app] = before["apps"]
+        assert (app["lastError"], app["previousError"]) == (None, None)
+        os.kill(app["pid"], signal.SIGKILL)
+        with trio.fail_after(GUARD_S):
+            while True:
+                listed = json.loads((await mcpapps("apps", "--json", cwd=project.root)).stdout)
+                [app] = listed["apps"]
+                if app["state"] == "Running" and app["restarts"] == 1:
+                    break
+                await trio.sleep(0.05)
+        # Killed from outside: the app's last stderr line (old, unrelated) is not quoted; and
+        # running again, the failure is a previous one, not its last error.
+        assert app["lastError"] is None
+        assert app["previousError"] == "the process was killed by SIGKILL"
+        result = await mcpapps("apps", cwd=project.root)
+        assert (
+            rows(result.stdout)["plain"][-1]
+            == "previous failure: the process was killed by SIGKILL"
         )
 
 
