@@ -89,7 +89,7 @@ def find_target(
         try:
             token, token_from = config_token(locator)
         except RemoteError as error:
-            raise RemoteError(f"{error}; {NOTHING_SENT}") from None
+            raise RemoteError(f"{error}; nothing was sent to the supervisor; use --token") from None
     return Target(url.rstrip("/"), token, token_from, problems)
 
 

@@ -356,6 +356,10 @@ def test_an_address_file_is_believed_for_its_config_while_its_process_lives(
     record.unlink()
     with pytest.raises(remote.RemoteError, match="nothing was sent to the supervisor; use --url"):
         remote.find_target(config, None, None, {})
+    project.config('[server]\ntoken_file = "missing"\n')
+    unreadable = r"does not exist; nothing was sent .* use --token"
+    with pytest.raises(remote.RemoteError, match=unreadable):
+        remote.find_target(config, None, None, {})
 
 
 def test_an_unreachable_supervisor_is_one_clear_line(project: Project) -> None:
