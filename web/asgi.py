@@ -41,6 +41,7 @@ from web.security import (
     host_allowed,
     needs_token,
     origin_allowed,
+    origin_refusal,
     plain_path,
     preflight_headers,
 )
@@ -153,8 +154,7 @@ class FrontDoor:
             await deny(
                 403,
                 "origin_not_allowed",
-                f"requests from the origin '{origin}' are not accepted: add it to"
-                " server.allowed_origins",
+                origin_refusal(self._policy, origin or ""),
             )
             return
         if is_http and origin is not None:
