@@ -352,6 +352,16 @@ async def test_one_body_limit_for_every_route(project: Project) -> None:
         for path in ("/admin/call", "/apps/chat", "/mcp", "/apps/mcp/grocery-inventory"):
             response = await client.post(path, content=big, headers=MCP_HEADERS)
             assert response.status_code == 413, (path, response.text)
+            # A body declared too large is refused as declared, before any of it comes (it
+            # used to wait for the body until body_timeout_s and answer 408).
+            async with raw_connection(supervisor.port) as connection:
+                head = request("POST", path, supervisor.port, content_length="5000")
+                with trio.fail_after(HANG_GUARD_S):
+                    await connection.send(head)
+                    refused = await connection.response()
+                assert refused is not None
+                assert refused.status == 413, (path, refused)
+                assert refused.headers.get("connection") == "close"
         no_tracebacks(supervisor)
 
 

@@ -181,7 +181,9 @@ class FrontDoor:
             else:
                 await self._routes(scope, receive, send)
             return
-        body = await read_body(receive, self._limits.max_body_bytes, self._limits.body_timeout_s)
+        limits = self._limits
+        declared = headers.get("content-length")
+        body = await read_body(receive, limits.max_body_bytes, limits.body_timeout_s, declared)
         if isinstance(body, Refused):
             if body.status != 499:  # nobody to answer when the client is gone
                 await send_json_error(send, body.status, body.code, body.message, headers=[CLOSE])

@@ -38,9 +38,19 @@ class Refused:
     message: str
 
 
-async def read_body(receive: Any, max_bytes: int, timeout_s: float) -> bytes | Refused:
-    """The whole body, or why not: larger than `max_bytes` (413), not finished within
-    `timeout_s` (408), or gone with the client (499: there is nobody left to answer)."""
+async def read_body(
+    receive: Any, max_bytes: int, timeout_s: float, declared: str | None = None
+) -> bytes | Refused:
+    """The whole body, or why not: larger than `max_bytes` (413; at once when its declared
+    `Content-Length` says so, without waiting for it), not finished within `timeout_s` (408),
+    or gone with the client (499: there is nobody left to answer)."""
+    too_large = Refused(
+        413,
+        "body_too_large",
+        f"the request body is larger than {max_bytes} bytes (limits.max_body_bytes)",
+    )
+    if declared is not None and declared.strip().isdigit() and int(declared) > max_bytes:
+        return too_large
     parts: list[bytes] = []
     size = 0
     with trio.move_on_after(timeout_s):
@@ -51,11 +61,7 @@ async def read_body(receive: Any, max_bytes: int, timeout_s: float) -> bytes | R
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > max_bytes:
-                return Refused(
-                    413,
-                    "body_too_large",
-                    f"the request body is larger than {max_bytes} bytes (limits.max_body_bytes)",
-                )
+                return too_large
             parts.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(parts)
