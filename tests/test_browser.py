@@ -765,6 +765,12 @@ def test_with_no_app_in_the_link_the_health_s_app_is_selected(served: Served, pa
     page.locator("#detail h3", has_text=f"Tools of {other}").wait_for()
     assert app_item(page, other).get_attribute("class") == "selected"
     assert app_item(page, chosen).get_attribute("class") == ""
+    assert page.locator("#link-warning").count() == 0
+    # An ?app= that names no app: the same app, and the health's warning on the page.
+    page.goto(served.url("/?app=nope"))
+    page.locator("#detail h3", has_text=f"Tools of {chosen}").wait_for()
+    warning = page.inner_text("#link-warning")
+    assert warning == f"there is no app 'nope'; selected '{chosen}' instead"
 
 
 def test_an_empty_stderr_tail_says_so(served: Served, page: Any) -> None:

@@ -154,6 +154,7 @@
 
   function select(id) {
     selected = id;
+    linkWarning = null;
     const url = new URL(location.href);
     url.searchParams.set("app", id);
     history.replaceState(null, "", url);
@@ -161,15 +162,20 @@
     loadStderr(id);
   }
 
-  // With no `?app=`, the page selects the app /apps/health calls selected (the first Running
-  // app with a UI, else the first Running app), so that its tools are listed from the start.
-  // The link stays as it is: "/" keeps meaning "whatever runs".
+  // With no `?app=`, or one that names no app, the page selects the app /apps/health calls
+  // selected (the first Running app with a UI, else the first Running app), so that its tools
+  // are listed from the start; the health's warning says when a link named no app. The link
+  // stays as it is: "/" keeps meaning "whatever runs".
+  let linkWarning = null;
   async function selectDefault() {
-    if (selected) return;
-    const response = await fetch("apps/health", { credentials: "same-origin" });
+    const wanted = selected;
+    if (wanted && apps.has(wanted)) return;
+    const query = wanted ? `?app=${encodeURIComponent(wanted)}` : "";
+    const response = await fetch(`apps/health${query}`, { credentials: "same-origin" });
     const body = await response.json().catch(() => ({}));
-    if (selected || !body.name || !apps.has(body.name)) return;
+    if (selected !== wanted || !body.name || !apps.has(body.name)) return;
     selected = body.name;
+    linkWarning = body.warning || null;
     renderApps();
     loadStderr(selected);
   }
@@ -218,6 +224,7 @@
     const groups = split(selected);
     const warning = uiWarning(status);
     detail.replaceChildren(
+      linkWarning ? el("p", { class: "error", id: "link-warning" }, linkWarning) : "",
       el("h3", {}, `Tools of ${status.id}`),
       el("div", { class: "meta" }, "Model-visible"),
       toolList("tools-visible", groups.modelVisible.map((t) => toolItem(t, { open: true }))),
@@ -253,7 +260,7 @@
         apps.set(message.app.id, message.app);
         renderApps();
         if (message.app.id === selected && (!before || before.state !== message.app.state)) loadStderr(selected);
-        if (!selected && message.app.state === "Running") selectDefault().catch(() => {});
+        if (!apps.has(selected) && message.app.state === "Running") selectDefault().catch(() => {});
       } else if (message.type === "catalog") {
         catalogUi.set(message.appId, message.hasUi);
         renderApps();
@@ -532,7 +539,7 @@
     $("main").hidden = false;
     connectEvents();
     await loadTools().catch(() => {});
-    if (selected) loadStderr(selected);
+    if (apps.has(selected)) loadStderr(selected);
     else await selectDefault().catch(() => {});
     await restoreChat().catch(() => {});
     await openFromUrl().catch((error) => {
