@@ -19,6 +19,8 @@ import h11
 import hypercorn.trio.run
 from hypercorn.trio.tcp_server import TCPServer
 
+from supervisor.model.errors import McpappsError
+
 logger = logging.getLogger("mcpapps.web")
 
 
@@ -47,7 +49,7 @@ def isolate_connections() -> None:
 _REFUSALS = ("websocket.http.response.start", "websocket.http.response.body", "websocket.close")
 
 
-class HandshakeAnswered(Exception):
+class HandshakeAnswered(McpappsError):
     """Hypercorn answered this WebSocket handshake itself before we could accept it."""
 
 
