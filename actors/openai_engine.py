@@ -343,7 +343,7 @@ class OpenAIEngine:
     def _chunk(self, data: str) -> Mapping[str, Any]:
         try:
             chunk = json.loads(data)
-        except json.JSONDecodeError:
+        except ValueError:  # a JSONDecodeError, or an integer of more digits than int() takes
             raise _TurnFailed(
                 f"the model server at {self.url} sent data that is not JSON, so not a"
                 f" chat-completions stream: {_quote(data)}"
@@ -437,7 +437,7 @@ def _error_message(body: str) -> str:
     `{"error": "..."}`, or the start of whatever else was sent."""
     try:
         parsed = json.loads(body)
-    except json.JSONDecodeError:
+    except ValueError:
         return _quote(body)
     error = parsed.get("error") if isinstance(parsed, Mapping) else None
     if isinstance(error, Mapping):

@@ -9,8 +9,6 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import mcp_types as types
-
 from actors.messages import AppStatus, AppUnavailable, Lookup, RegistryMessage, UnknownApp
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor.model.lifecycle import AppState
@@ -189,7 +187,7 @@ class FrontDoor:
                 )
                 return
             if (problem := mcp_body_problem(body)) is not None:
-                await send_jsonrpc_error(send, 400, types.INVALID_REQUEST, problem)
+                await send_jsonrpc_error(send, 400, *problem)
                 return
         if path.rstrip("/") == "/mcp":
             await serve_mcp(self._aggregate, scope, receive, send, headers, body)

@@ -27,7 +27,6 @@ then gets an empty event stream: no answer, as on the SDK's path). Only the fram
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -45,6 +44,7 @@ from pydantic import ValidationError
 from actors.catalog import Wire
 from actors.runtime import Abandonment
 from actors.upstream import ServerRequestRefused
+from supervisor.model import jsonout
 
 # The client capabilities that let a server ask its client something while a request runs.
 _ASKABLE = ("sampling", "elicitation", "roots")
@@ -262,7 +262,7 @@ def _error_wire(error: ErrorData) -> Wire:
 
 
 def _response(request_id: str | int, outcome: Wire) -> bytes:
-    return json.dumps(
+    return jsonout.dumps(
         {"jsonrpc": "2.0", "id": request_id, **outcome}, separators=(",", ":"), ensure_ascii=False
     ).encode()
 
