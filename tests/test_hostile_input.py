@@ -9,9 +9,11 @@ import math
 from typing import Any
 
 import httpx2
+import mcp_types as types
 import pytest
 import trio
 import trio_websocket
+from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
 from quart_trio import QuartTrio
 
 from supervisor.model import jsonin, jsonout
@@ -314,6 +316,95 @@ async def test_a_request_id_in_flight_on_the_session_is_refused_and_the_first_an
         # Once answered, the id is free again.
         again = await client.post(path, json=call, headers=session)
         assert events(again)[-1]["result"]["content"][0]["text"] == "slept"
+
+
+# ---- MCP requests the SDK answers badly: a JSON error that says why -------------------------
+
+PING = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+
+
+async def test_mcp_requests_the_sdk_would_answer_badly_get_json_that_says_why(
+    project: Project,
+) -> None:
+    write(project, "", ("fx", ()), grocery=False)
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        port = supervisor.port
+        for path in ("/mcp", "/apps/mcp/fx"):
+            session = await open_session(client, path)
+
+            # A protocol version no era has, with or without a session: said as such.
+            for headers in (MCP_HEADERS, session):
+                for version in ("banana", "1999-01-01"):
+                    asked = {**headers, "mcp-protocol-version": version}
+                    response = await client.post(path, json=PING, headers=asked)
+                    assert response.status_code == 400, response.text
+                    answer = response.json()
+                    assert answer["id"] == 9
+                    assert answer["error"]["code"] == types.UNSUPPORTED_PROTOCOL_VERSION
+                    assert f"the protocol version '{version}'" in answer["error"]["message"]
+                    assert "this server speaks 2024-11-05," in answer["error"]["message"]
+                    assert answer["error"]["data"] == {
+                        "supported": list(KNOWN_PROTOCOL_VERSIONS),
+                        "requested": version,
+                    }
+
+            # A 2026-07-28 request that accepts no answer it can be given: 406, in JSON, as
+            # the handshake era answers it.
+            body = json.dumps(PING).encode()
+            for accept in ({}, {"accept": "text/html"}):
+                async with raw_connection(port) as connection:
+                    head = request(
+                        "POST",
+                        path,
+                        port,
+                        body,
+                        content_type="application/json",
+                        mcp_protocol_version="2026-07-28",
+                        **accept,
+                    )
+                    with trio.fail_after(HANG_GUARD_S):
+                        await connection.send(head)
+                        refused = await connection.response()
+                assert refused is not None
+                assert refused.status == 406, refused
+                assert refused.headers["content-type"] == "application/json", refused
+                error = json.loads(refused.body)["error"]
+                assert error["code"] == -32600
+                assert "must accept both application/json and text/event-stream" in error["message"]
+
+            # Resuming the standing stream: there is nothing to replay, and it opens.
+            resume = {
+                "accept": "text/event-stream",
+                "mcp-session-id": session["mcp-session-id"],
+                "mcp-protocol-version": session["mcp-protocol-version"],
+                "last-event-id": "5",
+            }
+            with trio.fail_after(HANG_GUARD_S):
+                async with client.stream("GET", path, headers=resume) as stream:
+                    assert stream.status_code == 200
+                    assert stream.headers["content-type"].startswith("text/event-stream")
+
+            # A batch repeating an id: refused as a batch, nothing is in flight.
+            response = await client.post(path, json=[PING, PING], headers=session)
+            assert response.status_code == 400, response.text
+            error = response.json()["error"]
+            assert error["code"] == -32600
+            assert "a batch (a JSON array of messages) is not accepted" in error["message"]
+
+        no_tracebacks(supervisor)
+
+
+async def test_a_request_without_a_host_header_is_told_so(project: Project) -> None:
+    write(project, "", grocery=False)
+    async with supervisor_running(project) as supervisor:
+        async with raw_connection(supervisor.port) as connection:
+            with trio.fail_after(HANG_GUARD_S):
+                await connection.send(b"GET /apps/health HTTP/1.0\r\n\r\n")
+                refused = await connection.response()
+        assert refused is not None
+        assert refused.status == 421, refused
+        message = json.loads(refused.body)["error"]["message"]
+        assert message.startswith("the request has no Host header: send one"), message
 
 
 # ---- WebSocket upgrades are refused like any request ------------------------------------------

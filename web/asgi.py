@@ -131,12 +131,7 @@ class FrontDoor:
         if is_http:
             send = finishing(send)
         if not host_allowed(self._policy, host):
-            await deny(
-                421,
-                "host_not_allowed",
-                f"the Host header '{host}' is not accepted: use localhost, 127.0.0.1 or"
-                " [::1], or add the name to server.public_hosts",
-            )
+            await deny(421, "host_not_allowed", _host_refusal(host))
             return
         if not origin_allowed(self._policy, origin, host):
             await deny(
@@ -263,6 +258,18 @@ class FrontDoor:
         except ValueError:
             return None  # the route says what is wrong with it
         return self._owners.refusal(name)
+
+
+def _host_refusal(host: str | None) -> str:
+    if host is None:  # HTTP/1.0 lets a request have none
+        return (
+            "the request has no Host header: send one that names this server (localhost,"
+            " 127.0.0.1, [::1] or a name in server.public_hosts)"
+        )
+    return (
+        f"the Host header '{host}' is not accepted: use localhost, 127.0.0.1 or [::1], or add"
+        " the name to server.public_hosts"
+    )
 
 
 def _is_json(content_type: str | None) -> bool:

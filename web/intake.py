@@ -127,10 +127,11 @@ def request_ids_of(message: Any) -> list[str]:
     ]
 
 
-def jsonrpc_error(code: int, message: str, request_id: Any = None) -> bytes:
-    return json.dumps(
-        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-    ).encode()
+def jsonrpc_error(code: int, message: str, request_id: Any = None, data: Any = None) -> bytes:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()
 
 
 def finishing(send: Any) -> Any:
