@@ -169,6 +169,7 @@ class AppActor(Actor[AppMessage]):
 
     def status(self) -> AppStatus:
         m = self.definition.manifest
+        running = self._state is AppState.RUNNING
         return AppStatus(
             id=self.id,
             name=m.name or self.id,
@@ -184,7 +185,8 @@ class AppActor(Actor[AppMessage]):
             restarts=self._restarts,
             next_retry_at=self._next_retry_at,
             gave_up=self._gave_up,
-            last_error=self._last_error,
+            last_error=None if running else self._last_error,
+            previous_error=self._last_error if running else None,
             stderr=tuple(self._stderr.lines),
             in_flight=len(self._calls.in_flight),
         )

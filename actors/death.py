@@ -5,23 +5,33 @@ policy, decides between a restart and a stop). Pure: the wording lives here and 
 
 from __future__ import annotations
 
+import signal
+
 import attrs
 
 from actors.process import describe_returncode
 
 STDOUT_CLOSED = "the process closed its stdout (it can answer nothing more)"
+# The signals another process sends to end one (`kill`, a stop, the OOM killer, Ctrl-C): the
+# process's last stderr line, however old, says nothing about them, and quoting it would read
+# as the cause. A crash signal (SIGSEGV, SIGABRT...) is the process's own: its line may say why.
+SENT_FROM_OUTSIDE = frozenset(
+    {signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT}
+)
 
 
 @attrs.frozen
 class Exited:
-    """The process exited by itself (`hint`: its last stderr line, as a clause)."""
+    """The process exited by itself, or was killed (`hint`: its last stderr line, as a clause,
+    left out of the reason for a signal sent from outside)."""
 
     code: int
     hint: str = ""
 
     @property
     def reason(self) -> str:
-        return f"the process {describe_returncode(self.code)}{self.hint}"
+        killed = self.code < 0 and -self.code in SENT_FROM_OUTSIDE
+        return f"the process {describe_returncode(self.code)}{'' if killed else self.hint}"
 
     @property
     def abnormal(self) -> bool:

@@ -79,7 +79,10 @@ class AppStatus:
     restarts: int = 0
     next_retry_at: float | None = None
     gave_up: bool = False
+    # Why the app is not running, or failed to. Once it is Running again, that failure is
+    # history: it moves to `previous_error`, so that it does not read as a current one.
     last_error: str | None = None
+    previous_error: str | None = None
     disabled_reason: str | None = None
     errors: tuple[str, ...] = ()
     stderr: tuple[str, ...] = ()

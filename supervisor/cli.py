@@ -156,6 +156,12 @@ def _remote_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
     err = _printable_stream(sys.stderr)
     try:
         target = remote.find_target(args.config, args.url, args.token, os.environ)
+        if target.config_problems and args.command != "reload":  # a reload's answer says it
+            print(
+                f"mcpapps: warning: {target.config_problems[0]} (the supervisor was reached"
+                " anyway; `mcpapps validate` lists every problem)",
+                file=err,
+            )
         with remote.Remote(target) as api:
             if args.command == "apps":
                 return remote.apps(api, as_json=args.json, out=out)
@@ -166,12 +172,8 @@ def _remote_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
             if args.command == "reload":
                 return remote.reload(api, as_json=args.json, out=out)
             if args.command == "logs":
-                return remote.logs(api, args.app, as_json=args.json, out=out)
+                return remote.logs(api, args.app, as_json=args.json, out=out, err=err)
             return remote.control(api, args.app, args.command, as_json=args.json, out=out)
-    except ConfigError as error:
-        for problem in error.problems:
-            print(f"mcpapps: error: {problem}", file=err)
-        return 1
     except remote.RemoteError as error:
         print(f"mcpapps: error: {error}", file=err)
         return 1

@@ -3,8 +3,8 @@ config again, discover again, have the registry apply the difference, and tell s
 and the registry's watchers how it went.
 
 Reloads run one at a time, in the order they were asked for; once shutdown has begun, none is
-taken. A config that cannot be loaded changes nothing: the answer lists its problems as the one
-refusal, and every app runs on as it was.
+taken. A config that cannot be loaded changes nothing: the answer lists its problems (as the
+config's, not as any app's refusal), and every app runs on as it was.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from actors.runtime import Mailbox, ask
 from supervisor.model.config import Config, ConfigError, load_config
 from supervisor.model.discovery import Discovery, discover, log_discovery
 from supervisor.model.lifecycle import AppState
-from supervisor.model.reload import Refusal, ReloadDiff, ReloadRefused, needs_restart
+from supervisor.model.reload import ReloadDiff, ReloadRefused, needs_restart
 from supervisor.model.viewsconfig import Approval
 from supervisor.sdnotify import notify
 
@@ -53,12 +53,17 @@ class Reloader:
                 diff, approvals = await self._reload()
             finally:
                 notify("READY=1", self._environ)
-            for refusal in diff.refused:
-                for problem in refusal.problems:
-                    logger.error("reload refused %s: %s", refusal.app, problem)
-            for key in diff.needs_restart:
-                logger.warning("reload: %s changed and needs a restart to take effect", key)
-            logger.info("reloaded: %s", diff.summary())
+            if diff.config_refused:
+                # Nothing was reloaded: no "reloaded:" line.
+                problems = "; ".join(diff.config_problems)
+                logger.error("reload refused: the config cannot be loaded: %s", problems)
+            else:
+                for refusal in diff.refused:
+                    for problem in refusal.problems:
+                        logger.error("reload refused %s: %s", refusal.app, problem)
+                for key in diff.needs_restart:
+                    logger.warning("reload: %s changed and needs a restart to take effect", key)
+                logger.info("reloaded: %s", diff.summary())
             self._registry.tell(Reloaded(diff, approvals))
             return diff
 
@@ -75,12 +80,7 @@ class Reloader:
             not_run = (AppState.DISABLED, AppState.DISCOVERED)
             running = tuple(s.id for s in statuses if s.state not in not_run)
             problems = tuple(str(p) for p in error.problems)
-            refused = ReloadDiff(
-                unchanged=running,
-                refused=(Refusal(str(self._running.path), problems),),
-                config_refused=True,
-            )
-            return refused, None
+            return ReloadDiff(unchanged=running, config_problems=problems), None
         discovery: Discovery = discover(config, self._environ)
         log_discovery(discovery)
         diff: ReloadDiff = await ask(self._registry, lambda reply: ApplyReload(discovery, reply))

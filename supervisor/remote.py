@@ -2,13 +2,13 @@
 `stop`, `restart` and `logs` talk to the admin API (`web.admin`) over HTTP.
 
 Where the supervisor is and which token it wants come from the same config file `mcpapps run`
-reads, so on the machine that runs it no option is needed. Every failure is a `RemoteError`:
-one sentence saying what happened and what to do.
+reads (and the address file the running supervisor keeps in its state dir), so on the machine
+that runs it no option is needed, even while that file is being edited. Every failure is a
+`RemoteError`: one sentence saying what happened and what to do.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import time
 from collections import Counter
@@ -19,7 +19,8 @@ from urllib.parse import quote, urlsplit
 import attrs
 import httpx2
 
-from supervisor.model.config import Config, config_path, load_config, url_host
+from supervisor.model.address import Locator, read_address, read_locator
+from supervisor.model.config import ConfigError, config_path, load_config
 from supervisor.model.errors import McpappsError
 from supervisor.model.tokens import GENERATED_TOKEN
 
@@ -29,6 +30,7 @@ READ_TIMEOUT_S = 30.0  # reading a status; commands and calls have deadlines on 
 SETTLE_TIMEOUT_S = 60.0  # how long `start`/`restart` wait for the app to be Running or Failed
 POLL_S = 0.1
 _STARTING = frozenset({"Validated", "Loaded"})
+NO_STDERR = "(no stderr lines yet)"
 
 
 class RemoteError(McpappsError):
@@ -40,6 +42,11 @@ class Target:
     url: str
     token: str | None
     token_from: str | None = None  # where the token came from, to say so when it is refused
+    # The problems of a config that could not be loaded; the supervisor was located anyway.
+    config_problems: tuple[str, ...] = ()
+
+
+NOTHING_SENT = "nothing was sent to the supervisor; use --url (and --token if it needs one)"
 
 
 def find_target(
@@ -48,9 +55,12 @@ def find_target(
     token: str | None,
     environ: Mapping[str, str],
 ) -> Target:
-    """The supervisor's URL and token: `--url`, else the config's `[server]` address; `--token`,
-    else $MCPAPPS_TOKEN, else the config's token or token_file, else the token `mcpapps run`
-    generated into the state dir. Raises ConfigError when the config is needed but unusable."""
+    """The supervisor's URL and token. The URL: `--url`, else the one the supervisor running
+    this config recorded in its state dir (where it listens now, even if the config was edited
+    since), else the config's `[server]` address. The token: `--token`, else $MCPAPPS_TOKEN,
+    else the config's token or token_file, else the token `mcpapps run` generated into the state
+    dir. A config that cannot be loaded is read for those keys only; raises RemoteError when
+    the supervisor cannot be located at all."""
     if token:
         token_from: str | None = "--token"
     elif environ.get(TOKEN_ENV):
@@ -60,52 +70,54 @@ def find_target(
     path = config_path(given_config, environ)
     if url is not None and (token is not None or (given_config is None and not path.exists())):
         return Target(url.rstrip("/"), token, token_from)
-    config = load_config(path, environ)
-    if url is not None and not _is_config_server(url, config):
+    problems: tuple[str, ...] = ()
+    try:
+        locator = Locator.of(load_config(path, environ))
+    except ConfigError as error:
+        locator, problems = read_locator(path, environ), tuple(str(p) for p in error.problems)
+    recorded = read_address(locator.state_dir, locator.path)
+    if url is not None and not _is_config_server(url, locator, recorded):
         # The config's token is for its own server: never sent to another address.
         return Target(url.rstrip("/"), token, token_from)
+    url = url or recorded or locator.config_url
+    if url is None:
+        raise RemoteError(
+            f"{problems[0] if problems else locator.path}; the supervisor's address cannot be"
+            f" read from it, so {NOTHING_SENT}"
+        )
     if token is None:
-        token, token_from = config_token(config)
-    return Target((url or server_url(config)).rstrip("/"), token, token_from)
+        try:
+            token, token_from = config_token(locator)
+        except RemoteError as error:
+            raise RemoteError(f"{error}; nothing was sent to the supervisor; use --token") from None
+    return Target(url.rstrip("/"), token, token_from, problems)
 
 
-def _is_config_server(url: str, config: Config) -> bool:
-    """Whether `url` reaches the server `config` describes: its port, on its host or on a
-    loopback name of this machine."""
+def _is_config_server(url: str, locator: Locator, recorded: str | None) -> bool:
+    """Whether `url` reaches the server the config describes: the address its supervisor
+    recorded, or its port on its host or on a loopback name of this machine."""
+    if recorded is not None and url.rstrip("/") == recorded:
+        return True
     parts = urlsplit(url)
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
         return False
-    loopback = {"localhost", "127.0.0.1", "::1", config.server.host}
-    return port == config.server.port and (parts.hostname or "") in loopback
+    loopback = {"localhost", "127.0.0.1", "::1", locator.host}
+    return port == locator.port and (parts.hostname or "") in loopback
 
 
-def server_url(config: Config) -> str:
-    """Where `mcpapps run` with this config listens; a wildcard bind is reached on loopback."""
-    host = config.server.host
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        pass
-    else:
-        if address.is_unspecified:
-            host = "::1" if address.version == 6 else "127.0.0.1"
-    return f"http://{url_host(host)}:{config.server.port}"
-
-
-def config_token(config: Config) -> tuple[str | None, str | None]:
+def config_token(locator: Locator) -> tuple[str | None, str | None]:
     """The token the supervisor uses with this config, and where it was found; (None, None)
     when there is none (a loopback server without auth needs none)."""
-    server = config.server
-    if server.token:
-        return server.token, f"server.token in {config.path}"
-    path = server.token_file or config.state.dir / GENERATED_TOKEN
-    what = "server.token_file" if server.token_file else "the generated token"
+    if locator.token:
+        return locator.token, f"server.token in {locator.path}"
+    path = locator.token_file or locator.state_dir / GENERATED_TOKEN
+    what = "server.token_file" if locator.token_file else "the generated token"
     try:
         token = path.read_text().strip()
     except FileNotFoundError:
-        if server.token_file is None:
+        if locator.token_file is None:
             return None, None  # not generated: auth is off, or the supervisor never ran
         raise RemoteError(f"{what} {path} does not exist") from None
     except OSError as error:
@@ -197,6 +209,8 @@ def _app_row(app: Mapping[str, Any]) -> tuple[str, ...]:
     tools = app.get("counts", {}).get("tools")
     if app.get("disabledReason"):
         why = f"disabled: {app['disabledReason']}"
+    elif app.get("previousError"):  # it runs again: the failure is not a current one
+        why = f"previous failure: {app['previousError']}"
     else:
         why = app.get("lastError") or "-"
     return (
@@ -308,11 +322,14 @@ def reload(remote: Remote, *, as_json: bool, out: TextIO) -> int:
     return 1 if data["refused"] else 0
 
 
-def logs(remote: Remote, app_id: str, *, as_json: bool, out: TextIO) -> int:
-    """The last lines the app wrote to stderr (up to 200, kept by the supervisor)."""
+def logs(remote: Remote, app_id: str, *, as_json: bool, out: TextIO, err: TextIO) -> int:
+    """The last lines the app wrote to stderr (up to 200, kept by the supervisor). With none
+    yet, a note says so on standard error: standard output holds only the app's lines."""
     data = remote.get(f"/admin/apps/{quote(app_id, safe='')}")
     if as_json:
         _print_json(data, out)
+    elif not data["stderr"]:
+        print(NO_STDERR, file=err)
     else:
         for line in data["stderr"]:
             print(line, file=out)

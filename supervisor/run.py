@@ -22,6 +22,7 @@ from actors.metrics import Metrics
 from actors.reaper import Reaper
 from actors.registry import Registry
 from actors.runtime import ask
+from supervisor.model.address import ADDRESS_FILE, remove_address, write_address
 from supervisor.model.config import Config
 from supervisor.model.discovery import discover, log_discovery
 from supervisor.model.errors import McpappsError
@@ -48,7 +49,14 @@ async def run_supervisor(
     task_status: trio.TaskStatus[Registry] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Run until SIGTERM or SIGINT (or until cancelled), then stop every app and return.
-    SIGHUP reloads (it never stops the process)."""
+    SIGHUP reloads (it never stops the process).
+
+    Once this returns the shutdown is done, so a SIGTERM or SIGINT that comes later (Ctrl-C
+    twice, just too late) must not change the exit status: they are ignored from here on. The
+    receiver puts back the handlers it found, and hands them the signals it did not read, so
+    "ignore" is set just before it is opened (which replaces it with its own at once)."""
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, signal.SIG_IGN)
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
         discovery = discover(config, environ)
         log_discovery(discovery)
@@ -77,6 +85,7 @@ async def run_supervisor(
             parts = _Parts(config, policy, registry, chats, metrics, reaper)
             await _supervise(parts, signals, environ, task_status)
         finally:
+            remove_address(config.state.dir, os.getpid())
             if reaper is not None:
                 reaper.close()
             with trio.CancelScope(shield=True):
@@ -128,6 +137,7 @@ async def _supervise(
         await nursery.start(registry.run)
         await nursery.start(chats.run)
         await nursery.start(front_door)
+        _record_address(config)
         nursery.start_soon(_announce_ready, registry, environ)
         if (interval := watchdog_interval(environ)) is not None:
             nursery.start_soon(_watchdog, interval, environ)
@@ -158,6 +168,20 @@ async def _supervise(
             _exit_now(parts.reaper, "a client stopped reading its answer: exiting without it", 0)
         logger.info("every app is stopped; exiting")
         nursery.cancel_scope.cancel()
+
+
+def _record_address(config: Config) -> None:
+    """Say where the front door listens, in the state dir: the command line finds this
+    supervisor there even once config.toml says otherwise (a new port, a typo), so that a
+    reload can report it. Without the file it reads the config, as before: not fatal."""
+    try:
+        write_address(config, os.getpid())
+    except OSError as error:
+        logger.warning(
+            "cannot write %s: %s; `mcpapps` commands will find this supervisor from the config",
+            config.state.dir / ADDRESS_FILE,
+            error.strerror or error,
+        )
 
 
 async def _reload_on_signal(reloader: Reloader) -> None:

@@ -42,6 +42,7 @@ LISTED = {
     "nextRetryAt",
     "gaveUp",
     "lastError",
+    "previousError",
     "disabledReason",
     "errors",
     "inFlight",

@@ -5,17 +5,21 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
+import signal
 import subprocess
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
+import pytest
 import trio
 
 from supervisor import remote
 from tests.support.helpers import Project, free_port, free_port_pair, run_mcpapps
 from tests.support.running import (
     FAST,
+    GUARD_S,
     Supervisor,
     alive,
     fixture_manifest,
@@ -134,7 +138,7 @@ async def test_call_prints_the_result_and_fails_on_a_tool_error(project: Project
 
 
 async def test_restart_stop_start_and_logs(project: Project) -> None:
-    port = write(project, ("plain", ("--stderr-lines", "2")), ("off", ()))
+    port = write(project, ("plain", ("--stderr-lines", "2")), ("quiet", ()), ("off", ()))
     async with serving(project, port):
         before = json.loads((await mcpapps("apps", "--json", cwd=project.root)).stdout)
         old_pid = next(a["pid"] for a in before["apps"] if a["id"] == "plain")
@@ -165,6 +169,11 @@ async def test_restart_stop_start_and_logs(project: Project) -> None:
         assert detail["stderr"] == result.stdout.splitlines()
         assert detail["catalog"]["tools"]
 
+        # An app that wrote nothing yet: a note on stderr, nothing on stdout (for scripts).
+        result = await mcpapps("logs", "quiet", cwd=project.root)
+        assert (result.returncode, result.stdout) == (0, "")
+        assert result.stderr == "(no stderr lines yet)\n"
+
         result = await mcpapps("restart", "nope", cwd=project.root)
         assert (result.returncode, result.stderr) == (1, "mcpapps: error: unknown app 'nope'\n")
         result = await mcpapps("start", "off", cwd=project.root)
@@ -172,6 +181,99 @@ async def test_restart_stop_start_and_logs(project: Project) -> None:
         assert result.stderr == (
             "mcpapps: error: app 'off' is Disabled: disabled in config entries\n"
         )
+
+
+async def test_a_failure_the_app_recovered_from_is_shown_as_previous(project: Project) -> None:
+    port = write(project, ("plain", ("--stderr-lines", "2")))
+    async with serving(project, port):
+        before = json.loads((await mcpapps("apps", "--json", cwd=project.root)).stdout)
+        [app] = before["apps"]
+        assert (app["lastError"], app["previousError"]) == (None, None)
+        os.kill(app["pid"], signal.SIGKILL)
+        with trio.fail_after(GUARD_S):
+            while True:
+                listed = json.loads((await mcpapps("apps", "--json", cwd=project.root)).stdout)
+                [app] = listed["apps"]
+                if app["state"] == "Running" and app["restarts"] == 1:
+                    break
+                await trio.sleep(0.05)
+        # Killed from outside: the app's last stderr line (old, unrelated) is not quoted; and
+        # running again, the failure is a previous one, not its last error.
+        assert app["lastError"] is None
+        assert app["previousError"] == "the process was killed by SIGKILL"
+        result = await mcpapps("apps", cwd=project.root)
+        assert (
+            rows(result.stdout)["plain"][-1]
+            == "previous failure: the process was killed by SIGKILL"
+        )
+
+
+@contextlib.asynccontextmanager
+async def serving_its_config(project: Project, port: int) -> AsyncIterator[Supervisor]:
+    """`mcpapps run` listening where its config says, with no MCPAPPS_PORT to override it (a
+    reload reads the config again, and must see its port)."""
+    supervisor = Supervisor(project, extra_env={"MCPAPPS_PORT": ""})
+    supervisor.port = port
+    async with trio.open_nursery() as nursery:
+        await supervisor.start(nursery)
+        try:
+            await supervisor.wait_for_log("ready: ")
+            await supervisor.wait_for_log(f"front door listening on http://127.0.0.1:{port}")
+            yield supervisor
+        finally:
+            with trio.CancelScope(shield=True):
+                assert await supervisor.stop() == 0
+
+
+async def test_the_commands_reach_the_supervisor_whatever_the_config_says_now(
+    project: Project,
+) -> None:
+    """The running supervisor recorded where it listens: an edited config (a new port, an
+    unknown key, broken TOML) no longer says so, and the commands still reach it, so that
+    `reload` shows the supervisor's answer."""
+    port = write(project, ("plain", ()), server=f'always_require_auth = true\ntoken = "{TOKEN}"')
+    written = project.config_path.read_text()
+    async with serving_its_config(project, port) as supervisor:
+        assert (project.root / ".mcpapps" / "supervisor.json").exists()
+        # A new port: only a restart applies it, and the supervisor says so.
+        project.config(written.replace(f"port = {port}", f"port = {free_port()}"))
+        result = await mcpapps("reload", cwd=project.root)
+        assert result.returncode == 0, result.stderr
+        assert "needs a restart: server.port changed" in result.stdout.splitlines()
+
+        # An unknown key: the config cannot be loaded. The supervisor is reached (its token
+        # read from the config all the same) and refuses the reload itself.
+        project.config(written.replace("[server]\n", "[server]\nprot = 1\n"))
+        problem = f"{project.config_path}: server.prot is not a known key (did you mean 'port'?)"
+        result = await mcpapps("reload", cwd=project.root)
+        assert (result.returncode, result.stdout) == (1, ""), result.stderr
+        assert result.stderr == (
+            f"mcpapps: error: the config cannot be loaded, so nothing was changed: {problem}\n"
+        )
+        assert "reload refused: the config cannot be loaded: " in supervisor.log
+        result = await mcpapps("apps", cwd=project.root)
+        assert result.returncode == 0, result.stderr
+        assert rows(result.stdout)["plain"][1] == "Running"
+        assert result.stderr.startswith(f"mcpapps: warning: {problem} (the supervisor was")
+
+        # TOML that does not parse: the address comes from the supervisor's record alone.
+        project.config("[server\n")
+        result = await mcpapps("reload", "--token", TOKEN, cwd=project.root)
+        assert result.returncode == 1
+        assert "is not valid TOML" in result.stderr
+        assert result.stderr.startswith("mcpapps: error: the config cannot be loaded, so nothing")
+        project.config(written)
+    # Once the supervisor is gone, its record is too: with such a config nothing is sent.
+    assert not (project.root / ".mcpapps" / "supervisor.json").exists()
+    project.config("[server\n")
+    result = await mcpapps("apps", cwd=project.root)
+    assert result.returncode == 1
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"mcpapps: error: {project.config_path}: is not valid TOML")
+    assert line.endswith(
+        "the supervisor's address cannot be read from it, so nothing was sent to the"
+        " supervisor; use --url (and --token if it needs one)"
+    )
 
 
 async def test_start_says_when_the_app_fails(project: Project) -> None:
@@ -227,6 +329,37 @@ def test_the_configs_token_goes_only_to_its_own_server(project: Project) -> None
     for url in (f"http://127.0.0.1:{port + 1}", f"http://example.com:{port}"):
         assert remote.find_target(config, url, None, {}).token is None
     assert remote.find_target(config, "http://example.com", "given", {}).token == "given"
+
+
+def test_an_address_file_is_believed_for_its_config_while_its_process_lives(
+    project: Project,
+) -> None:
+    port = write(project, ("plain", ()))
+    config = str(project.config_path)
+    real = os.path.realpath(config)  # as the supervisor writes it
+    (project.root / ".mcpapps").mkdir()
+    record = project.root / ".mcpapps" / "supervisor.json"
+    dead = subprocess.Popen(["true"])  # a pid whose process has ended (and been reaped)
+    dead.wait()
+    for pid, named, believed in (
+        (os.getpid(), real, True),
+        (os.getpid(), str(project.root / "other.toml"), False),
+        (dead.pid, real, False),
+    ):
+        record.write_text(json.dumps({"url": "http://127.0.0.1:1", "pid": pid, "config": named}))
+        url = remote.find_target(config, None, None, {}).url
+        assert url == ("http://127.0.0.1:1" if believed else f"http://127.0.0.1:{port}"), named
+    # The config cannot be loaded, and its address is malformed: only the record can say.
+    project.config('[server]\nport = "x"\n')
+    record.write_text(json.dumps({"url": "http://127.0.0.1:1", "pid": os.getpid(), "config": real}))
+    assert remote.find_target(config, None, None, {}).url == "http://127.0.0.1:1"
+    record.unlink()
+    with pytest.raises(remote.RemoteError, match="nothing was sent to the supervisor; use --url"):
+        remote.find_target(config, None, None, {})
+    project.config('[server]\ntoken_file = "missing"\n')
+    unreadable = r"does not exist; nothing was sent .* use --token"
+    with pytest.raises(remote.RemoteError, match=unreadable):
+        remote.find_target(config, None, None, {})
 
 
 def test_an_unreachable_supervisor_is_one_clear_line(project: Project) -> None:

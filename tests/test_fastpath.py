@@ -79,41 +79,45 @@ async def test_the_session_id_of_the_url_reaches_the_app_on_the_lean_path(
 
 
 async def test_a_lean_call_the_client_cancels_is_cancelled_at_the_app(project: Project) -> None:
+    """Cancelled by its client, a lean call ends as the SDK's path ends one (its answer says
+    so), and the app's own request is cancelled."""
     project.manifest("apps/fx", fixture_manifest("fx", "--gates"))
     supervision = "\n".join(f"{k} = {v}" for k, v in FAST.items())
     project.config(f'[apps]\ndiscovery_paths = ["./apps"]\n\n[supervision]\n{supervision}\n')
     gate = project.root / "never-created"
     async with supervisor_running(project) as supervisor, http(supervisor) as client:
         path = "/apps/mcp/fx"
-        quiet = await open_session(client, path, {})
-        answered: list[httpx2.Response] = []
-
         ids = iter(range(100, 10_000))
 
-        async def gated() -> int:
-            response = await call(client, path, quiet, {"name": "gated"}, next(ids))
-            return int(response.json()["result"]["content"][0]["text"])
+        async def gated(session: dict[str, str]) -> int:
+            response = await call(client, path, session, {"name": "gated"}, next(ids))
+            return int(events(response)[0]["result"]["content"][0]["text"])
 
-        async with trio.open_nursery() as nursery:
+        async def cancel_at_the_gate(session: dict[str, str]) -> httpx2.Response:
+            answered: list[httpx2.Response] = []
+            async with trio.open_nursery() as nursery:
 
-            async def wait_at_the_gate() -> None:
-                answered.append(
-                    await call(
-                        client, path, quiet, {"name": "gate", "arguments": {"path": str(gate)}}
-                    )
-                )
+                async def wait_at_the_gate() -> None:
+                    params = {"name": "gate", "arguments": {"path": str(gate)}}
+                    answered.append(await call(client, path, session, params))
 
-            nursery.start_soon(wait_at_the_gate)
+                nursery.start_soon(wait_at_the_gate)
+                with trio.fail_after(GUARD_S):
+                    while await gated(session) != 1:
+                        await trio.sleep(0.05)
+                response = await client.post(path, json=cancelled(7), headers=session)
+                assert response.status_code == 202
+            # The app's own request was cancelled: nothing waits at the gate any more.
             with trio.fail_after(GUARD_S):
-                while await gated() != 1:
+                while await gated(session) != 0:
                     await trio.sleep(0.05)
-            response = await client.post(path, json=cancelled(7), headers=quiet)
-            assert response.status_code == 202
-        # The call ends with no answer (an empty stream, as the SDK ends a cancelled request),
-        # and the app's own request was cancelled: nothing waits at the gate any more.
-        [ended] = answered
-        assert kind(ended) == "text/event-stream"
-        assert events(ended) == []
-        with trio.fail_after(GUARD_S):
-            while await gated() != 0:
-                await trio.sleep(0.05)
+            [ended] = answered
+            return ended
+
+        quiet = await open_session(client, path, {})
+        askable = await open_session(client, path, {"sampling": {}})  # the SDK's path
+        lean, sdk = await cancel_at_the_gate(quiet), await cancel_at_the_gate(askable)
+        assert kind(lean) == "application/json"
+        assert kind(sdk) == "text/event-stream"
+        assert [lean.json()] == events(sdk)
+        assert lean.json()["error"]["code"] == -32800  # the request was cancelled

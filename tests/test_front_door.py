@@ -86,6 +86,13 @@ async def test_health_lists_every_app_with_urls_from_the_request(project: Projec
         chosen = (await client.get("/apps/health?app=plain")).json()
         assert chosen["name"] == "plain"
         assert chosen["mcp"] == f"http://127.0.0.1:{supervisor.port}/apps/mcp/plain"
+        assert "warning" not in chosen
+        # An unknown id still loads the page, on the default app, and says the id is unknown.
+        response = await client.get("/apps/health?app=nope")
+        assert response.status_code == 200
+        unknown = response.json()
+        assert unknown["name"] == "grocery-inventory"
+        assert unknown["warning"] == "there is no app 'nope'; selected 'grocery-inventory' instead"
 
 
 async def test_health_is_503_when_no_app_runs(project: Project) -> None:
@@ -228,6 +235,13 @@ async def test_host_and_origin_checks(project: Project) -> None:
             response = await client.get("/apps/health", headers={"origin": origin})
             assert response.status_code == 403, origin
             assert response.json()["error"]["code"] == "origin_not_allowed"
+            message = response.json()["error"]["message"]
+            # The sandbox origin cannot be listed (the config refuses it): no advice to list it.
+            if origin == "http://evil.example":
+                assert message.endswith("add it to server.allowed_origins"), message
+            else:
+                assert "server.allowed_origins" not in message, message
+                assert "never accepted: it is the sandbox origin" in message, message
         for origin in (f"http://127.0.0.1:{port}", "https://ui.example"):
             response = await client.get("/apps/health", headers={"origin": origin})
             assert response.status_code == 200

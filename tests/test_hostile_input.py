@@ -4,6 +4,7 @@ unanswered, no connection is wedged, and the limits of `[limits]` hold on every 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from typing import Any
@@ -445,6 +446,89 @@ async def test_a_refused_websocket_upgrade_gets_the_same_status_as_http(project:
         no_tracebacks(supervisor)
 
 
+UPGRADE = (
+    "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+    "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n{extra}\r\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("where", "path", "extra"),
+    [
+        ("main", "/admin/events", "Origin: http://evil.example\r\n"),  # refused: 403
+        ("main", "/no/such/route", ""),  # refused: 404
+        ("main", "/admin/events", ""),  # accepted, or not yet answered, when the byte comes
+        ("sandbox", "/sandbox", ""),  # the sandbox listener takes no WebSocket
+    ],
+)
+async def test_bytes_after_a_websocket_upgrade_cost_that_connection_only(
+    project: Project, where: str, path: str, extra: str
+) -> None:
+    """Hypercorn raises out of the connection's task when bytes follow an upgrade it has not
+    accepted (its issue #225), which ended the whole server: now only that connection."""
+    write(project, grocery=False)
+    async with supervisor_running(project) as supervisor:
+        port = supervisor.port + (1 if where == "sandbox" else 0)
+        for _ in range(2):  # the second would find the listener gone
+            stream = await trio.open_tcp_stream("127.0.0.1", port)
+            async with stream:
+                head = UPGRADE.format(path=path, port=port, extra=extra).encode()
+                with trio.fail_after(HANG_GUARD_S):
+                    await stream.send_all(head + b"X")
+                    await trio.sleep(0.2)
+                    with contextlib.suppress(trio.BrokenResourceError):
+                        await stream.send_all(b"Y")
+                    while await _receive_or_reset(stream):
+                        pass  # whatever it answers, until it closes the connection
+        async with http(supervisor) as client:
+            health = await client.get("/apps/health")
+        assert health.status_code == 503  # answered: no app is configured, so none runs
+        assert health.json()["apps"] == []
+        async with httpx2.AsyncClient() as client:
+            sandbox = await client.get(f"http://127.0.0.1:{supervisor.port + 1}/sandbox")
+        assert sandbox.status_code == 200
+        assert supervisor.process is not None
+        assert supervisor.process.poll() is None
+        assert "dropped a connection" in supervisor.log
+        no_tracebacks(supervisor)
+
+
+async def test_bytes_after_a_refusal_that_closes_the_connection_log_no_traceback(
+    project: Project,
+) -> None:
+    """A refusal that leaves the body unread closes the connection; a byte arriving meanwhile
+    made Hypercorn's reading task close it too, at the same moment, and trio refused the
+    second close with an error in our last `send` (logged as a traceback, often)."""
+    write(project, grocery=False)
+    body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    async with supervisor_running(project) as supervisor:
+        port = supervisor.port
+        head = request("POST", "/mcp", port, content_length=str(len(body)))
+        refused = head.replace(b"\r\n\r\n", b"\r\nOrigin: http://evil.example\r\n\r\n", 1)
+        for _ in range(20):
+            stream = await trio.open_tcp_stream("127.0.0.1", port)
+            async with stream:
+                with trio.fail_after(HANG_GUARD_S):
+                    await stream.send_all(refused + body)
+                    answer = await _receive_or_reset(stream)
+                    assert answer.startswith(b"HTTP/1.1 403"), answer
+                    with contextlib.suppress(trio.BrokenResourceError):
+                        await stream.send_all(b"X")
+                    while await _receive_or_reset(stream):
+                        pass
+        async with http(supervisor) as client:
+            assert (await client.get("/apps/health")).status_code == 503  # answered: no app
+        no_tracebacks(supervisor)
+
+
+async def _receive_or_reset(stream: trio.SocketStream) -> bytes:
+    try:
+        return await stream.receive_some()
+    except trio.BrokenResourceError:  # reset by the server
+        return b""
+
+
 # ---- limits: body size and deadline, sessions, idle connections ------------------------------
 
 LIMITS = """
@@ -463,6 +547,16 @@ async def test_one_body_limit_for_every_route(project: Project) -> None:
         for path in ("/admin/call", "/apps/chat", "/mcp", "/apps/mcp/grocery-inventory"):
             response = await client.post(path, content=big, headers=MCP_HEADERS)
             assert response.status_code == 413, (path, response.text)
+            # A body declared too large is refused as declared, before any of it comes (it
+            # used to wait for the body until body_timeout_s and answer 408).
+            async with raw_connection(supervisor.port) as connection:
+                head = request("POST", path, supervisor.port, content_length="5000")
+                with trio.fail_after(HANG_GUARD_S):
+                    await connection.send(head)
+                    refused = await connection.response()
+                assert refused is not None
+                assert refused.status == 413, (path, refused)
+                assert refused.headers.get("connection") == "close"
         no_tracebacks(supervisor)
 
 

@@ -72,4 +72,8 @@ def test_a_reason_names_the_stage_and_ends_with_the_stderr_hint() -> None:
     for cause in (Exited(2, hint), StartupTimeout(5, hint), ConnectionFailed("x", True, hint)):
         assert cause.reason.endswith(hint)
     assert "startupTimeoutSeconds" in StartupTimeout(5).reason
+    # A kill from outside is not explained by whatever the process last wrote; a crash may be.
+    assert Exited(-9, hint).reason == "the process was killed by SIGKILL"
+    assert Exited(-15, hint).reason == "the process was killed by SIGTERM"
+    assert Exited(-6, hint).reason == f"the process was killed by SIGABRT{hint}"
     assert "3 pings" in Hung(3, 1.0).reason

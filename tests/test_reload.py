@@ -174,13 +174,20 @@ async def test_a_broken_config_is_refused_and_nothing_changes(project: Project) 
         assert status == 422, body
         assert body["error"]["code"] == "config_refused"
         assert "is not valid TOML" in body["error"]["message"]
+        # The config's problems are the error's, not an app's refusal.
+        [problem] = body["error"]["problems"]
+        assert problem.startswith(f"{project.config_path}: is not valid TOML")
         assert diff_of(body) == {
             "started": [],
             "stopped": [],
             "restarted": [],
             "unchanged": ["one"],
-            "refused": [str(project.config_path)],
+            "refused": [],
         }
+        # Logged once, the path once; and no "reloaded:" line, since nothing was reloaded.
+        await supervisor.wait_for_log(f"reload refused: the config cannot be loaded: {problem}")
+        assert supervisor.log.count(str(project.config_path)) == 1, supervisor.log
+        assert "reloaded:" not in supervisor.log
         now = await apps(supervisor)
         assert set(now) == {"one"}
         assert now["one"]["pid"] == pid

@@ -88,6 +88,28 @@ async def test_sigint_stops_too(project: Project) -> None:
     assert "received SIGINT: stopping" in supervisor.log
 
 
+async def test_a_signal_after_the_shutdown_finished_keeps_exit_status_0(project: Project) -> None:
+    write_project(project, ("only", ()))
+    supervisor = Supervisor(project)
+    async with trio.open_nursery() as nursery:
+        await supervisor.start(nursery)
+        await supervisor.wait_for_log("ready: 1 running")
+        process = supervisor.process
+        assert process is not None
+        process.send_signal(signal.SIGINT)
+        await supervisor.wait_for_log("every app is stopped; exiting")
+        # Ctrl-C again (or a SIGTERM) while the process is on its way out: ignored.
+        signals = (signal.SIGINT, signal.SIGTERM)
+        with trio.fail_after(GUARD_S):
+            for n in range(1_000_000):
+                if process.poll() is not None:
+                    break
+                process.send_signal(signals[n % 2])
+                await trio.sleep(0.001)
+        assert await supervisor.wait() == 0, supervisor.log
+    assert "again: stopping at once" not in supervisor.log
+
+
 async def test_sigkill_of_the_supervisor_leaves_no_app_process(project: Project) -> None:
     pidfile = project.root / "app.pid"
     write_project(project, ("app", ("--grandchild", str(pidfile))))

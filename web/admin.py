@@ -192,10 +192,11 @@ def reload_response(diff: ReloadDiff) -> Any:
     """The diff; when the config itself was refused, a 422 whose body is the diff as well."""
     if not diff.config_refused:
         return diff_json(diff)
-    problems = [p for r in diff.refused for p in r.problems]
+    problems = list(diff.config_problems)
     error = {
         "code": "config_refused",
         "message": "the config cannot be loaded, so nothing was changed: " + "; ".join(problems),
+        "problems": problems,
     }
     return {"error": error, **diff_json(diff)}, 422
 

@@ -3,6 +3,7 @@ token, CORS), then the MCP endpoints beside the Quart-Trio routes."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
@@ -16,6 +17,7 @@ from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.admin import parse_call
 from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates
+from web.connections import HandshakeAnswered, websocket_send
 from web.endpoints import AppEndpoint
 from web.errors import error_body
 from web.events import serve_events
@@ -37,6 +39,7 @@ from web.security import (
     host_allowed,
     needs_token,
     origin_allowed,
+    origin_refusal,
     plain_path,
     preflight_headers,
 )
@@ -105,6 +108,13 @@ class FrontDoor:
         if scope["type"] not in ("http", "websocket"):
             await self._routes(scope, receive, send)  # lifespan
             return
+        if scope["type"] == "websocket":
+            with contextlib.suppress(HandshakeAnswered):  # the client has its answer already
+                await self._serve_counted(scope, receive, websocket_send(send))
+            return
+        await self._serve_counted(scope, receive, send)
+
+    async def _serve_counted(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         # The events WebSocket stays open as long as the page does: it is not a request that
         # shutdown waits for (it is cancelled with the front door).
         if scope["type"] == "websocket" and scope["path"] == EVENTS_PATH:
@@ -137,8 +147,7 @@ class FrontDoor:
             await deny(
                 403,
                 "origin_not_allowed",
-                f"requests from the origin '{origin}' are not accepted: add it to"
-                " server.allowed_origins",
+                origin_refusal(self._policy, origin or ""),
             )
             return
         if is_http and origin is not None:
@@ -165,7 +174,9 @@ class FrontDoor:
             else:
                 await self._routes(scope, receive, send)
             return
-        body = await read_body(receive, self._limits.max_body_bytes, self._limits.body_timeout_s)
+        limits = self._limits
+        declared = headers.get("content-length")
+        body = await read_body(receive, limits.max_body_bytes, limits.body_timeout_s, declared)
         if isinstance(body, Refused):
             if body.status != 499:  # nobody to answer when the client is gone
                 await send_json_error(send, body.status, body.code, body.message, headers=[CLOSE])

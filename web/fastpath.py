@@ -21,8 +21,9 @@ its JSON-RPC message: the params are checked by the SDK's own request surface, t
 shaped by the SDK's own result surface for the session's version, errors are mapped by the
 SDK's own rule, the session's idle clock stops while the call runs as for any request, and a
 client's `notifications/cancelled` cancels the call as it would the SDK's handler (the client
-then gets an empty event stream: no answer, as on the SDK's path). Only the framing differs
-(`application/json` instead of one `message` event), which the client chose by accepting both.
+then gets what the SDK's path answers then, error -32800 "Request cancelled"). Only the
+framing differs (`application/json` instead of one `message` event), which the client chose
+by accepting both.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from urllib.parse import parse_qsl
 import attrs
 import pydantic_core
 import trio
+from mcp.server.streamable_http import REQUEST_CANCELLED
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp_types import INTERNAL_ERROR, ErrorData
 from mcp_types.methods import serialize_server_result, validate_client_request
@@ -213,6 +215,9 @@ class FastPath:
                     body = _response(call.request_id, {"result": shaped})
                 except trio.Cancelled:
                     abandoned.set()  # the client cancelled it: so does the app's request
+                    # The SDK's handshake-era transport answers it so, for the stream's sake.
+                    error = ErrorData(code=REQUEST_CANCELLED, message="Request cancelled")
+                    body = _response(call.request_id, {"error": _error_wire(error)})
                     raise
                 except ValidationError:
                     # What the SDK answers for a result its surface refuses.
@@ -232,10 +237,8 @@ class FastPath:
             if idle is not None and not transport._requests_in_flight:
                 idle.deadline = trio.current_time() + transport._idle_timeout
         session = (b"mcp-session-id", call.session_id.encode("latin-1"))
-        if body is None:  # cancelled by the client: the stream ends with no answer
-            await _send(send, b"text/event-stream", b"", session)
-        else:
-            await _send(send, b"application/json", body, session)
+        assert body is not None  # an answer, an error, or that the client cancelled it
+        await _send(send, b"application/json", body, session)
 
     def cancel(self, message: Any, session_id: str | None) -> None:
         """A client's `notifications/cancelled` for a lean call cancels it (the SDK, which

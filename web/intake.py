@@ -10,6 +10,7 @@ or a 404 that never looks at the body): the next request on that connection is s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from typing import Any
@@ -39,9 +40,19 @@ class Refused:
     message: str
 
 
-async def read_body(receive: Any, max_bytes: int, timeout_s: float) -> bytes | Refused:
-    """The whole body, or why not: larger than `max_bytes` (413), not finished within
-    `timeout_s` (408), or gone with the client (499: there is nobody left to answer)."""
+async def read_body(
+    receive: Any, max_bytes: int, timeout_s: float, declared: str | None = None
+) -> bytes | Refused:
+    """The whole body, or why not: larger than `max_bytes` (413; at once when its declared
+    `Content-Length` says so, without waiting for it), not finished within `timeout_s` (408),
+    or gone with the client (499: there is nobody left to answer)."""
+    too_large = Refused(
+        413,
+        "body_too_large",
+        f"the request body is larger than {max_bytes} bytes (limits.max_body_bytes)",
+    )
+    if declared is not None and declared.strip().isdigit() and int(declared) > max_bytes:
+        return too_large
     parts: list[bytes] = []
     size = 0
     with trio.move_on_after(timeout_s):
@@ -52,11 +63,7 @@ async def read_body(receive: Any, max_bytes: int, timeout_s: float) -> bytes | R
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > max_bytes:
-                return Refused(
-                    413,
-                    "body_too_large",
-                    f"the request body is larger than {max_bytes} bytes (limits.max_body_bytes)",
-                )
+                return too_large
             parts.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(parts)
@@ -141,11 +148,16 @@ def finishing(send: Any) -> Any:
     read, or starting its idle timer to keep it alive) inside that last `send`, and Quart-Trio
     cancels its own request task as soon as that send has told it the exchange is over: the
     business is left half done, and the connection is never closed, or never answers again.
-    Hypercorn writes the bytes themselves under a shield already; this shields the rest."""
+    Hypercorn writes the bytes themselves under a shield already; this shields the rest.
+
+    When that business is closing a connection whose body was not read, and the client sends
+    more meanwhile, Hypercorn's reading task closes it too at the same moment, and trio refuses
+    the second close as a busy stream: the answer has been written, the connection is closed
+    either way, so that is no error of the request's."""
 
     async def send_to_the_end(message: dict[str, Any]) -> None:
         if message["type"] == "http.response.body" and not message.get("more_body", False):
-            with trio.CancelScope(shield=True):
+            with trio.CancelScope(shield=True), contextlib.suppress(trio.BusyResourceError):
                 await send(message)
         else:
             await send(message)

@@ -103,11 +103,16 @@ def health_body(
     statuses: tuple[AppStatus, ...], base: str, sandbox_origin: str | None, wanted: str | None
 ) -> tuple[dict[str, Any], int]:
     """The selected app is `?app=` if given, else the first Running app with a UI, else the
-    first Running app."""
+    first Running app. An `?app=` that names no app is not an error (the page still loads, on
+    the default app), but `warning` says so, so that a mistyped link does not pass unseen."""
     running = [s for s in statuses if s.state is AppState.RUNNING]
     selected = next((s for s in statuses if s.id == wanted), None) if wanted else None
+    warning = None
     if selected is None:
         selected = next((s for s in running if s.has_ui), None) or next(iter(running), None)
+        if wanted:
+            instead = f"; selected '{selected.id}' instead" if selected else ""
+            warning = f"there is no app '{wanted}'{instead}"
     body: dict[str, Any] = {
         "ok": bool(running),
         "name": selected.id if selected else None,
@@ -123,4 +128,6 @@ def health_body(
             for s in statuses
         ],
     }
+    if warning is not None:
+        body["warning"] = warning
     return body, 200 if running else 503

@@ -24,6 +24,7 @@ from hypercorn.config import Config as HypercornConfig
 
 from supervisor.model.config import Config, url_host
 from supervisor.model.errors import McpappsError
+from web.connections import isolate_connections, websocket_send
 from web.csp import build_csp
 
 logger = logging.getLogger("mcpapps.web")
@@ -46,8 +47,14 @@ async def sandbox_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
             await send({"type": f"lifespan.{kind}.complete"})
             if kind == "shutdown":
                 return
+    if scope["type"] == "websocket":  # it serves no WebSocket: refused as an unknown route
+        start = {"type": "websocket.http.response.start", "status": 404, "headers": []}
+        send = websocket_send(send)
+        await send(start)
+        await send({"type": "websocket.http.response.body", "body": b"not found\n"})
+        return
     if scope["type"] != "http":
-        return  # a WebSocket upgrade is refused by not accepting it
+        return
     if scope["path"] != "/sandbox" or scope["method"] not in ("GET", "HEAD"):
         await _send(send, 404, b"not found\n", [(b"content-type", b"text/plain")])
         return
@@ -114,6 +121,7 @@ async def serve_sandbox(
     hyper.graceful_timeout = 1.0
     hyper.errorlog = logging.getLogger("mcpapps.web.hypercorn")
     hyper.include_server_header = False  # as on the front door (web/serve.py)
+    isolate_connections()  # a connection Hypercorn fails on ends alone (web/connections.py)
     try:
         await hypercorn.trio.serve(
             sandbox_app,  # type: ignore[arg-type]  # hypercorn types the scope narrower than dict

@@ -101,6 +101,18 @@ def host_allowed(policy: AccessPolicy, host_header: str | None) -> bool:
     return bool(host_header) and _host_name(host_header or "") in policy.hosts
 
 
+def origin_refusal(policy: AccessPolicy, origin: str) -> str:
+    """Why a browser's `origin` is refused, and what to do. The sandbox origin gets no advice to
+    list it: the config refuses that, since the apps' views run there and must never act with
+    the control page's rights."""
+    if origin_key(origin) == policy.sandbox_origin:
+        return (
+            f"requests from the origin '{origin}' are never accepted: it is the sandbox origin,"
+            " where the apps' views run, and they must not use the server's API"
+        )
+    return f"requests from the origin '{origin}' are not accepted: add it to server.allowed_origins"
+
+
 def origin_allowed(policy: AccessPolicy, origin: str | None, host_header: str | None) -> bool:
     """No Origin (a non-browser client) is fine; a browser's Origin must be the server's own
     (same host and port as the Host header, either scheme) or listed, and never the sandbox."""

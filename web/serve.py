@@ -34,6 +34,7 @@ from supervisor.model.reload import Reload
 from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates
 from web.asgi import FrontDoor
+from web.connections import isolate_connections
 from web.endpoints import AppEndpoint
 from web.routes import create_app
 from web.sandbox import serve_sandbox
@@ -102,6 +103,7 @@ async def serve_front_door(
     )
     front_door = FrontDoor(policy, registry, routes, apps, aggregate, limits, states, owners)
 
+    isolate_connections()  # a connection Hypercorn fails on ends alone (web/connections.py)
     hyper = HypercornConfig()
     hyper.bind = [f"{url_host(config.server.host)}:{config.server.port}"]
     # Not Hypercorn's to cut: open requests (chat turns, calls) end as the supervisor stops the

@@ -118,8 +118,9 @@ def _differences(before: Any, after: Any, where: str) -> Iterator[str]:
 
 @attrs.frozen(kw_only=True)
 class ReloadDiff:
-    """The answer to a reload, by app id. `config_refused` is set when the config itself could
-    not be loaded: then nothing changed, and every running app is `unchanged`."""
+    """The answer to a reload, by app id. `config_problems` holds why the config itself could
+    not be loaded: then nothing changed, every running app is `unchanged`, and no app is
+    `refused` (the config is not an app)."""
 
     started: tuple[str, ...] = ()
     stopped: tuple[str, ...] = ()
@@ -127,7 +128,11 @@ class ReloadDiff:
     unchanged: tuple[str, ...] = ()
     refused: tuple[Refusal, ...] = ()
     needs_restart: tuple[str, ...] = ()
-    config_refused: bool = False
+    config_problems: tuple[str, ...] = ()
+
+    @property
+    def config_refused(self) -> bool:
+        return bool(self.config_problems)
 
     @property
     def tools_may_change(self) -> bool:

@@ -141,6 +141,7 @@
               hasUi(s) ? "has a UI" : null,
             ].filter(Boolean).join(" · ")),
           s.lastError ? el("div", { class: "error" }, s.lastError) : null,
+          s.previousError ? el("div", { class: "meta" }, `previous failure: ${s.previousError}`) : null,
           el("div", { class: "buttons" },
             el("button", { type: "button", "data-command": "start", onclick: control(s.id, "start") }, "Start"),
             el("button", { type: "button", "data-command": "stop", onclick: control(s.id, "stop") }, "Stop"),

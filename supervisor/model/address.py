@@ -1,0 +1,179 @@
+"""Where a running supervisor is, for the command line: the address file `mcpapps run` writes
+into its state dir, and the few config keys that locate it, read even from a config that cannot
+be loaded.
+
+The address file says where the supervisor listens *now*: a config edited since (a new port, a
+typo) no longer does, and the command line is what reports that (`mcpapps reload`). It names the
+config it was started with and the supervisor's pid, so that it is only believed for that config
+while that process lives.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from supervisor.model.config import (
+    ENV_OVERRIDES,
+    Config,
+    ServerConfig,
+    StateConfig,
+    url_host,
+)
+
+ADDRESS_FILE = "supervisor.json"  # file name inside [state] dir
+
+
+def loopback_url(host: str, port: int) -> str:
+    """Where a server bound to `host:port` is reached from this machine: a wildcard bind on
+    loopback."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    else:
+        if address.is_unspecified:
+            host = "::1" if address.version == 6 else "127.0.0.1"
+    return f"http://{url_host(host)}:{port}"
+
+
+@attrs.frozen
+class Locator:
+    """What the command line needs of a config to reach its supervisor. `host` and `port` are
+    None when the config cannot say (then only the address file can)."""
+
+    path: Path  # the config file, absolute
+    host: str | None
+    port: int | None
+    token: str | None
+    token_file: Path | None
+    state_dir: Path
+
+    @classmethod
+    def of(cls, config: Config) -> Locator:
+        server = config.server
+        return cls(
+            config.path,
+            server.host,
+            server.port,
+            server.token,
+            server.token_file,
+            config.state.dir,
+        )
+
+    @property
+    def config_url(self) -> str | None:
+        """Where the config says the supervisor listens."""
+        if self.host is None or self.port is None:
+            return None
+        return loopback_url(self.host, self.port)
+
+
+def read_locator(path: Path, environ: Mapping[str, str]) -> Locator:
+    """The locating keys of a config that cannot be loaded (an unknown key, a bad value
+    elsewhere, even TOML that does not parse): each one that is present and well-formed, the
+    default when absent, the `MCPAPPS_*` overrides applied. A malformed `host` or `port` is
+    None: a guessed address would reach some other server."""
+    path = Path(os.path.abspath(path))
+    try:
+        raw = tomllib.loads(path.read_bytes().decode("utf-8"))
+        parsed = True
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        raw, parsed = {}, False  # no default is assumed for the address: it may be elsewhere
+    server = _table(raw, "server")
+    state = _table(raw, "state")
+    for variable, (_, key) in ENV_OVERRIDES.items():  # all of them [server] keys
+        if value := environ.get(variable, "").strip():
+            server[key] = value
+            if key == "token":
+                server.pop("token_file", None)
+    defaults = ServerConfig()
+    host = server.get("host", defaults.host if parsed else None)
+    port = server.get("port", defaults.port if parsed else None)
+    if isinstance(port, str) and port.isascii() and port.isdigit():
+        port = int(port)
+    token = server.get("token")
+    token_file = server.get("token_file")
+    state_dir = state.get("dir", StateConfig().dir)
+    return Locator(
+        path,
+        host if isinstance(host, str) and host else None,
+        port if type(port) is int and 1 <= port <= 65535 else None,
+        token if isinstance(token, str) and token else None,
+        _beside(path, token_file) if isinstance(token_file, str) and token_file else None,
+        _beside(path, state_dir if isinstance(state_dir, str | Path) else StateConfig().dir),
+    )
+
+
+def _table(raw: dict[str, Any], name: str) -> dict[str, Any]:
+    table = raw.get(name)
+    return dict(table) if isinstance(table, dict) else {}
+
+
+def _beside(config: Path, path: str | Path) -> Path:
+    return Path(os.path.normpath(config.parent / path))
+
+
+# ---- the address file --------------------------------------------------------------------------
+
+
+def write_address(config: Config, pid: int) -> Path:
+    """Record where the supervisor running `config` listens; raises OSError when it cannot."""
+    path = config.state.dir / ADDRESS_FILE
+    record = {
+        "url": loopback_url(config.server.host, config.server.port),
+        "pid": pid,
+        "config": os.path.realpath(config.path),
+    }
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    temporary = path.with_name(f".{ADDRESS_FILE}.{pid}")
+    temporary.write_text(json.dumps(record) + "\n")
+    os.replace(temporary, path)  # whole or not at all: a reader never sees half of it
+    return path
+
+
+def remove_address(state_dir: Path, pid: int) -> None:
+    """Remove the address file if it is still this process's (another supervisor with the same
+    state dir may have written its own since)."""
+    path = state_dir / ADDRESS_FILE
+    if _record(path).get("pid") == pid:
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+def read_address(state_dir: Path, config_path: Path) -> str | None:
+    """The URL of the supervisor that runs `config_path`, from its address file: None when
+    there is none, it is for another config, or its process is gone."""
+    record = _record(state_dir / ADDRESS_FILE)
+    url, pid = record.get("url"), record.get("pid")
+    if not isinstance(url, str) or type(pid) is not int or pid <= 0:
+        return None
+    if record.get("config") != os.path.realpath(config_path) or not _alive(pid):
+        return None
+    return url
+
+
+def _record(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: it exists
+    return True

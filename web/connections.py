@@ -1,0 +1,93 @@
+"""One connection's failure inside Hypercorn ends that connection, never the server.
+
+Hypercorn's Trio worker (0.18.0) runs each connection as a task of the nursery that holds its
+listeners, so an exception its own protocol code raises while handling one connection's bytes
+ends the whole server, and with it the supervisor. Bytes that follow a WebSocket upgrade it has
+not accepted do that (it answers them with a second response, which h11 refuses: Hypercorn's
+issue #225, open upstream); any client could send them. Its per-connection class is replaced by
+one that drops the failing connection and logs one line, so the other connections, the apps and
+the supervisor go on. Our own ASGI code never raises through here: Hypercorn catches what an
+ASGI app raises and answers 500.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import h11
+import hypercorn.trio.run
+from hypercorn.trio.tcp_server import TCPServer
+
+logger = logging.getLogger("mcpapps.web")
+
+
+class IsolatedTCPServer(TCPServer):
+    """Hypercorn's connection handler, whose failure ends its own connection only."""
+
+    async def run(self) -> None:
+        peer = _peer(self.stream)
+        try:
+            await super().run()  # closes the connection on its way out, whichever way
+        except Exception as error:
+            logger.warning(
+                "dropped a connection from %s: the HTTP server could not handle its bytes (%s)",
+                peer,
+                _short(error),
+            )
+
+
+def isolate_connections() -> None:
+    """Make Hypercorn's Trio worker serve every connection with `IsolatedTCPServer` (both
+    listeners of the supervisor use that worker)."""
+    hypercorn.trio.run.TCPServer = IsolatedTCPServer  # type: ignore[misc]
+
+
+# What refuses a WebSocket upgrade: an HTTP answer to its handshake, or a close before accepting.
+_REFUSALS = ("websocket.http.response.start", "websocket.http.response.body", "websocket.close")
+
+
+class HandshakeAnswered(Exception):
+    """Hypercorn answered this WebSocket handshake itself before we could accept it."""
+
+
+def websocket_send(send: Any) -> Any:
+    """`send` of a WebSocket scope that knows when Hypercorn has answered the handshake first:
+    when the client sends bytes before its handshake is answered, Hypercorn answers it 400 at
+    once, and h11 then refuses ours. A refusal of ours is then moot (the client has its
+    answer); an accept raises `HandshakeAnswered`, so the route ends instead of serving a
+    connection that is gone (Hypercorn would never tell it of the disconnect)."""
+
+    async def send_websocket(message: dict[str, Any]) -> None:
+        try:
+            await send(message)
+        except h11.LocalProtocolError:
+            if message["type"] == "websocket.accept":
+                raise HandshakeAnswered from None
+            if message["type"] not in _REFUSALS:
+                raise
+
+    return send_websocket
+
+
+def _peer(stream: Any) -> str:
+    try:
+        host, port = stream.socket.getpeername()[:2]
+    except (AttributeError, OSError, ValueError):
+        return "a client"
+    return f"{host}:{port}"
+
+
+def _short(error: BaseException) -> str:
+    """The first error that is not a group, and how many more there were."""
+    leaves: list[BaseException] = []
+    pending = [error]
+    while pending:
+        current = pending.pop(0)
+        if isinstance(current, BaseExceptionGroup):
+            pending[:0] = current.exceptions
+        else:
+            leaves.append(current)
+    first = leaves[0] if leaves else error
+    more = f" and {len(leaves) - 1} more" if len(leaves) > 1 else ""
+    return f"{type(first).__name__}: {first}"[:300] + more
