@@ -11,6 +11,7 @@ from typing import Any
 
 import mcp
 import pytest
+from mcp.shared.exceptions import MCPError
 
 from tests.support.frontdoor import (
     APP_ONLY,
@@ -222,3 +223,20 @@ def _timeless(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
         body.pop("generatedAt", None)
         out.append({**content, "text": body})
     return out
+
+
+@pytest.mark.parametrize("era", ["legacy", "auto"])
+async def test_a_cursor_mcp_never_gave_is_invalid_params(project: Project, era: str) -> None:
+    """/mcp lists everything in one page and gives no cursor, so any cursor is one it never
+    gave: -32602, as the MCP spec asks (it listed everything as if there were none)."""
+    grocery_project(project)
+    async with (
+        supervisor_running(project) as supervisor,
+        sdk_client(supervisor.url("/mcp"), era) as client,
+    ):
+        assert "nextCursor" not in (await client.list_tools()).model_dump(exclude_none=True)
+        for listing in ("list_tools", "list_prompts", "list_resources"):
+            with pytest.raises(MCPError) as refused:
+                await getattr(client, listing)(cursor="bogus", cache_mode="bypass")
+            assert refused.value.error.code == -32602, listing
+            assert "cursor" in refused.value.error.message

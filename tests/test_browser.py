@@ -1,7 +1,8 @@
 """The control page in a real browser (Debian's headless Chromium, driven by Playwright) against a
 real `mcpapps run`: the app list and its live updates, views opened from the chat, the app list
 and a URL, the official example app built with the official App SDK, the refusals, and what the
-sandbox keeps an app's script from doing. Screenshots are saved (not compared) for the README.
+sandbox keeps an app's script from doing. Screenshots of the test apps are saved in .screenshots/
+(not compared; the README's pictures come from scripts/screenshots.py, on the bundled app).
 
 These tests are synchronous (Playwright's sync API): the supervisor runs as a subprocess.
 """
@@ -98,7 +99,8 @@ def write_project(root: Path, sandbox_port: int, *, auth: bool = False) -> None:
     undeclared = f"http://localhost:{free_port()}"
     declared = f"http://127.0.0.1:{free_port()}"
     manifests = {
-        "fx": fixture_manifest("fx", hasUi=True),  # a claim its catalog does not bear out
+        # A UI claim its catalog does not bear out; a few stderr lines for the page to show.
+        "fx": fixture_manifest("fx", "--stderr-lines", "2", hasUi=True),
         "basic": {"command": node[0], "arguments": node[1:], "hasUi": True},
         "views": {
             "command": sys.executable,
@@ -178,9 +180,18 @@ def view(page: Any) -> Any:
 
 
 def store_column(page: Any) -> list[str]:
-    """The dashboard's Store column, read in one go (the view redraws it as a whole)."""
+    """The dashboard's Store column, read in one go (the view redraws it as a whole): empty
+    when the view leaves it out."""
     rows = view(page).locator("#rows")
-    return rows.evaluate("body => [...body.rows].map((row) => row.cells[0].textContent)")
+    return rows.evaluate(
+        "body => [...body.querySelectorAll('td[data-col=store]')].map((td) => td.textContent)"
+    )
+
+
+def row_stores(page: Any) -> list[str]:
+    """The store id of each row the dashboard shows."""
+    rows = view(page).locator("#rows")
+    return rows.evaluate("body => [...body.rows].map((row) => row.dataset.storeId)")
 
 
 def probe_report(page: Any, until: str) -> dict[str, Any]:
@@ -266,19 +277,25 @@ def test_the_grocery_dashboard_opens_from_the_chat_and_a_click_updates_it(
     page.fill("#chat-input", "/call grocery.show_store_inventory_dashboard {}")
     page.click("#chat-send")
     view(page).locator("#rows tr").first.wait_for()
-    everything = store_column(page)
+    everything = row_stores(page)
     assert len(set(everything)) > 1
+    # Every store: a Store column names each row's store.
+    assert len(store_column(page)) == len(everything)
+    assert len(set(store_column(page))) == len(set(everything))
     assert "tool grocery.show_store_inventory_dashboard" in page.inner_text("#chat-log")
     # Choosing a store makes the view call its app-only tool through the host and redraw.
     select = view(page).locator("#store")
     select.locator("option").nth(1).wait_for(state="attached")
-    store_name = select.locator("option").nth(1).inner_text().split(" (")[0]  # "Name (City, ST)"
+    store_id = select.locator("option").nth(1).get_attribute("value")
     select.select_option(index=1)
     deadline = time.monotonic() + GUARD_S
-    while set(store_column(page)) != {store_name}:
+    while set(row_stores(page)) != {store_id}:
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    assert len(store_column(page)) < len(everything)
+    assert len(row_stores(page)) < len(everything)
+    # One store: the selector names it, and no Store column repeats it on every row.
+    assert store_column(page) == []
+    assert view(page).locator("#store-heading").is_hidden()
     screenshot(page, "grocery-dashboard.png")
 
 
@@ -315,7 +332,7 @@ def test_a_page_that_goes_away_ends_its_view_leases(served: Served, page: Any) -
 
 
 def first_on_hand(page: Any) -> int:
-    cell = view(page).locator("#rows tr").first.locator("td").nth(4)
+    cell = view(page).locator("#rows tr").first.locator("td[data-col=onHand]")
     return int(cell.inner_text())
 
 
@@ -656,6 +673,175 @@ def test_dark_theme_and_a_narrow_screen(served: Served, browser: Any) -> None:
         screenshot(page, "narrow-dark.png")
     finally:
         context.close()
+
+
+DASHBOARD_OF_STORE_1 = "/?open=grocery.show_store_inventory_dashboard&args=" + quote(
+    json.dumps({"storeId": 1})
+)
+
+
+def test_a_long_view_title_fits_a_narrow_screen(served: Served, browser: Any) -> None:
+    context = browser.new_context(viewport={"width": 360, "height": 800})
+    context.set_default_timeout(WAIT_MS)
+    page = context.new_page()
+    try:
+        page.goto(served.url(DASHBOARD_OF_STORE_1))
+        view(page).locator("#rows tr").first.wait_for()
+        assert page.inner_text("#canvas-title") == "grocery.show_store_inventory_dashboard"
+        assert page.evaluate("document.documentElement.scrollWidth") <= 360
+        close = page.locator("#canvas-close").bounding_box()
+        assert close["x"] >= 0
+        assert close["x"] + close["width"] <= 360
+    finally:
+        context.close()
+
+
+def view_fits_its_frame(page: Any) -> None:
+    """Nothing of the dashboard is behind a sideways scroll: every column, every +1 button."""
+    body = view(page).locator("body")
+    sizes = body.evaluate(
+        """() => ({
+            scroll: document.documentElement.scrollWidth,
+            width: document.documentElement.clientWidth,
+            table: document.querySelector("table").getBoundingClientRect().right,
+            buttons: [...document.querySelectorAll("button.receive")]
+                .map((b) => b.getBoundingClientRect().right),
+        })"""
+    )
+    assert sizes["buttons"]
+    assert sizes["scroll"] <= sizes["width"], sizes
+    assert sizes["table"] <= sizes["width"], sizes
+    assert max(sizes["buttons"]) <= sizes["width"], sizes
+
+
+def test_the_dashboard_fits_its_frame_on_a_desktop(served: Served, page: Any) -> None:
+    page.goto(served.url(DASHBOARD_OF_STORE_1))
+    view(page).locator("#rows tr").first.wait_for()
+    assert view(page).locator("#store-heading").is_hidden()
+    view_fits_its_frame(page)
+    view(page).locator("#store").select_option("")  # every store: the Store column as well
+    view(page).locator("#store-heading").wait_for()
+    view(page).locator("td[data-col=store]").first.wait_for()
+    view_fits_its_frame(page)
+
+
+def test_the_state_stays_beside_the_app_name(served: Served, browser: Any) -> None:
+    """A long app name wraps beside its state, as a short one sits beside it."""
+    assert len(served.api("/admin/apps/grocery-inventory")["name"]) > 25  # a long one
+    for width in (1400, 360):
+        context = browser.new_context(viewport={"width": width, "height": 800})
+        context.set_default_timeout(WAIT_MS)
+        page = context.new_page()
+        try:
+            page.goto(served.url("/"))
+            app_item(page, "grocery-inventory").locator(".state-Running").wait_for()
+            tops = page.evaluate(
+                """() => [...document.querySelectorAll("#apps li")].map((li) => [
+                    li.dataset.appId,
+                    li.querySelector(".app-head strong").getBoundingClientRect().top,
+                    li.querySelector(".app-head .state").getBoundingClientRect().top,
+                ])"""
+            )
+            assert len(tops) == 4
+            for app_id, name_top, state_top in tops:
+                assert abs(name_top - state_top) < 3, (width, app_id, name_top, state_top)
+        finally:
+            context.close()
+
+
+def test_with_no_app_in_the_link_the_health_s_app_is_selected(served: Served, page: Any) -> None:
+    chosen = httpx2.get(served.url("/apps/health"), timeout=GUARD_S).json()["name"]
+    assert chosen in {"basic", "views", "grocery-inventory"}  # a Running app with a UI
+    page.goto(served.url("/"))
+    page.locator("#detail h3", has_text=f"Tools of {chosen}").wait_for()
+    assert app_item(page, chosen).get_attribute("class") == "selected"
+    offered = [t["publicName"] for t in served.api("/admin/tools")["tools"] if t["app"] == chosen]
+    assert offered
+    assert all(name in page.inner_text("#tools-visible") for name in offered)
+    assert "app=" not in page.url  # the link still means "whatever runs"
+    # ?app= still says which.
+    other = "views" if chosen != "views" else "basic"
+    page.goto(served.url(f"/?app={other}"))
+    page.locator("#detail h3", has_text=f"Tools of {other}").wait_for()
+    assert app_item(page, other).get_attribute("class") == "selected"
+    assert app_item(page, chosen).get_attribute("class") == ""
+    assert page.locator("#link-warning").count() == 0
+    # An ?app= that names no app: the same app, and the health's warning on the page.
+    page.goto(served.url("/?app=nope"))
+    page.locator("#detail h3", has_text=f"Tools of {chosen}").wait_for()
+    warning = page.inner_text("#link-warning")
+    assert warning == f"there is no app 'nope'; selected '{chosen}' instead"
+
+
+def test_an_empty_stderr_tail_says_so(served: Served, page: Any) -> None:
+    assert served.api("/admin/apps/basic")["stderr"] == []  # it writes nothing there
+    page.goto(served.url("/?app=basic"))
+    page.locator("#stderr.none").wait_for()
+    assert page.inner_text("#stderr") == "(no stderr lines yet)"
+    page.goto(served.url("/?app=fx"))
+    page.locator("#detail h3", has_text="Tools of fx").wait_for()
+    lines = served.api("/admin/apps/fx")["stderr"]
+    assert lines  # it wrote some at start
+    page.wait_for_function("() => document.getElementById('stderr').textContent !== '…'")
+    assert page.inner_text("#stderr").strip().endswith(lines[-1].strip())
+    assert page.locator("#stderr.none").count() == 0
+
+
+def test_the_chat_fills_its_pane_and_marks_tool_results(served: Served, page: Any) -> None:
+    page.goto(served.url("/"))
+    page.locator("#live.live").wait_for()
+    page.click("#chat-new")
+
+    def gap_below_form() -> float:
+        return page.evaluate(
+            """() => document.getElementById("chat-pane").getBoundingClientRect().bottom
+                - document.getElementById("chat-form").getBoundingClientRect().bottom"""
+        )
+
+    assert gap_below_form() < 16  # the pane's padding: the box sits at the bottom
+    pane = page.locator("#chat-pane").bounding_box()
+    assert pane["y"] + pane["height"] <= 900  # and in the window
+    # The whole placeholder is readable in the box.
+    fits = page.evaluate(
+        """() => {
+            const input = document.getElementById("chat-input");
+            const style = getComputedStyle(input);
+            const context = document.createElement("canvas").getContext("2d");
+            context.font = `${style.fontSize} ${style.fontFamily}`;
+            const room = input.clientWidth - parseFloat(style.paddingLeft)
+                - parseFloat(style.paddingRight);
+            return context.measureText(input.placeholder).width <= room;
+        }"""
+    )
+    assert fits
+    # A folded tool result says whether the call worked.
+    page.fill("#chat-input", "/call grocery.get_stores {}")
+    page.click("#chat-send")
+    page.locator("#chat-log details.tool summary .outcome").wait_for()
+    page.locator("#chat-send:not([disabled])").wait_for()
+    page.fill("#chat-input", '/call grocery.get_inventory {"storeId": 99}')
+    page.click("#chat-send")
+    page.locator("#chat-log details.tool summary .outcome").nth(1).wait_for()
+    outcomes = page.locator("#chat-log details.tool summary .outcome")
+    assert outcomes.nth(0).inner_text() == "ok"
+    assert outcomes.nth(0).get_attribute("class") == "outcome ok"
+    assert outcomes.nth(1).inner_text() == "error"
+    assert outcomes.nth(1).get_attribute("class") == "outcome error"
+    assert page.locator("#chat-log details[open]").count() == 0  # folded
+    # A long conversation scrolls inside the log; the box stays at the bottom of the window.
+    for _ in range(4):
+        page.locator("#chat-send:not([disabled])").wait_for()
+        page.fill("#chat-input", "/call grocery.get_stores {}")
+        page.click("#chat-send")
+    page.locator("#chat-send:not([disabled])").wait_for()
+    page.evaluate("document.querySelectorAll('#chat-log details').forEach((d) => d.open = true)")
+    assert page.evaluate(
+        "(() => { const log = document.getElementById('chat-log');"
+        " return log.scrollHeight > log.clientHeight; })()"
+    )
+    assert gap_below_form() < 16
+    form = page.locator("#chat-form").bounding_box()
+    assert form["y"] + form["height"] <= 900
 
 
 def _sandbox_port(served: Served) -> int:

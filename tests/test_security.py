@@ -84,6 +84,14 @@ def test_origins() -> None:
     assert not origin_allowed(p, "http://127.0.0.1:18790", host)  # the sandbox
     assert not origin_allowed(p, "null", host)
     assert not origin_allowed(p, "http://evil.example", host)
+    # An Origin is a scheme, a host and a port, nothing more (RFC 6454): a browser never sends
+    # more, so one that does is not taken for the server's own.
+    for malformed in (
+        "http://127.0.0.1:18789/x",
+        "http://127.0.0.1:18789?x",
+        "http://u@127.0.0.1:18789",
+    ):
+        assert not origin_allowed(p, malformed, host), malformed
 
 
 def test_tokens() -> None:

@@ -60,6 +60,17 @@ def for_model(tool: PublicTool, result: Wire) -> Wire:
     return result
 
 
+def _one_page(params: Any) -> None:
+    """Every listing of /mcp is one page with no `nextCursor`, so a cursor is one it never
+    gave: invalid params, as the MCP spec asks of a server."""
+    cursor = getattr(params, "cursor", None)
+    if cursor is not None:
+        raise MCPError(
+            types.INVALID_PARAMS,
+            f"invalid cursor {cursor[:100]!r}: /mcp lists everything in one page and gives none",
+        )
+
+
 def _error(error: Exception) -> MCPError:
     if isinstance(error, UnknownTool):
         return MCPError(types.INVALID_PARAMS, error.message)
@@ -141,19 +152,23 @@ class AggregateEndpoint:
 
     # ---- listings ---------------------------------------------------------------------------
 
-    async def _list_tools(self, ctx: ServerRequestContext[Any, Any], _params: Any) -> Wire:
+    async def _list_tools(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Wire:
+        _one_page(params)
         table = await self._table()
         return for_client(ctx, {"tools": [tool.listing for tool in table.tools]})
 
-    async def _list_prompts(self, ctx: ServerRequestContext[Any, Any], _params: Any) -> Wire:
+    async def _list_prompts(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Wire:
+        _one_page(params)
         offers = (await self._table()).offers
         return for_client(ctx, {"prompts": [p.listing for p in offers.prompts]})
 
-    async def _list_resources(self, ctx: ServerRequestContext[Any, Any], _params: Any) -> Wire:
+    async def _list_resources(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Wire:
+        _one_page(params)
         offers = (await self._table()).offers
         return for_client(ctx, {"resources": [r.listing for r in offers.resources]})
 
-    async def _list_templates(self, ctx: ServerRequestContext[Any, Any], _params: Any) -> Wire:
+    async def _list_templates(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Wire:
+        _one_page(params)
         offers = (await self._table()).offers
         return for_client(ctx, {"resourceTemplates": [t.listing for t in offers.templates]})
 

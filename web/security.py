@@ -118,6 +118,9 @@ def origin_allowed(policy: AccessPolicy, origin: str | None, host_header: str | 
     (same host and port as the Host header, either scheme) or listed, and never the sandbox."""
     if origin is None:
         return True
+    parts = urlsplit(origin)
+    if parts.path or parts.query or parts.fragment or "@" in parts.netloc:
+        return False  # not an origin (a browser sends scheme, host and port only)
     key = origin_key(origin)
     if key == policy.sandbox_origin:
         return False

@@ -3,6 +3,7 @@ goes to the app only if they allow it (once, or while the view is open) in time.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 from collections.abc import AsyncIterator
@@ -12,7 +13,13 @@ import mcp_types as types
 import trio
 
 from actors.catalog import Wire
-from web.viewcalls import rpc_answer, sse_event
+from web.viewcalls import (
+    KEEP_ALIVE,
+    keep_alives_until,
+    rpc_answer,
+    sse_event,
+    with_keep_alives,
+)
 from web.views import DENIED, Lease, Refused
 
 if TYPE_CHECKING:
@@ -49,9 +56,12 @@ async def held_for_approval(
                 "timeoutS": timeout,
             },
         )
-        with trio.move_on_after(timeout) as waited:
-            await pending.answered.wait()
-        decision = "timeout" if waited.cancelled_caught else pending.decision
+        async with contextlib.aclosing(
+            keep_alives_until(pending.answered, trio.current_time() + timeout)
+        ) as beats:
+            async for beat in beats:
+                yield beat
+        decision = pending.decision if pending.answered.is_set() else "timeout"
         door.decisions.labels(lease.app_id, decision).inc()
         logger.info(
             "view %s… of app %s: tools/call %s: %s", lease.id[:6], lease.app_id, tool, decision
@@ -61,8 +71,12 @@ async def held_for_approval(
         if decision in ("once", "while-open"):
             events, scope = door.start_call(lease, call)
             try:
-                async with events:
-                    async for kind, data in events:
+                async with events, contextlib.aclosing(with_keep_alives(events)) as items:
+                    async for item in items:
+                        if item is None:
+                            yield KEEP_ALIVE
+                            continue
+                        kind, data = item
                         if kind == "message":
                             outcome = data
                             break

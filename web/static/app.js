@@ -154,11 +154,30 @@
 
   function select(id) {
     selected = id;
+    linkWarning = null;
     const url = new URL(location.href);
     url.searchParams.set("app", id);
     history.replaceState(null, "", url);
     renderApps();
     loadStderr(id);
+  }
+
+  // With no `?app=`, or one that names no app, the page selects the app /apps/health calls
+  // selected (the first Running app with a UI, else the first Running app), so that its tools
+  // are listed from the start; the health's warning says when a link named no app. The link
+  // stays as it is: "/" keeps meaning "whatever runs".
+  let linkWarning = null;
+  async function selectDefault() {
+    const wanted = selected;
+    if (wanted && apps.has(wanted)) return;
+    const query = wanted ? `?app=${encodeURIComponent(wanted)}` : "";
+    const response = await fetch(`apps/health${query}`, { credentials: "same-origin" });
+    const body = await response.json().catch(() => ({}));
+    if (selected !== wanted || !body.name || !apps.has(body.name)) return;
+    selected = body.name;
+    linkWarning = body.warning || null;
+    renderApps();
+    loadStderr(selected);
   }
 
   let stderr = { id: null, lines: [] };
@@ -188,6 +207,13 @@
     return el("ul", { id, class: "tools" }, items);
   }
 
+  // An empty tail says so: an empty box would look like something failed to load.
+  function stderrTail(id) {
+    if (stderr.id !== id) return el("pre", { id: "stderr" }, "…");
+    if (!stderr.lines.length) return el("pre", { id: "stderr", class: "none" }, "(no stderr lines yet)");
+    return el("pre", { id: "stderr" }, stderr.lines.slice(-50).join("\n"));
+  }
+
   function renderDetail() {
     const detail = $("detail");
     const status = apps.get(selected);
@@ -198,6 +224,7 @@
     const groups = split(selected);
     const warning = uiWarning(status);
     detail.replaceChildren(
+      linkWarning ? el("p", { class: "error", id: "link-warning" }, linkWarning) : "",
       el("h3", {}, `Tools of ${status.id}`),
       el("div", { class: "meta" }, "Model-visible"),
       toolList("tools-visible", groups.modelVisible.map((t) => toolItem(t, { open: true }))),
@@ -208,7 +235,7 @@
       // replaceChildren() would show a null child as the text "null".
       warning ? el("p", { class: "error", id: "ui-warning" }, warning) : "",
       el("h3", {}, "stderr (last lines)"),
-      el("pre", { id: "stderr" }, stderr.id === status.id ? stderr.lines.slice(-50).join("\n") : "…"),
+      stderrTail(status.id),
     );
   }
 
@@ -233,6 +260,7 @@
         apps.set(message.app.id, message.app);
         renderApps();
         if (message.app.id === selected && (!before || before.state !== message.app.state)) loadStderr(selected);
+        if (!apps.has(selected) && message.app.state === "Running") selectDefault().catch(() => {});
       } else if (message.type === "catalog") {
         catalogUi.set(message.appId, message.hasUi);
         renderApps();
@@ -318,6 +346,12 @@
     return block;
   }
 
+  // A folded tool call says in its summary whether it worked, without opening it.
+  function markOutcome(block, isError) {
+    const summary = block.querySelector("summary");
+    summary.append(el("span", { class: `outcome ${isError ? "error" : "ok"}` }, isError ? "error" : "ok"));
+  }
+
   async function restoreChat() {
     if (!sessionId) return;
     const response = await fetch(`apps/chat/${encodeURIComponent(sessionId)}`, { credentials: "same-origin" });
@@ -399,6 +433,7 @@
             const call = calls.get(event.id);
             const target = call ? call.block : toolBlock("result", {});
             target.append(el("pre", { class: event.isError ? "error" : "" }, event.text));
+            markOutcome(target, Boolean(event.isError));
             if (event.view && !event.isError) {
               Host.openView({
                 appId: event.view.appId,
@@ -504,7 +539,8 @@
     $("main").hidden = false;
     connectEvents();
     await loadTools().catch(() => {});
-    if (selected) loadStderr(selected);
+    if (apps.has(selected)) loadStderr(selected);
+    else await selectDefault().catch(() => {});
     await restoreChat().catch(() => {});
     await openFromUrl().catch((error) => {
       $("canvas").replaceChildren(el("p", { class: "refusal" }, error.message));
