@@ -3,7 +3,6 @@ object is refused). Pure and light: the command line uses it without loading the
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,11 +22,9 @@ def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
         if not raw.strip():
             return {}
         try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError as error:
-            raise ArgumentError(
-                f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
-            ) from None
+            raw = jsonin.parse(raw)
+        except jsonin.JSONInputError as error:
+            raise ArgumentError(f"not valid JSON: {error}") from None
         except RecursionError:
             raise ArgumentError(jsonin.too_deep("the arguments")) from None
     if not isinstance(raw, Mapping):

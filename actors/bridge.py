@@ -9,7 +9,6 @@ exception.
 from __future__ import annotations
 
 import contextvars
-import json
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -21,10 +20,11 @@ from actors.catalog import Wire
 from actors.messages import CallPublicTool, GetToolTable, RegistryMessage
 from actors.runtime import Abandonment, AskTimeout, Mailbox, ask
 from actors.tooltable import PublicTool, ToolTable
+from supervisor.model import jsonout
 
 
 def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return jsonout.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _block_text(block: Any) -> str:

@@ -22,6 +22,7 @@ import attrs
 import trio
 
 from actors.turns import Message
+from supervisor.model import jsonout
 from supervisor.model.errors import McpappsError
 
 T = TypeVar("T")
@@ -170,7 +171,7 @@ class ChatStore:
             [
                 # ASCII JSON: a lone surrogate from a client or a model is kept as its
                 # escape, where SQLite's UTF-8 could not hold it.
-                (session_id, start + i, turn, json.dumps(message))
+                (session_id, start + i, turn, jsonout.dumps(message))
                 for i, message in enumerate(messages, 1)
             ],
         )

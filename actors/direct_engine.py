@@ -4,7 +4,6 @@ so that the whole chat path can be used, and tested, on a fresh machine."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Sequence
 
@@ -12,6 +11,7 @@ from actors.agent import call_tool
 from actors.arguments import ArgumentError, parse_arguments
 from actors.bridge import ToolBridge
 from actors.turns import Emit, Message, TextPiece, ToolFinished, ToolStarted, UserTurn
+from supervisor.model import jsonout
 
 HELP = (
     "This chat runs the direct engine, which has no model. It understands two commands:\n"
@@ -69,7 +69,7 @@ class DirectEngine:
         request = {
             "id": call_id,
             "type": "function",
-            "function": {"name": public_name, "arguments": json.dumps(shown)},
+            "function": {"name": public_name, "arguments": jsonout.dumps(shown)},
         }
         return [
             {"role": "assistant", "content": None, "tool_calls": [request]},

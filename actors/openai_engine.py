@@ -29,6 +29,7 @@ from actors.sampling import sampling_body, sampling_result
 from actors.tooltable import MODEL_NAME, PublicTool, ToolTable, model_alias
 from actors.turns import Emit, Message, TextPiece, ToolFinished, ToolStarted, TurnFailed, UserTurn
 from actors.upstream import ServerRequestRefused
+from supervisor.model import jsonout
 from supervisor.model.config import AgentConfig
 from supervisor.model.errors import ActorUnavailable
 
@@ -209,7 +210,7 @@ class OpenAIEngine:
             async with (
                 httpx2.AsyncClient(timeout=timeout, headers=self._headers) as http,
                 http.stream(
-                    "POST", self.url, content=json.dumps(body), headers=headers
+                    "POST", self.url, content=jsonout.dumps(body), headers=headers
                 ) as response,
             ):
                 await self._check(response)
@@ -281,7 +282,7 @@ class OpenAIEngine:
             body["tools"] = [_function(tool) for tool in table.tools]
         try:
             # ASCII JSON: a lone surrogate a model or an app once sent has no UTF-8 form.
-            content = json.dumps(body).encode()
+            content = jsonout.dumps(body).encode()
             headers = {"content-type": "application/json"}
             async with http.stream("POST", self.url, content=content, headers=headers) as response:
                 await self._check(response)
@@ -343,7 +344,7 @@ class OpenAIEngine:
     def _chunk(self, data: str) -> Mapping[str, Any]:
         try:
             chunk = json.loads(data)
-        except json.JSONDecodeError:
+        except ValueError:  # a JSONDecodeError, or an integer of more digits than int() takes
             raise _TurnFailed(
                 f"the model server at {self.url} sent data that is not JSON, so not a"
                 f" chat-completions stream: {_quote(data)}"
@@ -437,7 +438,7 @@ def _error_message(body: str) -> str:
     `{"error": "..."}`, or the start of whatever else was sent."""
     try:
         parsed = json.loads(body)
-    except json.JSONDecodeError:
+    except ValueError:
         return _quote(body)
     error = parsed.get("error") if isinstance(parsed, Mapping) else None
     if isinstance(error, Mapping):

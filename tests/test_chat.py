@@ -258,16 +258,17 @@ async def test_arguments_that_cannot_be_sent_harm_nothing(project: Project) -> N
     write(project, "", ("fx", ()), grocery=False)
     async with supervisor_running(project) as supervisor, http(supervisor) as client:
         pid = (await client.get("/admin/apps/fx")).json()["pid"]
-        # A JSON escape of a lone surrogate: valid JSON, but text with no UTF-8 form.
+        # A JSON escape of a lone surrogate in the arguments: text with no UTF-8 form, refused
+        # as the arguments are read.
         lone = b'{"message": "/call fx.echo {\\"text\\": \\"\\\\ud800\\"}", "sessionId": "odd"}'
         async with client.stream(
             "POST", "/apps/chat", content=lone, headers={"content-type": "application/json"}
         ) as response:
             frames = [frame.json() async for frame in aiter(httpx2.EventSource(response))]
         assert [f["type"] for f in frames] == ["session", "tool", "result", "done"]
-        assert frames[1]["input"] == {"text": "\ud800"}
+        assert frames[1]["input"] == {}
         assert frames[2]["isError"] is True
-        assert "holds text that is not valid Unicode" in frames[2]["text"]
+        assert "has a \\u escape that is half of a surrogate pair" in frames[2]["text"]
         saved = await _saved(supervisor, "odd")
         assert saved["messages"][-1]["content"] == frames[2]["text"]
         deep = json.dumps({"text": "a", "x": json.loads("[" * 300 + "]" * 300)})

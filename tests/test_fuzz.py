@@ -146,6 +146,22 @@ odd_bytes = st.one_of(
             b"{}" * 100,
             b'{"jsonrpc":"2.0","id":1,"method":"ping"}' * 2,
             b"NaN",
+            # What Python's json reads but JSON has not: each must be refused, never passed on.
+            b'{"message":"hi","name":"fx.add","x":' + b"9" * 5000 + b"}",
+            b'{"jsonrpc":"2.0","id":1,"method":"ping","pad":'
+            + b"[" * 33
+            + b"]" * 33
+            + b',"pad2":'
+            + b"[" * 33
+            + b"]" * 33
+            + b',"x":'
+            + b"9" * 5000
+            + b"}",
+            b'{"name":"fx.echo","arguments":{"text":"a","x":Infinity},"message":"/call fx.echo'
+            b' {\\"text\\": -Infinity}"}',
+            b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo",'
+            b'"arguments":{"text":"a","x":1e400}}}',
+            b'{"name":"fx.echo","arguments":{"text":"\\ud800"}}',
         ]
     ),
 )
@@ -188,10 +204,24 @@ content_types = st.sampled_from(
 # ---- the properties ---------------------------------------------------------------------------
 
 
+def strict_json(text: str) -> Any:
+    """`text` as JSON, refusing NaN and Infinity as a browser's JSON.parse does."""
+
+    def refuse(name: str) -> Any:
+        raise ValueError(f"{name} in an answer: no JSON parser reads it")
+
+    return json.loads(text, parse_constant=refuse)
+
+
 def check(response: httpx2.Response) -> None:
     assert response.status_code < 500, (response.status_code, response.text[:500])
-    if response.headers.get("content-type", "").startswith("application/json") and response.content:
-        response.json()  # an error body a program can read
+    kind = response.headers.get("content-type", "")
+    if kind.startswith("application/json") and response.content:
+        strict_json(response.text)  # a body a program can read
+    elif kind.startswith("text/event-stream"):
+        for line in response.text.splitlines():
+            if line.startswith("data:") and line[5:].strip():
+                strict_json(line[5:])  # every frame, as a page or an MCP client reads it
 
 
 @FUZZ

@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 from typing import Any
 
 import httpx2
+import mcp_types as types
 import pytest
 import trio
 import trio_websocket
+from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
+from quart_trio import QuartTrio
 
-from supervisor.model import jsonin
+from supervisor.model import jsonin, jsonout
 from tests.support.frontdoor import (
     INITIALIZE,
     MCP_HEADERS,
@@ -26,6 +30,7 @@ from tests.support.frontdoor import (
 from tests.support.helpers import Project
 from tests.support.rawhttp import raw_connection, request
 from tests.support.running import Supervisor, supervisor_running
+from web.routes import FiniteJSONProvider
 
 HANG_GUARD_S = 15  # far longer than any answer here takes; far shorter than a request timeout
 
@@ -82,6 +87,107 @@ async def test_bodies_that_are_not_json_we_take_are_400_on_admin_and_chat(
         assert "nests more than" in results[0]["text"]
         assert not [f for f in frames if f["type"] == "error"], frames
         no_tracebacks(supervisor)
+
+
+# ---- numbers and strings JSON has not: 400 naming them, on every route ------------------------
+
+# What Python's json module reads but JSON has not (or an integer longer than int() converts),
+# as a value in a body, and what the refusal must say about it.
+NOT_JSON = {
+    "an integer of 5000 digits": ("9" * 5000, "has more than 4300 digits"),
+    "NaN": ("NaN", "NaN is not a JSON number"),
+    "Infinity": ("Infinity", "Infinity is not a JSON number"),
+    "-Infinity": ("-Infinity", "-Infinity is not a JSON number"),
+    "a float too large": ("1e400", "the number 1e400 is too large for a JSON number"),
+    "a lone surrogate": ('"\\ud800"', 'the string "\\ud800" has a \\u escape that is half'),
+}
+BODY_ROUTES = (
+    "/admin/call",
+    "/apps/chat",
+    "/apps/views",
+    "/apps/views/v1/mcp",
+    "/apps/views/v1/answers",
+    "/apps/chat/s1/answers",
+    "/apps/sampling/grocery-inventory",
+)
+
+
+@pytest.mark.parametrize("name", NOT_JSON)
+def test_values_json_has_not_are_refused_naming_them(name: str) -> None:
+    literal, said = NOT_JSON[name]
+    with pytest.raises(jsonin.JSONInputError) as refused:
+        jsonin.loads(('{"name": "x", "arguments": {"a": ' + literal + "}}").encode())
+    assert str(refused.value).startswith("the body is not valid JSON: "), refused.value
+    assert said in str(refused.value)
+    # An escaped backslash before "u" is no escape, and a whole pair is a character.
+    assert jsonin.loads(b'["\\\\ud800", "\\ud83d\\ude00"]') == ["\\ud800", "\U0001f600"]
+
+
+def test_what_we_send_out_never_holds_nan_or_infinity() -> None:
+    """An app's result may hold a float that is not finite (the SDK reads one from an app):
+    every frame, saved session and route answer writes it as null, which JSON.parse reads."""
+    value = {"a": math.nan, "b": [math.inf, -math.inf, 1.5], "c": {"d": (math.nan,)}, "e": "NaN"}
+    expected = '{"a": null, "b": [null, null, 1.5], "c": {"d": [null]}, "e": "NaN"}'
+    assert jsonout.dumps(value) == expected
+    assert json.loads(jsonout.dumps(value)) == json.loads(expected)
+    # The routes' answers (Quart's JSON) go through the same.
+    assert FiniteJSONProvider(QuartTrio("t")).dumps(value, sort_keys=False) == expected
+
+
+async def test_values_json_has_not_are_400_on_every_route_and_a_parse_error_over_mcp(
+    project: Project,
+) -> None:
+    write(project, "", ("fx", ()))
+    # Over 64 brackets in all: the front door parses the body itself to check its nesting.
+    pad = ', "pad": ' + "[" * 33 + "]" * 33 + ', "pad2": ' + "[" * 33 + "]" * 33
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        for name, (literal, said) in NOT_JSON.items():
+            body = '{"message": "hi", "name": "fx.add", "x": ' + literal + "}"
+            for path in BODY_ROUTES:
+                response = await client.post(
+                    path, content=body, headers={"content-type": "application/json"}
+                )
+                error = response.json()["error"]
+                if path.endswith("/mcp"):  # a view's channel answers in JSON-RPC, as MCP does
+                    assert error["code"] == -32700, (name, path, error)
+                else:
+                    assert response.status_code == 400, (name, path, response.text)
+                    assert error["code"] == "bad_request", (name, path, error)
+                assert error["message"].startswith("the body is not valid JSON: "), error
+                assert said in error["message"], (name, path, error)
+
+            # The MCP endpoints answer a body they cannot take as JSON-RPC says: -32700.
+            for path, tool in (("/mcp", "fx.add"), ("/apps/mcp/fx", "add")):
+                session = await open_session(client, path)
+                for padding in ("", pad):
+                    call = (
+                        '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "'
+                        + tool
+                        + '", "arguments": {"a": '
+                        + literal
+                        + ', "b": 1}}'
+                        + padding
+                        + "}"
+                    )
+                    response = await client.post(path, content=call, headers=session)
+                    assert response.status_code == 400, (name, path, response.text)
+                    error = response.json()["error"]
+                    assert error["code"] == -32700, (name, path, error)
+
+            # A chat's `/call` with such arguments: the call's own error, naming the value.
+            message = "/call fx.add {" + f'"a": {literal}, "b": 1' + "}"
+            response = await client.post("/apps/chat", json={"message": message})
+            assert response.status_code == 200, response.text
+            frames = [
+                json.loads(line[5:]) for line in response.text.splitlines() if line[:5] == "data:"
+            ]
+            [result] = [f for f in frames if f["type"] == "result"]
+            assert result["isError"], result
+            assert "invalid arguments for tool 'fx.add': not valid JSON" in result["text"]
+            assert said in result["text"], result
+            assert not [f for f in frames if f["type"] == "error"], frames
+        no_tracebacks(supervisor)
+        assert " ERROR " not in supervisor.log, supervisor.log[-3000:]
 
 
 # ---- one nesting limit, refused up front on every route ---------------------------------------
@@ -211,6 +317,95 @@ async def test_a_request_id_in_flight_on_the_session_is_refused_and_the_first_an
         # Once answered, the id is free again.
         again = await client.post(path, json=call, headers=session)
         assert events(again)[-1]["result"]["content"][0]["text"] == "slept"
+
+
+# ---- MCP requests the SDK answers badly: a JSON error that says why -------------------------
+
+PING = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+
+
+async def test_mcp_requests_the_sdk_would_answer_badly_get_json_that_says_why(
+    project: Project,
+) -> None:
+    write(project, "", ("fx", ()), grocery=False)
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        port = supervisor.port
+        for path in ("/mcp", "/apps/mcp/fx"):
+            session = await open_session(client, path)
+
+            # A protocol version no era has, with or without a session: said as such.
+            for headers in (MCP_HEADERS, session):
+                for version in ("banana", "1999-01-01"):
+                    asked = {**headers, "mcp-protocol-version": version}
+                    response = await client.post(path, json=PING, headers=asked)
+                    assert response.status_code == 400, response.text
+                    answer = response.json()
+                    assert answer["id"] == 9
+                    assert answer["error"]["code"] == types.UNSUPPORTED_PROTOCOL_VERSION
+                    assert f"the protocol version '{version}'" in answer["error"]["message"]
+                    assert "this server speaks 2024-11-05," in answer["error"]["message"]
+                    assert answer["error"]["data"] == {
+                        "supported": list(KNOWN_PROTOCOL_VERSIONS),
+                        "requested": version,
+                    }
+
+            # A 2026-07-28 request that accepts no answer it can be given: 406, in JSON, as
+            # the handshake era answers it.
+            body = json.dumps(PING).encode()
+            for accept in ({}, {"accept": "text/html"}):
+                async with raw_connection(port) as connection:
+                    head = request(
+                        "POST",
+                        path,
+                        port,
+                        body,
+                        content_type="application/json",
+                        mcp_protocol_version="2026-07-28",
+                        **accept,
+                    )
+                    with trio.fail_after(HANG_GUARD_S):
+                        await connection.send(head)
+                        refused = await connection.response()
+                assert refused is not None
+                assert refused.status == 406, refused
+                assert refused.headers["content-type"] == "application/json", refused
+                error = json.loads(refused.body)["error"]
+                assert error["code"] == -32600
+                assert "must accept both application/json and text/event-stream" in error["message"]
+
+            # Resuming the standing stream: there is nothing to replay, and it opens.
+            resume = {
+                "accept": "text/event-stream",
+                "mcp-session-id": session["mcp-session-id"],
+                "mcp-protocol-version": session["mcp-protocol-version"],
+                "last-event-id": "5",
+            }
+            with trio.fail_after(HANG_GUARD_S):
+                async with client.stream("GET", path, headers=resume) as stream:
+                    assert stream.status_code == 200
+                    assert stream.headers["content-type"].startswith("text/event-stream")
+
+            # A batch repeating an id: refused as a batch, nothing is in flight.
+            response = await client.post(path, json=[PING, PING], headers=session)
+            assert response.status_code == 400, response.text
+            error = response.json()["error"]
+            assert error["code"] == -32600
+            assert "a batch (a JSON array of messages) is not accepted" in error["message"]
+
+        no_tracebacks(supervisor)
+
+
+async def test_a_request_without_a_host_header_is_told_so(project: Project) -> None:
+    write(project, "", grocery=False)
+    async with supervisor_running(project) as supervisor:
+        async with raw_connection(supervisor.port) as connection:
+            with trio.fail_after(HANG_GUARD_S):
+                await connection.send(b"GET /apps/health HTTP/1.0\r\n\r\n")
+                refused = await connection.response()
+        assert refused is not None
+        assert refused.status == 421, refused
+        message = json.loads(refused.body)["error"]["message"]
+        assert message.startswith("the request has no Host header: send one"), message
 
 
 # ---- WebSocket upgrades are refused like any request ------------------------------------------

@@ -10,8 +10,6 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import mcp_types as types
-
 from actors.messages import AppStatus, AppUnavailable, Lookup, RegistryMessage, UnknownApp
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor.model.lifecycle import AppState
@@ -143,12 +141,7 @@ class FrontDoor:
         if is_http:
             send = finishing(send)
         if not host_allowed(self._policy, host):
-            await deny(
-                421,
-                "host_not_allowed",
-                f"the Host header '{host}' is not accepted: use localhost, 127.0.0.1 or"
-                " [::1], or add the name to server.public_hosts",
-            )
+            await deny(421, "host_not_allowed", _host_refusal(host))
             return
         if not origin_allowed(self._policy, origin, host):
             await deny(
@@ -200,7 +193,7 @@ class FrontDoor:
                 )
                 return
             if (problem := mcp_body_problem(body)) is not None:
-                await send_jsonrpc_error(send, 400, types.INVALID_REQUEST, problem)
+                await send_jsonrpc_error(send, 400, *problem)
                 return
         if path.rstrip("/") == "/mcp":
             await serve_mcp(self._aggregate, scope, receive, send, headers, body)
@@ -276,6 +269,18 @@ class FrontDoor:
         except ValueError:
             return None  # the route says what is wrong with it
         return self._owners.refusal(name)
+
+
+def _host_refusal(host: str | None) -> str:
+    if host is None:  # HTTP/1.0 lets a request have none
+        return (
+            "the request has no Host header: send one that names this server (localhost,"
+            " 127.0.0.1, [::1] or a name in server.public_hosts)"
+        )
+    return (
+        f"the Host header '{host}' is not accepted: use localhost, 127.0.0.1 or [::1], or add"
+        " the name to server.public_hosts"
+    )
 
 
 def _is_json(content_type: str | None) -> bool:

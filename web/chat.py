@@ -8,7 +8,6 @@ happens to this connection.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import uuid
@@ -23,7 +22,7 @@ from actors.chatstore import SavedSession, StoreError
 from actors.messages import CancelTurn, GetSession, HubMessage, Turn
 from actors.runtime import AskTimeout, Mailbox, ask
 from actors.turns import Event, TextPiece, ToolFinished, ToolStarted, TurnFailed, UserTurn
-from supervisor.model import jsonin
+from supervisor.model import jsonin, jsonout
 from supervisor.model.errors import McpappsError
 from web.errors import json_error
 
@@ -189,5 +188,5 @@ class _Frames:
         self._next_id += 1
         # ASCII JSON: text from a model or an app may hold a lone surrogate, which has no
         # UTF-8 form; as an escape it reaches the browser's JSON.parse intact.
-        payload = json.dumps({"type": kind, **data})
+        payload = jsonout.dumps({"type": kind, **data})
         return f"event: {kind}\nid: {self._next_id}\ndata: {payload}\n\n".encode()

@@ -15,7 +15,6 @@ leave it showing a state that is not true.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -30,6 +29,7 @@ from actors.messages import (
     Watch,
 )
 from actors.runtime import Mailbox
+from supervisor.model import jsonout
 from web.admin import diff_json, status_json
 from web.uiview import catalog_has_ui
 
@@ -124,7 +124,7 @@ async def serve_events(
                     if message is None:
                         continue
                     seq += 1
-                    text = json.dumps({**message, "seq": seq})
+                    text = jsonout.dumps({**message, "seq": seq})
                     with trio.move_on_after(SEND_TIMEOUT_S) as waited:
                         await send({"type": "websocket.send", "text": text})
                     if waited.cancelled_caught:

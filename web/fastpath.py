@@ -28,7 +28,6 @@ by accepting both.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -47,6 +46,7 @@ from pydantic import ValidationError
 from actors.catalog import Wire
 from actors.runtime import Abandonment
 from actors.upstream import ServerRequestRefused
+from supervisor.model import jsonout
 
 # The client capabilities that let a server ask its client something while a request runs.
 _ASKABLE = ("sampling", "elicitation", "roots")
@@ -265,7 +265,7 @@ def _error_wire(error: ErrorData) -> Wire:
 
 
 def _response(request_id: str | int, outcome: Wire) -> bytes:
-    return json.dumps(
+    return jsonout.dumps(
         {"jsonrpc": "2.0", "id": request_id, **outcome}, separators=(",", ":"), ensure_ascii=False
     ).encode()
 

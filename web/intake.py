@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from typing import Any
 
 import attrs
 import trio
+from mcp_types import INVALID_REQUEST, PARSE_ERROR
 
 from supervisor.model import jsonin
 
@@ -85,17 +87,28 @@ def replaying(body: bytes, receive: Any) -> Any:
     return receive_again
 
 
-def mcp_body_problem(body: bytes) -> str | None:
-    """Why an MCP request body is refused before the SDK reads it: it nests deeper than the
-    one limit every route has. (Malformed JSON is left to the SDK, which answers it as JSON-RPC
-    says.)"""
-    if not jsonin.may_nest_too_deep(body):
+def mcp_body_problem(body: bytes) -> tuple[int, str] | None:
+    """Why an MCP request body is refused before the SDK reads it, as a JSON-RPC error code and
+    message: it nests deeper than the one limit every route has (invalid request), or it holds
+    what JSON has not (a parse error, as the SDK answers any text that is not JSON), above all
+    NaN, Infinity or a number too large for a float: the SDK's parser reads those as floats and
+    passes them on as null. Only a body that may hold one of these is parsed here; any other
+    malformed JSON is left to the SDK."""
+    if not jsonin.may_nest_too_deep(body) and _NOT_FINITE.search(body) is None:
         return None
     try:
         jsonin.loads(body)
     except jsonin.JSONInputError as error:
-        return str(error) if "nests more than" in str(error) else None
+        if "nests more than" in str(error):
+            return INVALID_REQUEST, str(error)
+        return PARSE_ERROR, f"Parse error: {error}"
     return None
+
+
+# Where a number JSON has not may be: the words NaN and Infinity, an exponent of three digits,
+# or 309 digits in a row (a float's limit is about 1.8e308; an integer that long is checked
+# too). The parse then says whether it is a number or part of a string.
+_NOT_FINITE = re.compile(rb"NaN|Infinity|[0-9][eE]\+?[0-9]{3}|[0-9]{309}")
 
 
 def request_ids(body: bytes) -> list[str]:
@@ -121,10 +134,11 @@ def request_ids_of(message: Any) -> list[str]:
     ]
 
 
-def jsonrpc_error(code: int, message: str, request_id: Any = None) -> bytes:
-    return json.dumps(
-        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-    ).encode()
+def jsonrpc_error(code: int, message: str, request_id: Any = None, data: Any = None) -> bytes:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()
 
 
 def finishing(send: Any) -> Any:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIONS
 
 from web.fastpath import parse
 from web.intake import jsonrpc_error, request_ids_of
@@ -24,13 +25,45 @@ async def serve_mcp(
     headers: dict[str, str],
     body: bytes,
 ) -> None:
-    """Hand the request to the endpoint's SDK session manager, refusing a request id that is
-    already in flight on the session, and saying when to try again if no session can open."""
+    """Hand the request to the endpoint's SDK session manager, refusing a protocol version no
+    era has, a batch, and a request id that is already in flight on the session, and saying
+    when to try again if no session can open."""
+    message = parse(body) if scope["method"] == "POST" else None
+    version = headers.get("mcp-protocol-version")
+    if version is not None and version not in KNOWN_PROTOCOL_VERSIONS:
+        # The SDK hands a version it does not know to the 2026-07-28 transport, whose first
+        # check is the envelope in `params._meta`: the client would be told about a field,
+        # not that the version is the problem.
+        await send_jsonrpc_error(
+            send,
+            400,
+            types.UNSUPPORTED_PROTOCOL_VERSION,
+            f"the protocol version '{version}' (the MCP-Protocol-Version header) is not"
+            f" supported: this server speaks {', '.join(KNOWN_PROTOCOL_VERSIONS)}",
+            request_id=_single_id(message),
+            data={"supported": list(KNOWN_PROTOCOL_VERSIONS), "requested": version},
+        )
+        return
+    if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        send = _json_refusals(send, version)
+    if scope["method"] == "GET" and "last-event-id" in headers:
+        scope = _without_last_event_id(scope)
     session = headers.get("mcp-session-id")
     if scope["method"] != "POST":
         await endpoint.manager.handle_request(scope, receive, send)
         return
-    message = parse(body)
+    if isinstance(message, list):
+        # The SDK refuses every batch too (JSON-RPC batches left MCP in 2025-06-18), with a
+        # pydantic validation dump; and its ids are never in flight, so saying one is (as
+        # the check below would for an id repeated in it) would be wrong.
+        await send_jsonrpc_error(
+            send,
+            400,
+            types.INVALID_REQUEST,
+            "a batch (a JSON array of messages) is not accepted: send each JSON-RPC message"
+            " in a request of its own",
+        )
+        return
     if session is None:
         send = endpoint.fast.watch_opening(message, _retry_later_when_full(send))
         await endpoint.manager.handle_request(scope, receive, send)
@@ -38,11 +71,11 @@ async def serve_mcp(
     endpoint.fast.cancel(message, session)
     ids = request_ids_of(message)
     if (taken := endpoint.in_flight.taken(session, ids)) is not None:
-        message = (
+        refusal = (
             f"the request id {taken} is already in use by a request in flight on this session:"
             " give each request of a session its own id"
         )
-        await send_jsonrpc_error(send, 400, types.INVALID_REQUEST, message)
+        await send_jsonrpc_error(send, 400, types.INVALID_REQUEST, refusal)
         return
     endpoint.in_flight.hold(session, ids)
     try:
@@ -52,6 +85,65 @@ async def serve_mcp(
             await endpoint.manager.handle_request(scope, receive, send)
     finally:
         endpoint.in_flight.release(session, ids)
+
+
+def _single_id(message: Any) -> Any:
+    """The id of a body that is one JSON-RPC request, for its error to answer it."""
+    ids = request_ids_of(message) if isinstance(message, dict) else []
+    return message["id"] if ids else None
+
+
+def _without_last_event_id(scope: dict[str, Any]) -> dict[str, Any]:
+    """The request without `Last-Event-ID`: the endpoints keep no event store, so no event they
+    send has an id and nothing can be replayed. The SDK's transport, asked to replay with no
+    store, returns without answering (an empty 500); without the header, the stream opens and
+    carries what is sent from now on, as the TypeScript SDK's server does without a store.
+    (SDK clients send the header only with an id they were sent, so they never send it here.)"""
+    kept = [(k, v) for k, v in scope["headers"] if k.lower() != b"last-event-id"]
+    return {**scope, "headers": kept}
+
+
+# The SDK's 2026-07-28 transport refuses these without a body, where the handshake era's answers
+# a JSON-RPC error: the same words here, so every error the endpoints give is JSON.
+_REFUSALS = {
+    406: "Not Acceptable: Client must accept both application/json and text/event-stream",
+    405: "Method Not Allowed: protocol version {version} takes POST requests only",
+}
+
+
+def _json_refusals(send: Any, version: str) -> Any:
+    """A `send` that gives an empty refusal of the 2026-07-28 transport a JSON-RPC error body."""
+    held: list[dict[str, Any]] = []
+
+    async def send_json_refusal(message: dict[str, Any]) -> None:
+        if (
+            message["type"] == "http.response.start"
+            and message["status"] in _REFUSALS
+            and not any(k.lower() == b"content-type" for k, _ in message.get("headers", ()))
+        ):
+            held.append(message)
+            return
+        if held and message["type"] == "http.response.body":
+            start = held.pop()
+            if not message.get("body") and not message.get("more_body", False):
+                status = start["status"]
+                body = jsonrpc_error(
+                    types.INVALID_REQUEST, _REFUSALS[status].format(version=version)
+                )
+                kept = [
+                    (k, v) for k, v in start.get("headers", ()) if k.lower() != b"content-length"
+                ]
+                json_headers = [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ]
+                await send({**start, "headers": [*kept, *json_headers]})
+                await send({"type": "http.response.body", "body": body})
+                return
+            await send(start)
+        await send(message)
+
+    return send_json_refusal
 
 
 SESSIONS_RETRY_AFTER_S = 30  # sessions end as clients close them or go idle
@@ -70,8 +162,16 @@ def _retry_later_when_full(send: Any) -> Any:
     return send_with_retry_after
 
 
-async def send_jsonrpc_error(send: Any, status: int, code: int, message: str) -> None:
-    body = jsonrpc_error(code, message)
+async def send_jsonrpc_error(
+    send: Any,
+    status: int,
+    code: int,
+    message: str,
+    *,
+    request_id: Any = None,
+    data: Any = None,
+) -> None:
+    body = jsonrpc_error(code, message, request_id, data)
     await send(
         {
             "type": "http.response.start",

@@ -9,12 +9,14 @@ from urllib.parse import urlencode
 
 import attrs
 from quart import redirect, request
+from quart.json.provider import DefaultJSONProvider
 from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
 from actors.messages import AppStatus, HubMessage, RegistryMessage, Snapshot
 from actors.metrics import Metrics
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
+from supervisor.model import jsonout
 from supervisor.model.lifecycle import AppState
 from supervisor.model.reload import Reload
 from web.admin import admin_blueprint
@@ -25,6 +27,17 @@ from web.errors import json_error
 from web.security import SESSION_COOKIE, AccessPolicy, session_value, token_matches
 from web.viewdoor import ViewDoor
 from web.viewroutes import views_blueprint
+
+
+class FiniteJSONProvider(DefaultJSONProvider):
+    """Quart's JSON, with every float that is not finite written as null (`jsonout`): an
+    answer holding NaN or Infinity would not parse."""
+
+    def dumps(self, obj: Any, **kwargs: Any) -> str:
+        kwargs.setdefault("default", self.default)
+        kwargs.setdefault("ensure_ascii", self.ensure_ascii)
+        kwargs.setdefault("sort_keys", self.sort_keys)
+        return jsonout.dumps(obj, **kwargs)
 
 
 def create_app(
@@ -41,6 +54,7 @@ def create_app(
     """`public_url` (no trailing slash), when set, is the base of every URL handed out: the
     request's own Host and any X-Forwarded-* headers are never trusted for that."""
     app = QuartTrio("mcpapps")
+    app.json = FiniteJSONProvider(app)
     contexts = views.session_contexts if views is not None else None
     app.register_blueprint(chat_blueprint(chats, contexts))
     app.register_blueprint(answers_blueprint(chats, registry))

@@ -6,7 +6,6 @@ server-sent events."""
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +17,7 @@ from actors.catalog import Catalog, Wire
 from actors.messages import GetCatalog, ToApp, UpstreamRequest
 from actors.runtime import ASK_TIMEOUT_S, Abandonment, ask
 from actors.upstream import ServerRequestRefused
+from supervisor.model import jsonout
 from supervisor.model.errors import McpappsError
 from web.chat import KEEP_ALIVE_S
 from web.relay import APP_ERROR, mcp_error
@@ -134,7 +134,7 @@ def rpc_answer(rpc_id: Any, **outcome: Any) -> dict[str, Any]:
 
 
 def sse_event(name: str, data: Any) -> bytes:
-    return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+    return f"event: {name}\ndata: {jsonout.dumps(data)}\n\n".encode()
 
 
 def event_stream(events: AsyncIterator[bytes]) -> Response:
