@@ -392,6 +392,17 @@ async def test_mcp_requests_the_sdk_would_answer_badly_get_json_that_says_why(
             assert error["code"] == -32600
             assert "a batch (a JSON array of messages) is not accepted" in error["message"]
 
+            # An id MCP does not take (null, a boolean, an object): the request is refused,
+            # where the SDK took it for a notification (202) and the client waited forever.
+            for bad_id in (None, True, {"a": 1}, 1.5):
+                for headers in (session, MCP_HEADERS):
+                    asked = {**PING, "id": bad_id}
+                    response = await client.post(path, json=asked, headers=headers)
+                    assert response.status_code == 400, (bad_id, response.text)
+                    error = response.json()["error"]
+                    assert error["code"] == -32600, bad_id
+                    assert "MCP takes a string or an integer" in error["message"], bad_id
+
         no_tracebacks(supervisor)
 
 

@@ -4,6 +4,7 @@ again."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -63,6 +64,11 @@ async def serve_mcp(
             "a batch (a JSON array of messages) is not accepted: send each JSON-RPC message"
             " in a request of its own",
         )
+        return
+    if (problem := _id_problem(message)) is not None:
+        # The handshake-era transport reads such a message as a notification (the id is not
+        # one it takes) and answers 202: the client would wait for an answer forever.
+        await send_jsonrpc_error(send, 400, types.INVALID_REQUEST, problem)
         return
     if session is None:
         send = endpoint.fast.watch_opening(message, _retry_later_when_full(send))
@@ -144,6 +150,17 @@ def _json_refusals(send: Any, version: str) -> Any:
         await send(message)
 
     return send_json_refusal
+
+
+def _id_problem(message: Any) -> str | None:
+    """Why a request's `id` is no id: MCP takes a string or an integer, never null."""
+    if not (isinstance(message, dict) and "id" in message and "method" in message):
+        return None
+    request_id = message["id"]
+    if isinstance(request_id, str | int) and not isinstance(request_id, bool):
+        return None
+    shown = json.dumps(request_id)[:40]
+    return f"the request's id {shown} is not one: MCP takes a string or an integer (never null)"
 
 
 SESSIONS_RETRY_AFTER_S = 30  # sessions end as clients close them or go idle
