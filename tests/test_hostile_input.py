@@ -8,6 +8,7 @@ import contextlib
 import json
 import math
 from typing import Any
+from urllib.parse import quote
 
 import httpx2
 import mcp_types as types
@@ -403,6 +404,16 @@ async def test_mcp_requests_the_sdk_would_answer_badly_get_json_that_says_why(
                     assert error["code"] == -32600, bad_id
                     assert "MCP takes a string or an integer" in error["message"], bad_id
 
+        # `?sessionId=` reaches the app as `_meta.sessionId`: what a chat could not name is
+        # refused (it went to the app as it came, CR, LF and 5,000 characters too).
+        session = await open_session(client, "/apps/mcp/fx")
+        for bad in ("a\r\nb", "x" * 5000, "", "-lead"):
+            path = f"/apps/mcp/fx?sessionId={quote(bad)}"
+            response = await client.post(path, json=PING, headers=session)
+            assert response.status_code == 400, (bad[:20], response.text)
+            assert "the sessionId in the URL" in response.json()["error"]["message"]
+        response = await client.post("/apps/mcp/fx?sessionId=chat-1", json=PING, headers=session)
+        assert response.status_code == 200, response.text
         no_tracebacks(supervisor)
 
 

@@ -17,10 +17,12 @@ from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.admin import parse_call
 from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates
+from web.chat import SESSION_ID
 from web.connections import HandshakeAnswered, websocket_send
 from web.endpoints import AppEndpoint
 from web.errors import error_body
 from web.events import serve_events
+from web.fastpath import query_value
 from web.intake import (
     CLOSE,
     Refused,
@@ -199,6 +201,20 @@ class FrontDoor:
             await serve_mcp(self._aggregate, scope, receive, send, headers, body)
         elif path.startswith(APP_PREFIX):
             app_id = path[len(APP_PREFIX) :].rstrip("/")
+            query = scope.get("query_string", b"").decode("latin-1")
+            if (chat := query_value(query, "sessionId")) is not None and not SESSION_ID.fullmatch(
+                chat
+            ):
+                # It reaches the app as `_meta.sessionId`, as a chat's session id does: the
+                # same rule, so that an app never gets what a chat could not name.
+                await send_json_error(
+                    send,
+                    400,
+                    "bad_request",
+                    "the sessionId in the URL must be 1 to 128 letters, digits or _ . : -,"
+                    " starting with a letter or digit (a chat's session id)",
+                )
+                return
             await self._app(app_id, scope, receive, send, headers, body)
         elif (down := self._down_tool(scope, headers, body)) is not None:
             await send_json_error(send, 503, "app_unavailable", down.message)
