@@ -31,7 +31,8 @@ from actors.turns import (
     UserTurn,
     app_events_text,
 )
-from web.chat import KEEP_ALIVE_S, BadChatRequest, parse_chat_request, sse_stream
+from web.chat import BadChatRequest, parse_chat_request, sse_stream
+from web.keepalives import KEEP_ALIVE_S
 
 
 def test_a_request_without_a_session_gets_a_new_one() -> None:

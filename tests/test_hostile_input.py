@@ -100,6 +100,7 @@ NOT_JSON = {
     "Infinity": ("Infinity", "Infinity is not a JSON number"),
     "-Infinity": ("-Infinity", "-Infinity is not a JSON number"),
     "a float too large": ("1e400", "the number 1e400 is too large for a JSON number"),
+    "a long mantissa": ("9" * 210 + "e99", "is too large for a JSON number"),
     "a lone surrogate": ('"\\ud800"', 'the string "\\ud800" has a \\u escape that is half'),
 }
 BODY_ROUTES = (
@@ -411,7 +412,7 @@ async def test_mcp_requests_the_sdk_would_answer_badly_get_json_that_says_why(
             path = f"/apps/mcp/fx?sessionId={quote(bad)}"
             response = await client.post(path, json=PING, headers=session)
             assert response.status_code == 400, (bad[:20], response.text)
-            assert "the sessionId in the URL" in response.json()["error"]["message"]
+            assert "in the URL, 'sessionId' must be" in response.json()["error"]["message"]
         response = await client.post("/apps/mcp/fx?sessionId=chat-1", json=PING, headers=session)
         assert response.status_code == 200, response.text
         no_tracebacks(supervisor)

@@ -185,6 +185,7 @@ def diff_json(diff: ReloadDiff) -> dict[str, Any]:
         "unchanged": list(diff.unchanged),
         "refused": [{"app": r.app, "problems": list(r.problems)} for r in diff.refused],
         "needsRestart": list(diff.needs_restart),
+        "configProblems": list(diff.config_problems),
     }
 
 

@@ -24,7 +24,7 @@ from actors.messages import (
 from actors.runtime import AskTimeout, Mailbox, ask
 from actors.upstream import ServerRequestRefused
 from supervisor.model import jsonin
-from web.chat import _SESSION_ID_RULE, CHAT_ASK_TIMEOUT_S, SESSION_ID
+from web.chat import CHAT_ASK_TIMEOUT_S, SESSION_ID, SESSION_ID_RULE
 from web.errors import json_error
 
 _BODY = '{"requestId": "...", "action": "accept" | "decline" | "cancel", "content"?: {...}}'
@@ -58,7 +58,7 @@ def answers_blueprint(chats: Mailbox[HubMessage], registry: Mailbox[RegistryMess
     @answers.post("/apps/chat/<session_id>/answers")
     async def post_answer(session_id: str) -> Any:
         if not SESSION_ID.fullmatch(session_id):
-            return json_error(400, "bad_request", _SESSION_ID_RULE)
+            return json_error(400, "bad_request", SESSION_ID_RULE)
         try:
             body = jsonin.loads(await request.get_data())
         except jsonin.JSONInputError as error:

@@ -17,7 +17,7 @@ from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.admin import parse_call
 from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates
-from web.chat import SESSION_ID
+from web.chat import SESSION_ID, SESSION_ID_RULE
 from web.connections import HandshakeAnswered, websocket_send
 from web.endpoints import AppEndpoint
 from web.errors import error_body
@@ -202,18 +202,11 @@ class FrontDoor:
         elif path.startswith(APP_PREFIX):
             app_id = path[len(APP_PREFIX) :].rstrip("/")
             query = scope.get("query_string", b"").decode("latin-1")
-            if (chat := query_value(query, "sessionId")) is not None and not SESSION_ID.fullmatch(
-                chat
-            ):
+            chat = query_value(query, "sessionId") if query else None
+            if chat is not None and not SESSION_ID.fullmatch(chat):
                 # It reaches the app as `_meta.sessionId`, as a chat's session id does: the
                 # same rule, so that an app never gets what a chat could not name.
-                await send_json_error(
-                    send,
-                    400,
-                    "bad_request",
-                    "the sessionId in the URL must be 1 to 128 letters, digits or _ . : -,"
-                    " starting with a letter or digit (a chat's session id)",
-                )
+                await send_json_error(send, 400, "bad_request", f"in the URL, {SESSION_ID_RULE}")
                 return
             await self._app(app_id, scope, receive, send, headers, body)
         elif (down := self._down_tool(scope, headers, body)) is not None:

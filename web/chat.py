@@ -8,6 +8,7 @@ happens to this connection.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 import uuid
@@ -25,8 +26,8 @@ from actors.turns import Event, TextPiece, ToolFinished, ToolStarted, TurnFailed
 from supervisor.model import jsonin, jsonout
 from supervisor.model.errors import McpappsError
 from web.errors import json_error
+from web.keepalives import KEEP_ALIVE, with_keep_alives
 
-KEEP_ALIVE_S = 15.0
 CHAT_ASK_TIMEOUT_S = 30.0
 MESSAGE_MAX = 100_000  # characters: a chat message, not a document upload
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
@@ -66,7 +67,7 @@ def chat_blueprint(
     @chat.get("/apps/chat/<session_id>")
     async def get_chat(session_id: str) -> Any:
         if not SESSION_ID.fullmatch(session_id):
-            return json_error(400, "bad_request", _SESSION_ID_RULE)
+            return json_error(400, "bad_request", SESSION_ID_RULE)
         try:
             saved: SavedSession = await ask(
                 chats, lambda r: GetSession(session_id, r), CHAT_ASK_TIMEOUT_S
@@ -81,7 +82,7 @@ def chat_blueprint(
     async def cancel_turn(session_id: str) -> Any:
         """Cut short the session's running turn: `{"cancelled": false}` when none was running."""
         if not SESSION_ID.fullmatch(session_id):
-            return json_error(400, "bad_request", _SESSION_ID_RULE)
+            return json_error(400, "bad_request", SESSION_ID_RULE)
         try:
             cancelled: bool = await ask(
                 chats, lambda r: CancelTurn(session_id, r), CHAT_ASK_TIMEOUT_S
@@ -93,7 +94,7 @@ def chat_blueprint(
     return chat
 
 
-_SESSION_ID_RULE = (
+SESSION_ID_RULE = (
     "'sessionId' must be 1 to 128 characters: letters, digits and '_.:-', starting with a"
     " letter or digit"
 )
@@ -115,7 +116,7 @@ def parse_chat_request(body: Any) -> tuple[str, UserTurn]:
     if session_id is None or session_id == "":
         session_id = f"apps-{uuid.uuid4()}"
     elif not isinstance(session_id, str) or not SESSION_ID.fullmatch(session_id):
-        raise BadChatRequest(_SESSION_ID_RULE)
+        raise BadChatRequest(SESSION_ID_RULE)
     app_events = _app_events(body.get("appEvents"))
     if not message.strip() and not app_events:
         raise BadChatRequest("'message' is missing or empty, and there are no 'appEvents'")
@@ -144,17 +145,9 @@ async def sse_stream(
     nothing happened for a while), `done` last once the turn is over and saved."""
     frames = _Frames()
     yield frames.frame("session", {"sessionId": session_id})
-    async with events:
-        while True:
-            with trio.move_on_after(KEEP_ALIVE_S) as quiet:
-                try:
-                    event = await events.receive()
-                except trio.EndOfChannel:
-                    break
-            if quiet.cancelled_caught:
-                yield b": keep-alive\n\n"
-                continue
-            yield frames.frame(*event_data(event))
+    async with events, contextlib.aclosing(with_keep_alives(events)) as items:
+        async for event in items:
+            yield KEEP_ALIVE if event is None else frames.frame(*event_data(event))
     yield frames.frame("done", {})
 
 

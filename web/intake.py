@@ -106,9 +106,11 @@ def mcp_body_problem(body: bytes) -> tuple[int, str] | None:
 
 
 # Where a number JSON has not may be: the words NaN and Infinity, an exponent of three digits,
-# or 309 digits in a row (a float's limit is about 1.8e308; an integer that long is checked
-# too). The parse then says whether it is a number or part of a string.
-_NOT_FINITE = re.compile(rb"NaN|Infinity|[0-9][eE]\+?[0-9]{3}|[0-9]{309}")
+# or a run of 210 digits (a float's limit is about 1.8e308, so a finite mantissa overflows with
+# a two-digit exponent from 210 integer digits on; an integer that long is checked too). The
+# run is matched from its first digit only, so a body of long runs costs one pass, not one per
+# digit. The parse then says whether it is a number or part of a string.
+_NOT_FINITE = re.compile(rb"NaN|Infinity|[0-9][eE]\+?[0-9]{3}|(?<![0-9])[0-9]{210}")
 
 
 def request_ids(body: bytes) -> list[str]:

@@ -13,13 +13,8 @@ import mcp_types as types
 import trio
 
 from actors.catalog import Wire
-from web.viewcalls import (
-    KEEP_ALIVE,
-    keep_alives_until,
-    rpc_answer,
-    sse_event,
-    with_keep_alives,
-)
+from web.keepalives import KEEP_ALIVE, keep_alives_until, with_keep_alives
+from web.viewcalls import rpc_answer, sse_event
 from web.views import DENIED, Lease, Refused
 
 if TYPE_CHECKING:

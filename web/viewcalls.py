@@ -6,7 +6,7 @@ server-sent events."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -19,7 +19,7 @@ from actors.runtime import ASK_TIMEOUT_S, Abandonment, ask
 from actors.upstream import ServerRequestRefused
 from supervisor.model import jsonout
 from supervisor.model.errors import McpappsError
-from web.chat import KEEP_ALIVE_S
+from web.keepalives import KEEP_ALIVE, with_keep_alives
 from web.relay import APP_ERROR, mcp_error
 from web.viewcaller import ViewCaller
 from web.views import NOT_ALLOWED, Lease, Refused, is_visible_to_app
@@ -151,34 +151,6 @@ async def first_event(events: trio.MemoryReceiveChannel[Any], scope: Any) -> tup
         scope.cancel()
         events.close()
         raise
-
-
-# Sent on a view's event stream when nothing else was for KEEP_ALIVE_S: a person may take
-# minutes to answer, and a reverse proxy's read timeout (nginx: 60 s) would cut the call.
-KEEP_ALIVE = b": keep-alive\n\n"
-
-
-async def with_keep_alives(
-    events: trio.MemoryReceiveChannel[Any],
-) -> AsyncGenerator[tuple[str, Any] | None]:
-    """A call's events as they come, and None each time none came for `KEEP_ALIVE_S` (the
-    stream sends `KEEP_ALIVE` then)."""
-    while True:
-        with trio.move_on_after(KEEP_ALIVE_S) as quiet:
-            try:
-                item = await events.receive()
-            except trio.EndOfChannel:
-                return
-        yield None if quiet.cancelled_caught else item
-
-
-async def keep_alives_until(event: trio.Event, deadline: float) -> AsyncGenerator[bytes]:
-    """`KEEP_ALIVE` every `KEEP_ALIVE_S` until `event` is set or `deadline` has passed."""
-    while not event.is_set() and trio.current_time() < deadline:
-        with trio.move_on_at(min(deadline, trio.current_time() + KEEP_ALIVE_S)):
-            await event.wait()
-        if not event.is_set() and trio.current_time() < deadline:
-            yield KEEP_ALIVE
 
 
 async def asking_stream(

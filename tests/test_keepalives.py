@@ -1,5 +1,5 @@
-"""A view's event stream while a person takes their time (on Trio's virtual clock): keep-alive
-comments when nothing else is sent, so that no proxy's read timeout cuts the call."""
+"""Keep-alive comments on our event streams while a person takes their time (on Trio's virtual
+clock): sent when nothing else is, so that no proxy's read timeout cuts the stream."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import math
 
 import trio
 
-from web.chat import KEEP_ALIVE_S
-from web.viewcalls import KEEP_ALIVE, keep_alives_until, with_keep_alives
+from web.keepalives import KEEP_ALIVE, KEEP_ALIVE_S, keep_alives_until, with_keep_alives
 
 
 async def test_a_wait_for_the_person_sends_keep_alives_until_they_answer(
