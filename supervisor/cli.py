@@ -22,7 +22,7 @@ from supervisor.logs import configure_logging
 from supervisor.model.config import CONFIG_ENV, Config, ConfigError, config_path, load_config
 from supervisor.model.discovery import DiscoveredApp, Discovery, discover
 from supervisor.model.lifecycle import AppState
-from supervisor.model.manifest import AppDefinition, camel, manifest_to_json
+from supervisor.model.manifest import ID_RULE, AppDefinition, camel, manifest_to_json
 from supervisor.model.problems import Problem, display_path
 
 
@@ -144,8 +144,13 @@ def _remote_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
     from actors.arguments import ArgumentError, parse_arguments
     from supervisor import remote
 
-    if args.url is not None and not re.match(r"https?://[^/]", args.url):
-        parser.error(f"--url must be an http(s) URL such as http://127.0.0.1:18789, not {args.url}")
+    # Found before anything is sent: the request would fail, or reach another route.
+    if args.url is not None and (problem := remote.url_problem(args.url)):
+        parser.error(f"--url {problem}, not {json.dumps(args.url)}")
+    if args.token and (problem := remote.token_problem(args.token)):
+        parser.error(f"--token {problem}")
+    if getattr(args, "app", None) is not None and (problem := _app_id_problem(args.app)):
+        parser.error(problem)
     arguments: dict[str, Any] = {}
     if args.command == "call":
         try:
@@ -162,6 +167,8 @@ def _remote_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
                 " anyway; `mcpapps validate` lists every problem)",
                 file=err,
             )
+        for warning in target.warnings:
+            print(f"mcpapps: warning: {warning}", file=err)
         with remote.Remote(target) as api:
             if args.command == "apps":
                 return remote.apps(api, as_json=args.json, out=out)
@@ -180,6 +187,14 @@ def _remote_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+
+
+def _app_id_problem(app_id: str) -> str | None:
+    """Why `app_id` cannot name an app in the admin API's paths: they would reach another route
+    (a '/' splits the path, '.' and '..' are taken out of it)."""
+    if app_id and "/" not in app_id and app_id not in (".", ".."):
+        return None
+    return f"{json.dumps(app_id)} is not an app id: app ids are {ID_RULE}"
 
 
 def import_openclaw(source: Path, out: Path | None) -> int:

@@ -10,6 +10,7 @@ that runs it no option is needed, even while that file is being edited. Every fa
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -19,7 +20,13 @@ from urllib.parse import quote, urlsplit
 import attrs
 import httpx2
 
-from supervisor.model.address import Locator, read_address, read_locator
+from supervisor.model.address import (
+    ADDRESS_FILE,
+    AddressFileError,
+    Locator,
+    read_address,
+    read_locator,
+)
 from supervisor.model.config import ConfigError, config_path, load_config
 from supervisor.model.errors import McpappsError
 from supervisor.model.tokens import GENERATED_TOKEN
@@ -44,9 +51,32 @@ class Target:
     token_from: str | None = None  # where the token came from, to say so when it is refused
     # The problems of a config that could not be loaded; the supervisor was located anyway.
     config_problems: tuple[str, ...] = ()
+    # What was passed over to locate it (an address file that cannot be believed).
+    warnings: tuple[str, ...] = ()
 
 
 NOTHING_SENT = "nothing was sent to the supervisor; use --url (and --token if it needs one)"
+# What an HTTP header value can carry: printable ASCII (no line breaks, nothing to encode).
+_HEADER_VALUE = re.compile(r"[\x20-\x7e]+")
+
+
+def url_problem(url: str) -> str | None:
+    """Why `url` cannot be the supervisor's address, or None."""
+    if not re.match(r"https?://[^/]", url):
+        return "must be an http(s) URL such as http://127.0.0.1:18789"
+    try:
+        httpx2.URL(url)
+        _ = urlsplit(url).port  # a port out of range raises only when read
+    except (httpx2.InvalidURL, ValueError) as error:
+        return f"is not a valid URL ({error})"
+    return None
+
+
+def token_problem(token: str) -> str | None:
+    """Why `token` cannot be sent as the supervisor's bearer token, or None."""
+    if _HEADER_VALUE.fullmatch(token):
+        return None
+    return "must be printable ASCII (it is sent in an HTTP header)"
 
 
 def find_target(
@@ -69,16 +99,16 @@ def find_target(
         token_from = None
     path = config_path(given_config, environ)
     if url is not None and (token is not None or (given_config is None and not path.exists())):
-        return Target(url.rstrip("/"), token, token_from)
+        return _sendable(Target(url.rstrip("/"), token, token_from))
     problems: tuple[str, ...] = ()
     try:
         locator = Locator.of(load_config(path, environ))
     except ConfigError as error:
         locator, problems = read_locator(path, environ), tuple(str(p) for p in error.problems)
-    recorded = read_address(locator.state_dir, locator.path)
+    recorded, warnings = _recorded_url(locator)
     if url is not None and not _is_config_server(url, locator, recorded):
         # The config's token is for its own server: never sent to another address.
-        return Target(url.rstrip("/"), token, token_from)
+        return _sendable(Target(url.rstrip("/"), token, token_from, (), warnings))
     url = url or recorded or locator.config_url
     if url is None:
         raise RemoteError(
@@ -90,7 +120,31 @@ def find_target(
             token, token_from = config_token(locator)
         except RemoteError as error:
             raise RemoteError(f"{error}; nothing was sent to the supervisor; use --token") from None
-    return Target(url.rstrip("/"), token, token_from, problems)
+    return _sendable(Target(url.rstrip("/"), token, token_from, problems, warnings))
+
+
+def _sendable(target: Target) -> Target:
+    """`target`, once its token is known to fit in a header: raises RemoteError naming where
+    the token came from when it does not (sent, it failed as if the supervisor were down)."""
+    if target.token is not None and (problem := token_problem(target.token)):
+        raise RemoteError(
+            f"the token from {target.token_from} {problem}; nothing was sent to the supervisor"
+        )
+    return target
+
+
+def _recorded_url(locator: Locator) -> tuple[str | None, tuple[str, ...]]:
+    """Where the supervisor running this config listens by its address file, and why that
+    file was passed over: one that cannot be believed is ignored, as if its process were gone
+    (the config's address is used)."""
+    try:
+        recorded = read_address(locator.state_dir, locator.path)
+    except AddressFileError as error:
+        return None, (f"{error}; ignored it",)
+    if recorded is not None and (problem := url_problem(recorded)):
+        why = f'its "url" {json.dumps(recorded)} {problem}'
+        return None, (f"{locator.state_dir / ADDRESS_FILE}: {why}; ignored it",)
+    return recorded, ()
 
 
 def _is_config_server(url: str, locator: Locator, recorded: str | None) -> bool:
@@ -98,8 +152,8 @@ def _is_config_server(url: str, locator: Locator, recorded: str | None) -> bool:
     recorded, or its port on its host or on a loopback name of this machine."""
     if recorded is not None and url.rstrip("/") == recorded:
         return True
-    parts = urlsplit(url)
     try:
+        parts = urlsplit(url)
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
         return False
@@ -115,13 +169,15 @@ def config_token(locator: Locator) -> tuple[str | None, str | None]:
     path = locator.token_file or locator.state_dir / GENERATED_TOKEN
     what = "server.token_file" if locator.token_file else "the generated token"
     try:
-        token = path.read_text().strip()
+        token = path.read_text(encoding="utf-8").strip()
     except FileNotFoundError:
         if locator.token_file is None:
             return None, None  # not generated: auth is off, or the supervisor never ran
         raise RemoteError(f"{what} {path} does not exist") from None
     except OSError as error:
         raise RemoteError(f"cannot read {what} {path}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise RemoteError(f"{what} {path} is not UTF-8 text") from None
     return (token, str(path)) if token else (None, None)
 
 

@@ -16,6 +16,7 @@ import pytest
 import trio
 
 from supervisor import remote
+from supervisor.model.address import remove_address
 from tests.support.helpers import Project, free_port, free_port_pair, run_mcpapps
 from tests.support.running import (
     FAST,
@@ -379,6 +380,13 @@ def test_usage_and_config_errors(project: Project) -> None:
     result = run_mcpapps("apps", "--url", "localhost:1", cwd=project.root)
     assert result.returncode == 2
     assert "--url must be an http(s) URL" in result.stderr
+    for url, why in (
+        ("http://[::1", "is not a valid URL (Invalid port: ':1')"),
+        ("http://127.0.0.1:99999", "is not a valid URL (Port out of range 0-65535)"),
+    ):
+        result = run_mcpapps("apps", "--url", url, cwd=project.root)
+        assert result.returncode == 2
+        assert result.stderr.splitlines()[-1] == f'mcpapps apps: error: --url {why}, not "{url}"'
 
     result = run_mcpapps("restart", cwd=project.root)
     assert result.returncode == 2
@@ -392,3 +400,86 @@ def test_usage_and_config_errors(project: Project) -> None:
     project.config(f'[server]\nhost = "::"\nport = {port}\n')
     result = run_mcpapps("apps", cwd=project.root)
     assert f"cannot reach the supervisor at http://[::1]:{port}: " in result.stderr
+
+
+def test_an_address_file_that_cannot_be_believed_is_ignored_with_a_warning(
+    project: Project,
+) -> None:
+    """A corrupt address file (a crash mid-write of an older version, a hand edit) is passed
+    over as one whose process is gone, with a warning: the config's address is used."""
+    port = write(project, ("plain", ()))
+    real = os.path.realpath(project.config_path)
+    (project.root / ".mcpapps").mkdir()
+    record = project.root / ".mcpapps" / "supervisor.json"
+
+    def written(url: object, pid: object) -> bytes:
+        return json.dumps({"url": url, "pid": pid, "config": real}).encode()
+
+    alive_pid = os.getpid()
+    not_believed = 'is not an address file of `mcpapps run`: it needs a "url" string and a "pid"'
+    for content, why in (
+        (written("http://127.0.0.1:1", 2**31), not_believed),  # more than os.kill takes
+        (written("http://127.0.0.1:1", 10**20), not_believed),
+        (written("http://127.0.0.1:1", "1"), not_believed),
+        (b"[]", "is not a JSON object"),
+        (b"[" * 100_000, "is not valid JSON"),  # deeper than the parser recurses
+        (b"\xff\xfe", "is not valid JSON"),
+        (written("http://[::1", alive_pid), ': its "url" "http://[::1" is not a valid URL'),
+        (written("http://127.0.0.1:1\n", alive_pid), ': its "url" "http://127.0.0.1:1\\n" is'),
+    ):
+        record.write_bytes(content)
+        result = run_mcpapps("apps", cwd=project.root)
+        assert (result.returncode, result.stdout) == (1, ""), content[:40]
+        warning, error = result.stderr.splitlines()
+        assert warning.startswith(f"mcpapps: warning: {record}{' ' * (why[0] != ':')}{why}")
+        assert warning.endswith("; ignored it")
+        assert error.startswith(
+            f"mcpapps: error: cannot reach the supervisor at http://127.0.0.1:{port}: "
+        )
+        remove_address(record.parent, 1)  # another `run` stopping: not its file, left alone
+        assert record.read_bytes() == content
+
+
+def test_a_token_that_cannot_be_sent_is_refused_before_sending(project: Project) -> None:
+    write(project, ("plain", ()))
+    for token in ("é", "a\nb"):
+        result = run_mcpapps("apps", "--token", token, cwd=project.root)
+        assert result.returncode == 2
+        assert result.stderr.splitlines()[-1] == (
+            "mcpapps apps: error: --token must be printable ASCII (it is sent in an HTTP header)"
+        )
+    for url in ((), ("--url", "http://127.0.0.1:1")):
+        result = run_mcpapps("apps", *url, cwd=project.root, env={"MCPAPPS_TOKEN": "é"})
+        assert (result.returncode, result.stdout) == (1, ""), url
+        assert result.stderr == (
+            "mcpapps: error: the token from MCPAPPS_TOKEN must be printable ASCII (it is sent in"
+            " an HTTP header); nothing was sent to the supervisor\n"
+        )
+    (project.root / ".mcpapps").mkdir()
+    generated = project.root / ".mcpapps" / "token"
+    generated.write_bytes(b"\xff\xfe")
+    result = run_mcpapps("apps", cwd=project.root)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (
+        f"mcpapps: error: the generated token {generated} is not UTF-8 text; nothing was sent to"
+        " the supervisor; use --token\n"
+    )
+
+
+def test_an_app_id_no_app_can_have_is_a_usage_error(project: Project) -> None:
+    """Sent, it would reach another route of the admin API ('/' splits the path, '.' and '..'
+    are taken out of it) and come back as that route's error."""
+    write(project, ("plain", ()))
+    for command, app_id in (
+        ("logs", ""),
+        ("logs", "a/b"),
+        ("logs", ".."),
+        ("start", ".."),
+        ("stop", "."),
+    ):
+        result = run_mcpapps(command, app_id, cwd=project.root)
+        assert (result.returncode, result.stdout) == (2, ""), (command, app_id)
+        assert result.stderr.splitlines()[-1] == (
+            f'mcpapps {command}: error: "{app_id}" is not an app id: app ids are 1 to 64'
+            " letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )

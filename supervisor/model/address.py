@@ -140,33 +140,61 @@ def write_address(config: Config, pid: int) -> Path:
     return path
 
 
+class AddressFileError(ValueError):
+    """An address file that exists but cannot be believed: unreadable, not the JSON object
+    `mcpapps run` writes, or a pid no process can have. Its message names the file and why."""
+
+
+# The largest pid a process can have: Linux caps pid_max at 2**22, and `os.kill` takes a C int.
+_MAX_PID = 2**31 - 1
+
+
 def remove_address(state_dir: Path, pid: int) -> None:
     """Remove the address file if it is still this process's (another supervisor with the same
     state dir may have written its own since)."""
     path = state_dir / ADDRESS_FILE
-    if _record(path).get("pid") == pid:
+    try:
+        record = _record(path)
+    except AddressFileError:
+        return  # not one this process wrote
+    if record is not None and record.get("pid") == pid:
         with contextlib.suppress(OSError):
             path.unlink()
 
 
 def read_address(state_dir: Path, config_path: Path) -> str | None:
     """The URL of the supervisor that runs `config_path`, from its address file: None when
-    there is none, it is for another config, or its process is gone."""
-    record = _record(state_dir / ADDRESS_FILE)
-    url, pid = record.get("url"), record.get("pid")
-    if not isinstance(url, str) or type(pid) is not int or pid <= 0:
+    there is none, it is for another config, or its process is gone. Raises AddressFileError
+    when the file is there but is not one `mcpapps run` wrote (the caller says so and goes on
+    without it)."""
+    path = state_dir / ADDRESS_FILE
+    record = _record(path)
+    if record is None:
         return None
+    url, pid = record.get("url"), record.get("pid")
+    if not isinstance(url, str) or type(pid) is not int or not 0 < pid <= _MAX_PID:
+        raise AddressFileError(
+            f'{path} is not an address file of `mcpapps run`: it needs a "url" string and'
+            f' a "pid" from 1 to {_MAX_PID}'
+        )
     if record.get("config") != os.path.realpath(config_path) or not _alive(pid):
         return None
     return url
 
 
-def _record(path: Path) -> dict[str, Any]:
+def _record(path: Path) -> dict[str, Any] | None:
+    """The address file's object; None when there is no file."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise AddressFileError(f"cannot read {path}: {error.strerror or error}") from None
+    except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: deep nesting
+        raise AddressFileError(f"{path} is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise AddressFileError(f"{path} is not a JSON object")
+    return data
 
 
 def _alive(pid: int) -> bool:
