@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import httpx2
+import mcp_types as types
 import pytest
 import trio
 
@@ -21,9 +22,11 @@ from tests.support.views import call, open_view, rpc
 from web.views import (
     DENIED,
     LIMITED,
+    MAX_OPEN_VIEWS,
     NOT_ALLOWED,
     UNKNOWN_VIEW,
     Refused,
+    TooManyViews,
     ViewTable,
     is_visible_to_app,
     model_context_text,
@@ -99,6 +102,20 @@ def test_the_limits_of_a_view_and_their_window() -> None:
     table.admit(lease, tool_call=True)
 
 
+def test_views_open_at_once_are_capped_until_one_closes_or_expires() -> None:
+    now = [0.0]
+    table = ViewTable(clock=lambda: now[0])
+    leases = [table.open("fx") for _ in range(MAX_OPEN_VIEWS)]
+    with pytest.raises(TooManyViews) as full:
+        table.open("fx")
+    assert f"{MAX_OPEN_VIEWS} views are open" in str(full.value)
+    table.close(leases[0].id)
+    table.open("fx")  # room again
+    now[0] += table.config.lease_s + 1  # every one of them expires unused
+    table.open("fx")
+    assert len(table) == 1
+
+
 def test_visibility_approval_and_model_context_rules() -> None:
     write_tool = {"name": "adjust"}
     read_tool = {"name": "get", "annotations": {"readOnlyHint": True}}
@@ -112,6 +129,13 @@ def test_visibility_approval_and_model_context_rules() -> None:
     text = model_context_text({"content": [{"type": "text", "text": "x" * 9000}]})
     assert text.startswith("x" * 8000)
     assert text.endswith("[1000 characters cut]")
+    # Content that is not a list of blocks is the view's mistake, said as invalid params (it
+    # was a 500 with a traceback).
+    for content in (5, True, "text", {"type": "text"}):
+        with pytest.raises(Refused) as refused:
+            model_context_text({"content": content})
+        assert refused.value.code == types.INVALID_PARAMS
+        assert "'content' must be a list" in refused.value.message
 
 
 # --- over HTTP --------------------------------------------------------------------------------
@@ -129,6 +153,14 @@ async def calls_seen(client: httpx2.AsyncClient, view_id: str) -> int:
 async def test_the_gate_and_the_limits_over_http(project: Project) -> None:
     write(project, "", FX, extra=VIEWS)
     async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        # The opening call's limit counts the bytes of its JSON, not its ASCII escapes.
+        accented = {"name": "echo", "arguments": {"text": "é" * 400}}  # 800 bytes of text
+        await open_view(client, "fx", toolCall=accented)
+        ascii_only = {"name": "echo", "arguments": {"text": "x" * 1000}}
+        too_large = await client.post("/apps/views", json={"appId": "fx", "toolCall": ascii_only})
+        assert too_large.status_code == 400
+        assert "at most 1000 bytes" in too_large.json()["error"]["message"]
+
         view = await open_view(client, "fx")
         listed = await rpc(client, view, "tools/list")
         names = {t["name"] for t in listed["result"]["tools"]}

@@ -53,6 +53,7 @@ from web.views import (
     DECISIONS,
     Lease,
     Refused,
+    TooManyViews,
     is_visible_to_app,
     model_context_text,
     needs_approval,
@@ -85,7 +86,8 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[HubMessage]) -> Blueprint:
             return json_error(400, "bad_request", "'sessionId' is not a chat session id")
         tool_call = body.get("toolCall")
         if tool_call is not None and (
-            not isinstance(tool_call, Mapping) or len(json.dumps(tool_call)) > TOOL_CALL_MAX
+            not isinstance(tool_call, Mapping)
+            or len(json.dumps(tool_call, ensure_ascii=False).encode()) > TOOL_CALL_MAX
         ):
             return json_error(
                 400, "bad_request", f"'toolCall' must be an object of at most {TOOL_CALL_MAX} bytes"
@@ -94,7 +96,12 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[HubMessage]) -> Blueprint:
             await ask(door.registry, lambda r: Lookup(app_id, r), ASK_TIMEOUT_S)
         except UnknownApp:
             return json_error(404, "unknown_app", f"there is no app '{app_id}'")
-        lease = table.open(app_id, session or None, tool_call)
+        try:
+            lease = table.open(app_id, session or None, tool_call)
+        except TooManyViews as full:
+            response = json_error(503, "too_many_views", str(full))
+            response.headers["Retry-After"] = str(round(table.config.lease_s))
+            return response
         if body.get("run") is True and tool_call is not None:
             lease.opening = {
                 "name": tool_call.get("toolName"),

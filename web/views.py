@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import attrs
+import mcp_types as types
 
 from supervisor.model.errors import McpappsError
 from supervisor.model.viewsconfig import Approval, ViewsConfig
@@ -33,6 +34,10 @@ LIMITED = -32003  # a per-view limit was reached; `data` says which and when to 
 DENIED = -32004  # the person denied the call, or did not answer in time
 
 MODEL_CONTEXT_MAX = 8_000  # characters of a view's latest model context that are kept
+# Views open at once, over every app: each holds its lease, its opening call and its model
+# context until it is closed or unused for `lease_s`, so without a cap a client could keep
+# opening them (the MCP endpoints cap their sessions the same way).
+MAX_OPEN_VIEWS = 1_000
 
 
 class Refused(McpappsError):
@@ -77,6 +82,10 @@ class Lease:
         }
 
 
+class TooManyViews(McpappsError):
+    """`MAX_OPEN_VIEWS` views are open: no other opens until one closes or expires."""
+
+
 class ViewTable:
     def __init__(
         self, config: ViewsConfig | None = None, clock: Callable[[], float] = time.monotonic
@@ -95,6 +104,11 @@ class ViewTable:
         tool_call: Mapping[str, Any] | None = None,
     ) -> Lease:
         self._expire()
+        if len(self._leases) >= MAX_OPEN_VIEWS:
+            raise TooManyViews(
+                f"{MAX_OPEN_VIEWS} views are open, the most there may be: close one, or try again"
+                f" once an unused one has expired (after {self.config.lease_s:g} s)"
+            )
         now = self._clock()
         lease = Lease(secrets.token_urlsafe(24), app_id, chat_session, tool_call, now, now)
         self._leases[lease.id] = lease
@@ -196,9 +210,13 @@ def needs_approval(approval: Approval, tool: Mapping[str, Any]) -> bool:
 def model_context_text(params: Mapping[str, Any]) -> str:
     """The text of a `ui/update-model-context`: its text blocks, else its structured content
     as JSON, cut to `MODEL_CONTEXT_MAX` characters."""
+    content = params.get("content")
+    if content is not None and not isinstance(content, list):
+        message = "'content' must be a list of content blocks, such as {'type': 'text', 'text': …}"
+        raise Refused(types.INVALID_PARAMS, message)
     parts = [
         str(c.get("text"))
-        for c in params.get("content") or ()
+        for c in content or ()
         if isinstance(c, Mapping) and c.get("type") == "text"
     ]
     if not parts and params.get("structuredContent") is not None:
