@@ -26,11 +26,11 @@ def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
         except jsonin.JSONInputError as error:
             raise ArgumentError(f"not valid JSON: {error}") from None
         except RecursionError:
-            raise ArgumentError(jsonin.too_deep("the arguments")) from None
+            raise ArgumentError(jsonin.too_deep("the arguments object")) from None
     if not isinstance(raw, Mapping):
         raise ArgumentError(f"arguments must be a JSON object, got {_json_kind(raw)}")
     if jsonin.depth(raw) > jsonin.MAX_DEPTH:
-        raise ArgumentError(jsonin.too_deep("the arguments"))
+        raise ArgumentError(jsonin.too_deep("the arguments object"))
     return dict(raw)
 
 

@@ -117,6 +117,35 @@ def test_wrong_types_are_reported_with_what_was_expected(project: Project) -> No
     ]
 
 
+def test_a_nul_character_in_a_path_or_string_is_refused_naming_the_key(project: Project) -> None:
+    """No path, command or value can hold a NUL: the OS refuses it far from the file (a reload
+    answered 500, `validate` and `run` ended in a traceback)."""
+    found = problems_of(
+        project,
+        '[apps]\ndiscovery_paths = ["/tmp/a\\u0000b"]\nallow = ["x\\u0000"]\n'
+        '[server]\ntoken_file = "t\\u0000"\n[state]\ndir = "s\\u0000"\n',
+    )
+    path = project.config_path
+    assert found == [
+        f'{path}: server.token_file must be a path without a NUL character, got "t\\u0000"',
+        f"{path}: apps.discovery_paths[0] must be a path without a NUL character,"
+        ' got "/tmp/a\\u0000b"',
+        f'{path}: apps.allow[0] must be a string without a NUL character, got "x\\u0000"',
+        f'{path}: state.dir must be a path without a NUL character, got "s\\u0000"',
+    ]
+    # An app's command, arguments and folder: that app is refused, naming the key.
+    project.config(
+        '[apps]\ndiscovery_paths = []\n[apps.inline.x]\ntransport = "stdio"\n'
+        'command = "py\\u0000"\narguments = ["a\\u0000"]\n'
+    )
+    [app] = project.discover().apps
+    assert [str(e) for e in app.errors] == [
+        f'{path}: apps.inline.x.command must be a string without a NUL character, got "py\\u0000"',
+        f"{path}: apps.inline.x.arguments[0] must be a string without a NUL character,"
+        ' got "a\\u0000"',
+    ]
+
+
 def test_out_of_range_values_name_the_key_path(project: Project) -> None:
     found = problems_of(
         project,

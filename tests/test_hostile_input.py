@@ -394,6 +394,14 @@ async def test_mcp_requests_the_sdk_would_answer_badly_get_json_that_says_why(
             assert error["code"] == -32600
             assert "a batch (a JSON array of messages) is not accepted" in error["message"]
 
+            # A body with a byte-order mark, in either era: a parse error that says so (the
+            # 2026-07-28 transport read past it and ran the call).
+            for headers in (session, {**MCP_HEADERS, "mcp-protocol-version": "2026-07-28"}):
+                marked = b"\xef\xbb\xbf" + json.dumps(PING).encode()
+                response = await client.post(path, content=marked, headers=headers)
+                assert response.status_code == 400, response.text
+                assert "byte-order mark" in response.json()["error"]["message"]
+
             # An id MCP does not take (null, a boolean, an object): the request is refused,
             # where the SDK took it for a notification (202) and the client waited forever.
             for bad_id in (None, True, {"a": 1}, 1.5):

@@ -62,6 +62,15 @@ async def test_the_sandbox_serves_its_page_with_its_csp_and_nothing_else(
         assert "https://cdn.example.org" in directives["script-src"]
         assert "evil" not in page.headers["content-security-policy"]
 
+        # Many refused entries in one page's query are one line of the log, not one each.
+        many = {"connectDomains": [str(n) for n in range(300)]}
+        page = await client.get(f"/sandbox?csp={quote(json.dumps(many))}")
+        assert page.status_code == 200
+        with trio.fail_after(GUARD_S):
+            while "299 more entries refused" not in supervisor.log:
+                await trio.sleep(0.05)
+        assert supervisor.log.count("sandbox: ") == 2  # this page's line and the one above
+
         # Garbage in the query is the most restrictive policy, not an error page.
         page = await client.get("/sandbox?csp=%7Bnot-json")
         assert csp_directives(page.headers["content-security-policy"])["connect-src"] == (

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import httpx2
+import mcp_types as types
 import pytest
 import trio
 
@@ -112,6 +113,13 @@ def test_visibility_approval_and_model_context_rules() -> None:
     text = model_context_text({"content": [{"type": "text", "text": "x" * 9000}]})
     assert text.startswith("x" * 8000)
     assert text.endswith("[1000 characters cut]")
+    # Content that is not a list of blocks is the view's mistake, said as invalid params (it
+    # was a 500 with a traceback).
+    for content in (5, True, "text", {"type": "text"}):
+        with pytest.raises(Refused) as refused:
+            model_context_text({"content": content})
+        assert refused.value.code == types.INVALID_PARAMS
+        assert "'content' must be a list" in refused.value.message
 
 
 # --- over HTTP --------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ or a 404 that never looks at the body): the next request on that connection is s
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import json
 import re
@@ -94,6 +95,12 @@ def mcp_body_problem(body: bytes) -> tuple[int, str] | None:
     NaN, Infinity or a number too large for a float: the SDK's parser reads those as floats and
     passes them on as null. Only a body that may hold one of these is parsed here; any other
     malformed JSON is left to the SDK."""
+    if body.startswith(codecs.BOM_UTF8):
+        # The handshake era's parser refuses it, the 2026-07-28 era's reads past it: one rule.
+        return (
+            PARSE_ERROR,
+            "Parse error: the body starts with a byte-order mark: send UTF-8 without one",
+        )
     if not jsonin.may_nest_too_deep(body) and _NOT_FINITE.search(body) is None:
         return None
     try:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import attrs
+import mcp_types as types
 
 from supervisor.model.errors import McpappsError
 from supervisor.model.viewsconfig import Approval, ViewsConfig
@@ -196,9 +197,13 @@ def needs_approval(approval: Approval, tool: Mapping[str, Any]) -> bool:
 def model_context_text(params: Mapping[str, Any]) -> str:
     """The text of a `ui/update-model-context`: its text blocks, else its structured content
     as JSON, cut to `MODEL_CONTEXT_MAX` characters."""
+    content = params.get("content")
+    if content is not None and not isinstance(content, list):
+        message = "'content' must be a list of content blocks, such as {'type': 'text', 'text': …}"
+        raise Refused(types.INVALID_PARAMS, message)
     parts = [
         str(c.get("text"))
-        for c in params.get("content") or ()
+        for c in content or ()
         if isinstance(c, Mapping) and c.get("type") == "text"
     ]
     if not parts and params.get("structuredContent") is not None:

@@ -17,7 +17,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import attrs
 
@@ -108,9 +108,14 @@ def read_locator(path: Path, environ: Mapping[str, str]) -> Locator:
         host if isinstance(host, str) and host else None,
         port if type(port) is int and 1 <= port <= 65535 else None,
         token if isinstance(token, str) and token else None,
-        _beside(path, token_file) if isinstance(token_file, str) and token_file else None,
-        _beside(path, state_dir if isinstance(state_dir, str | Path) else StateConfig().dir),
+        _beside(path, token_file) if _usable_path(token_file) else None,
+        _beside(path, state_dir if _usable_path(state_dir) else StateConfig().dir),
     )
+
+
+def _usable_path(value: Any) -> TypeGuard[str | Path]:
+    """A path a config may name (a NUL in it is refused when the config loads)."""
+    return isinstance(value, str | Path) and bool(str(value)) and "\x00" not in str(value)
 
 
 def _table(raw: dict[str, Any], name: str) -> dict[str, Any]:

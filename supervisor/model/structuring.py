@@ -85,6 +85,10 @@ def _number(n: float) -> str:
 def _structure_str(value: Any, _: type) -> str:
     if not isinstance(value, str):
         raise Invalid("a string", value)
+    if "\x00" in value:
+        # No path, command, argument or environment value can hold one: the OS cuts the
+        # string there or refuses it, far from this file.
+        raise Invalid("a string without a NUL character", value)
     return value
 
 
@@ -109,6 +113,8 @@ def _structure_float(value: Any, _: type) -> float:
 def _structure_path(value: Any, _: type) -> Path:
     if not isinstance(value, str) or not value:
         raise Invalid("a path", value)
+    if "\x00" in value:
+        raise Invalid("a path without a NUL character", value)
     if value.startswith("~"):
         raise Invalid(
             "an absolute path or one relative to the config file ('~' is not expanded)", value
