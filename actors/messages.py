@@ -309,7 +309,8 @@ class WhenReady:
 
 @attrs.frozen
 class SamplingAllowed:
-    """Ask the registry: may app `app_id` use the agent's model (`sampling = true`)?"""
+    """Ask the registry: may app `app_id` use the agent's model (`sampling = true`)? Fails
+    with `UnknownApp` for an app it does not have."""
 
     app_id: str
     reply: Reply[bool]

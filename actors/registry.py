@@ -184,8 +184,10 @@ class Registry(Actor[RegistryMessage]):
             case ToApp(app_id, request):
                 self._route(app_id, request)
             case SamplingAllowed(app_id):
-                actor = self._actors.get(app_id)
-                message.reply.send(actor is not None and actor.definition.sampling)
+                if (actor := self._actors.get(app_id)) is not None:
+                    message.reply.send(actor.definition.sampling)
+                else:
+                    message.reply.fail(UnknownApp(app_id, f"there is no app '{app_id}'"))
             case GetToolTable():
                 message.reply.send(self._table)
             case GetToolReport():

@@ -232,9 +232,13 @@ async def test_sampling_is_refused_by_default_and_with_the_direct_engine(
             async with turn(client, {"message": "sample", "sessionId": "r1"}) as t:
                 events = await t.rest()
             from_view = await client.post("/apps/sampling/hs", json=VIEW_SAMPLING)
+            no_app = await client.post("/apps/sampling/nope", json=VIEW_SAMPLING)
         assert len(model.requests) == 2  # the app's requests never reached the model
     assert from_view.status_code == 403
     assert "sampling is off for it" in from_view.json()["error"]["message"]
+    # An app that does not exist is not told how to turn sampling on.
+    assert no_app.status_code == 404
+    assert no_app.json()["error"]["message"] == "there is no app 'nope'"
     assert not [e for e in events if e["type"] == "sampling"]
     text = result_text(events)
     assert text.startswith("Error:")

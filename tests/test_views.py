@@ -137,6 +137,14 @@ async def calls_seen(client: httpx2.AsyncClient, view_id: str) -> int:
 async def test_the_gate_and_the_limits_over_http(project: Project) -> None:
     write(project, "", FX, extra=VIEWS)
     async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        # The opening call's limit counts the bytes of its JSON, not its ASCII escapes.
+        accented = {"name": "echo", "arguments": {"text": "é" * 400}}  # 800 bytes of text
+        await open_view(client, "fx", toolCall=accented)
+        ascii_only = {"name": "echo", "arguments": {"text": "x" * 1000}}
+        too_large = await client.post("/apps/views", json={"appId": "fx", "toolCall": ascii_only})
+        assert too_large.status_code == 400
+        assert "at most 1000 bytes" in too_large.json()["error"]["message"]
+
         view = await open_view(client, "fx")
         listed = await rpc(client, view, "tools/list")
         names = {t["name"] for t in listed["result"]["tools"]}

@@ -20,6 +20,7 @@ from actors.messages import (
     RegistryMessage,
     SampleForView,
     SamplingAllowed,
+    UnknownApp,
 )
 from actors.runtime import AskTimeout, Mailbox, ask
 from actors.upstream import ServerRequestRefused
@@ -50,6 +51,8 @@ def answers_blueprint(chats: Mailbox[HubMessage], registry: Mailbox[RegistryMess
             return await ask(
                 chats, lambda r: SampleForView(app_id, allowed, dict(params), r), SAMPLING_TIMEOUT_S
             )
+        except UnknownApp as unknown:
+            return json_error(404, "unknown_app", str(unknown))
         except ServerRequestRefused as refused:
             return json_error(403, "refused", str(refused))
         except AskTimeout as error:

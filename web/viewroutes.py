@@ -85,7 +85,8 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[HubMessage]) -> Blueprint:
             return json_error(400, "bad_request", "'sessionId' is not a chat session id")
         tool_call = body.get("toolCall")
         if tool_call is not None and (
-            not isinstance(tool_call, Mapping) or len(json.dumps(tool_call)) > TOOL_CALL_MAX
+            not isinstance(tool_call, Mapping)
+            or len(json.dumps(tool_call, ensure_ascii=False).encode()) > TOOL_CALL_MAX
         ):
             return json_error(
                 400, "bad_request", f"'toolCall' must be an object of at most {TOOL_CALL_MAX} bytes"
