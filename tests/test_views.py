@@ -22,9 +22,11 @@ from tests.support.views import call, open_view, rpc
 from web.views import (
     DENIED,
     LIMITED,
+    MAX_OPEN_VIEWS,
     NOT_ALLOWED,
     UNKNOWN_VIEW,
     Refused,
+    TooManyViews,
     ViewTable,
     is_visible_to_app,
     model_context_text,
@@ -98,6 +100,20 @@ def test_the_limits_of_a_view_and_their_window() -> None:
     assert over.data == {"limit": 120, "kind": "requests", "retryAfterS": 30}
     clock.now += 30  # the first 26 calls and requests leave the window
     table.admit(lease, tool_call=True)
+
+
+def test_views_open_at_once_are_capped_until_one_closes_or_expires() -> None:
+    now = [0.0]
+    table = ViewTable(clock=lambda: now[0])
+    leases = [table.open("fx") for _ in range(MAX_OPEN_VIEWS)]
+    with pytest.raises(TooManyViews) as full:
+        table.open("fx")
+    assert f"{MAX_OPEN_VIEWS} views are open" in str(full.value)
+    table.close(leases[0].id)
+    table.open("fx")  # room again
+    now[0] += table.config.lease_s + 1  # every one of them expires unused
+    table.open("fx")
+    assert len(table) == 1
 
 
 def test_visibility_approval_and_model_context_rules() -> None:

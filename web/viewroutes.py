@@ -53,6 +53,7 @@ from web.views import (
     DECISIONS,
     Lease,
     Refused,
+    TooManyViews,
     is_visible_to_app,
     model_context_text,
     needs_approval,
@@ -95,7 +96,12 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[HubMessage]) -> Blueprint:
             await ask(door.registry, lambda r: Lookup(app_id, r), ASK_TIMEOUT_S)
         except UnknownApp:
             return json_error(404, "unknown_app", f"there is no app '{app_id}'")
-        lease = table.open(app_id, session or None, tool_call)
+        try:
+            lease = table.open(app_id, session or None, tool_call)
+        except TooManyViews as full:
+            response = json_error(503, "too_many_views", str(full))
+            response.headers["Retry-After"] = str(round(table.config.lease_s))
+            return response
         if body.get("run") is True and tool_call is not None:
             lease.opening = {
                 "name": tool_call.get("toolName"),

@@ -34,6 +34,10 @@ LIMITED = -32003  # a per-view limit was reached; `data` says which and when to 
 DENIED = -32004  # the person denied the call, or did not answer in time
 
 MODEL_CONTEXT_MAX = 8_000  # characters of a view's latest model context that are kept
+# Views open at once, over every app: each holds its lease, its opening call and its model
+# context until it is closed or unused for `lease_s`, so without a cap a client could keep
+# opening them (the MCP endpoints cap their sessions the same way).
+MAX_OPEN_VIEWS = 1_000
 
 
 class Refused(McpappsError):
@@ -78,6 +82,10 @@ class Lease:
         }
 
 
+class TooManyViews(McpappsError):
+    """`MAX_OPEN_VIEWS` views are open: no other opens until one closes or expires."""
+
+
 class ViewTable:
     def __init__(
         self, config: ViewsConfig | None = None, clock: Callable[[], float] = time.monotonic
@@ -96,6 +104,11 @@ class ViewTable:
         tool_call: Mapping[str, Any] | None = None,
     ) -> Lease:
         self._expire()
+        if len(self._leases) >= MAX_OPEN_VIEWS:
+            raise TooManyViews(
+                f"{MAX_OPEN_VIEWS} views are open, the most there may be: close one, or try again"
+                f" once an unused one has expired (after {self.config.lease_s:g} s)"
+            )
         now = self._clock()
         lease = Lease(secrets.token_urlsafe(24), app_id, chat_session, tool_call, now, now)
         self._leases[lease.id] = lease
