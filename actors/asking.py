@@ -159,6 +159,16 @@ def check_answer(schema: Wire | None, action: Any, content: Any) -> Wire:
         content = {}
     if not isinstance(content, Mapping):
         raise AnswerRefused(400, "'content' must be an object: the form's fields by name")
+    # The app's SDK parses the answer as MCP's `ElicitResult`, which takes no other values: one
+    # it cannot parse would fail the whole call and use up the question. Every field is checked,
+    # declared by the schema or not: a schema allows fields it does not name unless it says not.
+    problems = _carriage_problems(content)
+    if problems:
+        raise AnswerRefused(
+            400,
+            "the answer has values MCP cannot carry (a field may be a string, a number, a"
+            f" boolean, null or a list of strings): {'; '.join(problems[:5])}",
+        )
     validator = jsonschema.Draft202012Validator(
         schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
     )
@@ -167,6 +177,34 @@ def check_answer(schema: Wire | None, action: Any, content: Any) -> Wire:
         said = "; ".join(_where(error) + error.message for error in errors[:5])
         raise AnswerRefused(400, f"the answer does not match the question's schema: {said}")
     return {"action": "accept", "content": dict(content)}
+
+
+def _carriage_problems(content: Mapping[str, Any]) -> list[str]:
+    """What is wrong with each field of an answer whose value MCP cannot carry."""
+    problems: list[str] = []
+    for name, value in content.items():
+        if value is None or isinstance(value, str | int | float):  # a bool is an int
+            continue
+        if not isinstance(value, list):
+            problems.append(f"{name!r} is {_kind(value)}")
+        elif wrong := [item for item in value if not isinstance(item, str)]:
+            problems.append(f"{name!r} is a list holding {_kind(wrong[0])}")
+    return problems
+
+
+def _kind(value: Any) -> str:
+    """A JSON value's kind, as a person reads it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"
 
 
 def _where(error: jsonschema.ValidationError) -> str:

@@ -29,6 +29,25 @@ def test_an_accepted_answer_must_match_the_schema() -> None:
     assert "'content' must be an object" in not_an_object.value.message
 
 
+def test_an_accepted_answer_holds_only_values_mcp_carries() -> None:
+    """MCP's `ElicitResult` takes a string, a number, a boolean, null or a list of strings for
+    a field, declared by the schema or not; anything else would fail the app's call."""
+    user = {"username": "ada", "email": "ada@example.com"}
+    fine = {**user, "age": 3, "ratio": 0.5, "ok": True, "none": None, "tags": ["a"], "no": []}
+    assert check_answer(USER_INFO_SCHEMA, "accept", fine) == {"action": "accept", "content": fine}
+    with pytest.raises(AnswerRefused) as an_object:
+        check_answer(USER_INFO_SCHEMA, "accept", {**user, "zzz": {"a": 1}})
+    assert an_object.value.status == 400
+    assert "'zzz' is an object" in an_object.value.message
+    assert "a list of strings" in an_object.value.message
+    with pytest.raises(AnswerRefused) as lists:
+        check_answer(USER_INFO_SCHEMA, "accept", {**user, "n": [1, 2], "m": ["a", None]})
+    assert "'n' is a list holding a number; 'm' is a list holding null" in lists.value.message
+    with pytest.raises(AnswerRefused) as declared:  # a schema that allows an object
+        check_answer({"type": "object", "properties": {"x": {}}}, "accept", {"x": [[]]})
+    assert "'x' is a list holding a list" in declared.value.message
+
+
 def test_decline_cancel_and_url_mode_carry_no_content() -> None:
     assert check_answer(USER_INFO_SCHEMA, "decline", {"ignored": 1}) == {"action": "decline"}
     assert check_answer(USER_INFO_SCHEMA, "cancel", None) == {"action": "cancel"}

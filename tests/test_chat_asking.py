@@ -34,6 +34,16 @@ async def test_the_person_answers_an_app_s_question_in_the_chat(project: Project
             bad = await answer(client, "s1", asked["requestId"], "accept", content={"x": 1})
             assert bad.status_code == 400
             assert "'email' is a required property" in bad.json()["error"]["message"]
+            # Values MCP cannot carry (here fields the schema does not name) would fail the
+            # app's call: refused here, and the question still waits.
+            for extra, said in (
+                ({"zzz": {"a": 1}}, "'zzz' is an object"),
+                ({"n": [1]}, "'n' is a list holding a number"),
+            ):
+                content = {**USER, **extra}
+                bad = await answer(client, "s1", asked["requestId"], "accept", content=content)
+                assert bad.status_code == 400, bad.text
+                assert said in bad.json()["error"]["message"]
             wrong = await answer(client, "s1", asked["requestId"], "maybe")
             assert wrong.status_code == 400
             assert "'action' must be one of accept, decline, cancel" in wrong.text

@@ -70,6 +70,12 @@ async def test_a_view_s_call_relays_the_app_s_question(project: Project) -> None
             bad = await client.post(url, json={"requestId": rid, "action": "accept"})
             assert bad.status_code == 400
             assert "'email' is a required property" in bad.json()["error"]["message"]
+            odd = {**USER, "note": [1, 2]}  # a value MCP cannot carry would fail the call
+            bad = await client.post(
+                url, json={"requestId": rid, "action": "accept", "content": odd}
+            )
+            assert bad.status_code == 400
+            assert "'note' is a list holding a number" in bad.json()["error"]["message"]
             elsewhere = f"/apps/views/{other}/answers"
             stolen = await client.post(elsewhere, json={"requestId": rid, "action": "decline"})
             assert stolen.status_code == 404  # another view cannot answer it
