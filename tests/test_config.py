@@ -22,6 +22,7 @@ from supervisor.model.config import (
     load_config,
 )
 from supervisor.model.policy import SupervisionPolicy
+from supervisor.model.tokens import TokenError, resolve_token
 from tests.support.helpers import Project
 
 
@@ -460,3 +461,17 @@ def test_view_settings_and_an_apps_approval_policy(project: Project) -> None:
     config = project.load()
     assert config.apps.entries["x"].approval == "always"
     assert config.views.window_s == 5.0
+
+
+def test_a_token_file_that_is_not_utf8_is_a_token_error(project: Project) -> None:
+    (project.root / "token").write_bytes(b"\xff\xfe")
+    project.config('[server]\ntoken_file = "token"\n')
+    with pytest.raises(TokenError) as caught:
+        resolve_token(project.load(), require_auth=True)
+    assert str(caught.value).endswith("token is not UTF-8 text")
+    (project.root / "state").mkdir()
+    (project.root / "state" / "token").write_bytes(b"\xff\xfe")  # the generated one
+    project.config('[state]\ndir = "state"\n')
+    with pytest.raises(TokenError) as caught:
+        resolve_token(project.load(), require_auth=True)
+    assert "is not UTF-8 text: delete it to have a new one made" in str(caught.value)

@@ -28,11 +28,13 @@ def resolve_token(config: Config, *, require_auth: bool) -> str | None:
         return server.token
     if server.token_file is not None:
         try:
-            token = server.token_file.read_text().strip()
+            token = server.token_file.read_text(encoding="utf-8").strip()
         except OSError as error:
             raise TokenError(
                 f"cannot read server.token_file {server.token_file}: {error.strerror}"
             ) from None
+        except UnicodeDecodeError:
+            raise TokenError(f"server.token_file {server.token_file} is not UTF-8 text") from None
         if not token:
             raise TokenError(f"server.token_file {server.token_file} is empty")
         return token
@@ -43,11 +45,15 @@ def resolve_token(config: Config, *, require_auth: bool) -> str | None:
 
 def _generated(path: Path) -> str:
     try:
-        token = path.read_text().strip()
+        token = path.read_text(encoding="utf-8").strip()
     except FileNotFoundError:
         token = ""
     except OSError as error:
         raise TokenError(f"cannot read the generated token {path}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise TokenError(
+            f"the generated token {path} is not UTF-8 text: delete it to have a new one made"
+        ) from None
     if token:
         logger.info("auth is required: the token is in %s", path)
         return token
