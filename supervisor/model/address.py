@@ -28,6 +28,7 @@ from supervisor.model.config import (
     StateConfig,
     url_host,
 )
+from supervisor.model.errors import McpappsError
 
 ADDRESS_FILE = "supervisor.json"  # file name inside [state] dir
 
@@ -145,7 +146,7 @@ def write_address(config: Config, pid: int) -> Path:
     return path
 
 
-class AddressFileError(ValueError):
+class AddressFileError(McpappsError, ValueError):
     """An address file that exists but cannot be believed: unreadable, not the JSON object
     `mcpapps run` writes, or a pid no process can have. Its message names the file and why."""
 
