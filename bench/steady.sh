@@ -2,8 +2,11 @@
 # The peer harness's four endpoints (the echo app direct, behind mcp-proxy, supergateway and
 # mcpapps), measured by bench/steady.py with their sessions kept open (see its docstring).
 # Uses what ../shared/bench/run_peers.sh installed under ${TMPDIR:-/tmp}/benchpeers: run that
-# once first. Arguments go to steady.py (e.g. --levels 1 --rounds 10).
+# once first. Arguments go to steady.py (e.g. --levels 1 --rounds 10); a first argument
+# --floor adds bench/floor.py (the least a gateway on Hypercorn's Trio worker can do) as a fifth.
 set -eu
+FLOOR=0
+[ "${1:-}" = --floor ] && { FLOOR=1; shift; }
 cd "$(dirname "$0")/.."
 B=$(cd ../shared/bench && pwd)
 P=${BENCH_DIR:-${TMPDIR:-/tmp}/benchpeers}
@@ -53,5 +56,9 @@ s=$(port); start supergateway "$s" "$P/npm/node_modules/.bin/supergateway" --std
 PATH_OF=/apps/mcp/echo
 o=$(port); start mcpapps "$o" env MCPAPPS="$PWD/.venv/bin/mcpapps" bash "$B/mcpapps_gateway.sh" "$o" \
   "${APP[@]}" stdio
+if [ $FLOOR = 1 ]; then
+  PATH_OF=/mcp
+  f=$(port); start floor "$f" "$PWD/.venv/bin/python" bench/floor.py --port "$f" -- "${APP[@]}" stdio
+fi
 sleep 3 # mcpapps listens before its app has started
 "$PY" bench/steady.py "${WATCH[@]}" "$@" "${ENDPOINTS[@]}"
