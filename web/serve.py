@@ -149,7 +149,9 @@ async def serve_front_door(
         logger.info("front door listening on %s", ", ".join(binds))
         task_status.started(binds)
         await shutdown.wait()
+        views.stop_approvals()  # a call waiting for the person's approval is new work: not run
         await close.wait()
+        views.cut_short()  # a view's call that outlived the apps is answered with an error
         for endpoint in endpoints:
             endpoint.audience.listen.close()  # 2026-07-28 listen streams end gracefully
         # Ending the session managers ends every session and its standing stream (not under

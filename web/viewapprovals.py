@@ -14,6 +14,7 @@ import trio
 
 from actors.catalog import Wire
 from web.keepalives import KEEP_ALIVE, keep_alives_until, with_keep_alives
+from web.relay import APP_ERROR
 from web.viewcalls import rpc_answer, sse_event
 from web.views import DENIED, Lease, Refused
 
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from web.viewdoor import ViewDoor
 
 logger = logging.getLogger("mcpapps.views")
+
+STOPPING = "stopping"  # not the person's decision: the supervisor is shutting down
 
 
 class Pending:
@@ -31,6 +34,13 @@ class Pending:
         self.answered = trio.Event()
         self.decision = "deny"
 
+    def stop(self) -> None:
+        """The supervisor is shutting down: the call is not run, unless the person allowed it
+        already (the apps are still up to answer it)."""
+        if not self.answered.is_set():
+            self.decision = STOPPING
+            self.answered.set()
+
 
 async def held_for_approval(
     door: ViewDoor, lease: Lease, rpc_id: Any, tool: str, call: Wire
@@ -38,7 +48,7 @@ async def held_for_approval(
     """A call that waits for the person: `approval` is sent at once; the call goes to the app
     only if they allow it in time."""
     pending = Pending(lease, tool)
-    door.pending[pending.id] = pending
+    door.hold(pending)
     timeout = door.table.config.approval_timeout_s
     try:
         yield sse_event(
@@ -57,7 +67,8 @@ async def held_for_approval(
             async for beat in beats:
                 yield beat
         decision = pending.decision if pending.answered.is_set() else "timeout"
-        door.decisions.labels(lease.app_id, decision).inc()
+        if decision != STOPPING:
+            door.decisions.labels(lease.app_id, decision).inc()
         logger.info(
             "view %s… of app %s: tools/call %s: %s", lease.id[:6], lease.app_id, tool, decision
         )
@@ -80,6 +91,12 @@ async def held_for_approval(
                         outcome = {"error": Refused(types.INTERNAL_ERROR, "the call ended").error()}
             finally:
                 scope.cancel()
+        elif decision == STOPPING:
+            why = (
+                f"the supervisor is stopping: the call of '{tool}' was not run; make it again"
+                " once it is back"
+            )
+            outcome = {"error": Refused(APP_ERROR, why).error()}
         else:
             why = (
                 f"no answer within {timeout:g} s"

@@ -20,6 +20,7 @@ from actors.catalog import Wire
 from actors.messages import HubMessage, RegistryMessage, Reloaded, SamplingAllowed, Watch
 from actors.metrics import Metrics
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
+from web.relay import APP_ERROR
 from web.viewapprovals import Pending
 from web.viewcaller import ViewCaller
 from web.viewcalls import call_until_complete
@@ -49,6 +50,9 @@ class ViewDoor:
             None  # the agent, for sampling (set with the routes)
         )
         self.nursery: trio.Nursery | None = None  # where the views' tool calls run
+        self.running: set[trio.CancelScope] = set()  # the scopes of the calls running there
+        self.stopping = False  # the supervisor is shutting down: no call is held for approval
+        self.closing = False  # the apps are stopped: a call still running is cut short
         # Without the supervisor's metrics (a test), counters of their own: never the global
         # registry, where a second door would clash with the first.
         registry_ = metrics.registry if metrics is not None else CollectorRegistry()
@@ -92,6 +96,31 @@ class ViewDoor:
                 logger.info("views of app %s: approval is now %s (was %s)", app_id, after, before)
         self.approvals = dict(approvals)
 
+    def hold(self, pending: Pending) -> None:
+        """A call waits for the person's approval, unless the supervisor is shutting down."""
+        if self.stopping:
+            pending.stop()
+        else:
+            self.pending[pending.id] = pending
+
+    def stop_approvals(self) -> None:
+        """The supervisor is shutting down, so it takes no new work: the calls waiting for the
+        person's approval are not run (each is answered so), and none is held from now on."""
+        self.stopping = True
+        for pending in self.pending.values():
+            pending.stop()
+        self.pending.clear()  # an answer that comes now is for no call
+
+    def cut_short(self) -> None:
+        """The apps are stopped: a view's call still running (its app's question waits for
+        the page, or the door is between the rounds of a 2026-07-28 app's call) can never
+        finish. Each is cancelled and answered with an error, as a chat turn cut short is
+        (without it, the front door ending the stream would leave the page's request
+        unanswered)."""
+        self.closing = True
+        for scope in self.running:
+            scope.cancel()
+
     def start_call(self, lease: Lease, call: Wire) -> tuple[trio.MemoryReceiveChannel[Any], Any]:
         """Run a view's tool call on its own: what comes out is `("elicitation", question)` for
         each question the app asks, then `("message", outcome)`. The call is the door's (not the
@@ -101,24 +130,41 @@ class ViewDoor:
         scope = trio.CancelScope()
 
         async def run() -> None:
+            outcome: dict[str, Any] | None = None
             async with events_in:
-                with scope:
-                    app_id = lease.app_id
-                    try:
-                        sampling: bool = await ask(
-                            self.registry, lambda r: SamplingAllowed(app_id, r), ASK_TIMEOUT_S
-                        )
-                    except Exception:
-                        sampling = False
-                    caller = ViewCaller(self, lease, events_in, call.get("name"), sampling)
-                    outcome = await call_until_complete(self, lease, call, caller)
+                try:
+                    with scope:
+                        outcome = await self._run_call(lease, call, events_in)
+                finally:
+                    self.running.discard(scope)
+                if outcome is None and self.closing:
+                    why = (
+                        f"the supervisor stopped before the call of '{call.get('name')}' was"
+                        " finished: it was cancelled"
+                    )
+                    outcome = {"error": Refused(APP_ERROR, why).error()}
+                if outcome is not None:  # else the page went away
                     with contextlib.suppress(trio.BrokenResourceError):
                         await events_in.send(("message", outcome))
 
         if self.nursery is None:
             raise Refused(types.INTERNAL_ERROR, "the view door is not running")
+        self.running.add(scope)
         self.nursery.start_soon(run)
         return events, scope
+
+    async def _run_call(
+        self, lease: Lease, call: Wire, events: trio.MemorySendChannel[Any]
+    ) -> dict[str, Any]:
+        app_id = lease.app_id
+        try:
+            sampling: bool = await ask(
+                self.registry, lambda r: SamplingAllowed(app_id, r), ASK_TIMEOUT_S
+            )
+        except Exception:
+            sampling = False
+        caller = ViewCaller(self, lease, events, call.get("name"), sampling)
+        return await call_until_complete(self, lease, call, caller)
 
     def cancel_questions(self, view_id: str, why: str) -> None:
         for request_id, owner in list(self.asked.items()):
