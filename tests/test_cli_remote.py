@@ -123,6 +123,12 @@ async def test_call_prints_the_result_and_fails_on_a_tool_error(project: Project
         result = await mcpapps("call", "plain.nope", "{}", cwd=project.root)
         assert result.returncode == 1
         assert result.stderr == "mcpapps: error: unknown tool 'plain.nope'\n"
+        # Asked for JSON, the supervisor's error answer is the output, as an answer would be.
+        result = await mcpapps("call", "plain.nope", "{}", "--json", cwd=project.root)
+        assert (result.returncode, result.stderr) == (1, "")
+        assert json.loads(result.stdout) == {
+            "error": {"code": "unknown_tool", "message": "unknown tool 'plain.nope'"}
+        }
 
         # A wrong command line is a usage error, found before anything is sent.
         for bad, why in (
@@ -177,6 +183,20 @@ async def test_restart_stop_start_and_logs(project: Project) -> None:
 
         result = await mcpapps("restart", "nope", cwd=project.root)
         assert (result.returncode, result.stderr) == (1, "mcpapps: error: unknown app 'nope'\n")
+        for command in (("restart", "nope"), ("logs", "nope")):
+            result = await mcpapps(*command, "--json", cwd=project.root)
+            assert (result.returncode, result.stderr) == (1, ""), command
+            answer = json.loads(result.stdout)
+            assert answer == {"error": {"code": "unknown_app", "message": "unknown app 'nope'"}}
+            assert result.stdout == json.dumps(answer, indent=2) + "\n"  # as answers are printed
+        # An answer that is not JSON (the sandbox port's text 404): one line, even with --json.
+        sandbox = f"http://127.0.0.1:{port + 1}"
+        result = await mcpapps("apps", "--json", "--url", sandbox, cwd=project.root)
+        assert (result.returncode, result.stdout) == (1, "")
+        assert result.stderr == (
+            f"mcpapps: error: {sandbox} answered GET /admin/apps with HTTP 404, not as the"
+            " mcpapps admin API does; is the address right?\n"
+        )
         result = await mcpapps("start", "off", cwd=project.root)
         assert result.returncode == 1
         assert result.stderr == (
@@ -252,6 +272,12 @@ async def test_the_commands_reach_the_supervisor_whatever_the_config_says_now(
             f"mcpapps: error: the config cannot be loaded, so nothing was changed: {problem}\n"
         )
         assert "reload refused: the config cannot be loaded: " in supervisor.log
+        result = await mcpapps("reload", "--json", cwd=project.root)
+        assert (result.returncode, result.stderr) == (1, ""), result.stderr
+        answer = json.loads(result.stdout)
+        assert answer["error"]["code"] == "config_refused"
+        assert answer["error"]["problems"] == answer["configProblems"] == [problem]
+        assert (answer["unchanged"], answer["refused"], answer["started"]) == (["plain"], [], [])
         result = await mcpapps("apps", cwd=project.root)
         assert result.returncode == 0, result.stderr
         assert rows(result.stdout)["plain"][1] == "Running"
@@ -300,6 +326,9 @@ async def test_the_token_comes_from_the_generated_file(project: Project) -> None
         )
         result = await mcpapps("apps", cwd=project.root, env={"MCPAPPS_TOKEN": "wrong"})
         assert "refused the token from MCPAPPS_TOKEN" in result.stderr
+        result = await mcpapps("apps", "--json", "--token", "wrong", cwd=project.root)
+        assert (result.returncode, result.stderr) == (1, "")
+        assert json.loads(result.stdout)["error"]["code"] == "unauthorized"
 
         # Elsewhere, with only the address: no token to send.
         elsewhere = project.root / "elsewhere"
@@ -365,7 +394,13 @@ def test_an_address_file_is_believed_for_its_config_while_its_process_lives(
 
 def test_an_unreachable_supervisor_is_one_clear_line(project: Project) -> None:
     port = write(project, ("plain", ()))
-    for command in (("apps",), ("call", "plain.echo"), ("restart", "plain"), ("logs", "plain")):
+    for command in (
+        ("apps",),
+        ("call", "plain.echo"),
+        ("restart", "plain"),
+        ("logs", "plain"),
+        ("reload", "--json"),  # no answer, so no JSON to print either
+    ):
         result = run_mcpapps(*command, cwd=project.root)
         assert result.returncode == 1, command
         [line] = result.stderr.splitlines()
