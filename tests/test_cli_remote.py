@@ -16,7 +16,7 @@ import pytest
 import trio
 
 from supervisor import remote
-from supervisor.model.address import remove_address
+from supervisor.model.address import process_start, remove_address
 from tests.support.helpers import Project, free_port, free_port_pair, run_mcpapps
 from tests.support.running import (
     FAST,
@@ -254,8 +254,12 @@ async def test_the_commands_reach_the_supervisor_whatever_the_config_says_now(
     `reload` shows the supervisor's answer."""
     port = write(project, ("plain", ()), server=f'always_require_auth = true\ntoken = "{TOKEN}"')
     written = project.config_path.read_text()
+    address = project.root / ".mcpapps" / "supervisor.json"
     async with serving_its_config(project, port) as supervisor:
-        assert (project.root / ".mcpapps" / "supervisor.json").exists()
+        recorded = json.loads(address.read_text())
+        assert supervisor.process is not None
+        assert recorded["pid"] == supervisor.process.pid
+        assert type(recorded["started"]) is int  # what tells it from a later holder of its pid
         # A new port: only a restart applies it, and the supervisor says so.
         project.config(written.replace(f"port = {port}", f"port = {free_port()}"))
         result = await mcpapps("reload", cwd=project.root)
@@ -291,7 +295,23 @@ async def test_the_commands_reach_the_supervisor_whatever_the_config_says_now(
         assert result.stderr.startswith("mcpapps: error: the config cannot be loaded, so nothing")
         project.config(written)
     # Once the supervisor is gone, its record is too: with such a config nothing is sent.
-    assert not (project.root / ".mcpapps" / "supervisor.json").exists()
+    assert not address.exists()
+    # Had it been left behind (a crash) and its pid been given to another process since, it
+    # is not believed: the config's address is used, with a warning.
+    with subprocess.Popen(["sleep", "60"]) as other:
+        try:
+            address.write_text(json.dumps({**recorded, "pid": other.pid}))
+            result = await mcpapps("apps", cwd=project.root)
+        finally:
+            other.kill()
+    assert (result.returncode, result.stdout) == (1, "")
+    warning, error = result.stderr.splitlines()
+    assert warning == (
+        f"mcpapps: warning: {address}: the supervisor that wrote it is gone, and its pid"
+        f" {other.pid} is another process's now; ignored it"
+    )
+    assert error.startswith(f"mcpapps: error: cannot reach the supervisor at {supervisor.url()}: ")
+    address.unlink()
     project.config("[server\n")
     result = await mcpapps("apps", cwd=project.root)
     assert result.returncode == 1
@@ -371,6 +391,8 @@ def test_an_address_file_is_believed_for_its_config_while_its_process_lives(
     record = project.root / ".mcpapps" / "supervisor.json"
     dead = subprocess.Popen(["true"])  # a pid whose process has ended (and been reaped)
     dead.wait()
+    started = process_start(os.getpid())
+    assert started is not None  # Linux
     for pid, named, believed in (
         (os.getpid(), real, True),
         (os.getpid(), str(project.root / "other.toml"), False),
@@ -379,6 +401,27 @@ def test_an_address_file_is_believed_for_its_config_while_its_process_lives(
         record.write_text(json.dumps({"url": "http://127.0.0.1:1", "pid": pid, "config": named}))
         url = remote.find_target(config, None, None, {}).url
         assert url == ("http://127.0.0.1:1" if believed else f"http://127.0.0.1:{port}"), named
+    # With its process's start: believed while that same process lives, not once another one
+    # holds its pid (this test's child, started later than this test's process).
+    with subprocess.Popen(["sleep", "60"]) as other:
+        try:
+            for pid, believed in ((os.getpid(), True), (other.pid, False)):
+                written = {"url": "http://127.0.0.1:1", "pid": pid, "config": real}
+                record.write_text(json.dumps({**written, "started": started}))
+                target = remote.find_target(config, None, None, {})
+                assert target.url == (
+                    "http://127.0.0.1:1" if believed else f"http://127.0.0.1:{port}"
+                )
+                assert target.warnings == (
+                    ()
+                    if believed
+                    else (
+                        f"{record}: the supervisor that wrote it is gone, and its pid {pid} is"
+                        " another process's now; ignored it",
+                    )
+                )
+        finally:
+            other.kill()
     # The config cannot be loaded, and its address is malformed: only the record can say.
     project.config('[server]\nport = "x"\n')
     record.write_text(json.dumps({"url": "http://127.0.0.1:1", "pid": os.getpid(), "config": real}))
@@ -456,6 +499,7 @@ def test_an_address_file_that_cannot_be_believed_is_ignored_with_a_warning(
         (written("http://127.0.0.1:1", 2**31), not_believed),  # more than os.kill takes
         (written("http://127.0.0.1:1", 10**20), not_believed),
         (written("http://127.0.0.1:1", "1"), not_believed),
+        (written("http://127.0.0.1:1", alive_pid)[:-1] + b', "started": "12"}', not_believed),
         (b"[]", "is not a JSON object"),
         (b"[" * 100_000, "is not valid JSON"),  # deeper than the parser recurses
         (b"\xff\xfe", "is not valid JSON"),
