@@ -182,7 +182,12 @@ def _remote_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
                 return remote.logs(api, args.app, as_json=args.json, out=out, err=err)
             return remote.control(api, args.app, args.command, as_json=args.json, out=out)
     except remote.RemoteError as error:
-        print(f"mcpapps: error: {error}", file=err)
+        if args.json and error.answer is not None:
+            # Asked for JSON, the supervisor's error answer is printed as any other answer:
+            # on stdout, for a script to read (the exit status says it failed).
+            remote.print_json(error.answer, out)
+        else:
+            print(f"mcpapps: error: {error}", file=err)
         return 1
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -41,7 +41,13 @@ NO_STDERR = "(no stderr lines yet)"
 
 
 class RemoteError(McpappsError):
-    """What went wrong talking to the supervisor, as one line for the user."""
+    """What went wrong talking to the supervisor, as one line for the user. `answer` is the
+    supervisor's own JSON error answer when it gave one (`{"error": {...}, ...}`), for `--json`
+    to print; None when nothing such came back (no connection, a non-JSON answer)."""
+
+    def __init__(self, message: str, answer: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.answer = answer
 
 
 @attrs.frozen
@@ -218,13 +224,15 @@ class Remote:
             data = response.json()
         except ValueError:
             data = None
-        if response.status_code == 401:
-            raise RemoteError(self._unauthorized())
         if response.is_success and isinstance(data, dict):
             return data
         body = data.get("error") if isinstance(data, dict) else None
-        if isinstance(body, dict) and isinstance(body.get("message"), str):
-            raise RemoteError(body["message"])
+        # The admin API's error answer: the supervisor's, and `--json` prints it as it is.
+        answer = data if isinstance(body, dict) and isinstance(body.get("message"), str) else None
+        if response.status_code == 401:
+            raise RemoteError(self._unauthorized(), answer)
+        if answer is not None:
+            raise RemoteError(answer["error"]["message"], answer)
         raise RemoteError(
             f"{url} answered {method} {path} with HTTP {response.status_code}, not as the mcpapps"
             " admin API does; is the address right?"
@@ -248,7 +256,7 @@ class Remote:
 def apps(remote: Remote, *, as_json: bool, out: TextIO) -> int:
     data = remote.get("/admin/apps")
     if as_json:
-        _print_json(data, out)
+        print_json(data, out)
         return 0
     listed = data["apps"]
     rows: list[tuple[str, ...]] = [("ID", "STATE", "PID", "RESTARTS", "TOOLS", "LAST ERROR")]
@@ -291,7 +299,7 @@ def call(
     """Exit status 1 when the tool itself reports an error (its result has isError)."""
     data = remote.post("/admin/call", {"name": name, "arguments": arguments})
     if as_json:
-        _print_json(data, out)
+        print_json(data, out)
     else:
         print(data["text"], file=err if data["isError"] else out)
     return 1 if data["isError"] else 0
@@ -317,7 +325,7 @@ def control(
             detail = remote.get(path)
             status = {k: v for k, v in detail.items() if k not in ("stderr", "catalog")}
     if as_json:
-        _print_json({"app": status}, out)
+        print_json({"app": status}, out)
     else:
         print(_status_line(status), file=out)
     return 1 if status["state"] == "Failed" else 0
@@ -339,7 +347,7 @@ def tools(remote: Remote, *, as_json: bool, out: TextIO) -> int:
     the others are not."""
     data = remote.get("/admin/tools")
     if as_json:
-        _print_json(data, out)
+        print_json(data, out)
         return 0
     listed = data["tools"]
     rows: list[tuple[str, ...]] = [
@@ -366,7 +374,7 @@ def reload(remote: Remote, *, as_json: bool, out: TextIO) -> int:
     """Ask for a reload and print the diff; exit status 1 when anything was refused."""
     data = remote.post("/admin/reload")
     if as_json:
-        _print_json(data, out)
+        print_json(data, out)
     else:
         for key in ("started", "stopped", "restarted", "unchanged"):
             print(f"{key}: {', '.join(data[key]) or '-'}", file=out)
@@ -383,7 +391,7 @@ def logs(remote: Remote, app_id: str, *, as_json: bool, out: TextIO, err: TextIO
     yet, a note says so on standard error: standard output holds only the app's lines."""
     data = remote.get(f"/admin/apps/{quote(app_id, safe='')}")
     if as_json:
-        _print_json(data, out)
+        print_json(data, out)
     elif not data["stderr"]:
         print(NO_STDERR, file=err)
     else:
@@ -392,7 +400,7 @@ def logs(remote: Remote, app_id: str, *, as_json: bool, out: TextIO, err: TextIO
     return 0
 
 
-def _print_json(data: Any, out: TextIO) -> None:
+def print_json(data: Any, out: TextIO) -> None:
     print(json.dumps(data, indent=2), file=out)
 
 

@@ -8,6 +8,7 @@ import logging
 import os
 import signal
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, NoReturn
 
 import attrs
@@ -151,7 +152,7 @@ async def _supervise(
             logger.info("received %s: stopping", signal.Signals(signum).name)
             break
         reloader.close()
-        nursery.start_soon(_stop_at_once_on_another_signal, signals, parts.reaper)
+        nursery.start_soon(_stop_at_once_on_another_signal, signals, parts.reaper, config.state.dir)
         notify("STOPPING=1", environ)
         shutdown.set()  # no new connections; requests in flight go on
         # Chat turns finish first, with the apps still up to answer their tool calls; then
@@ -165,7 +166,12 @@ async def _supervise(
         if not closed.is_set():
             # A client that stopped reading holds a write of Hypercorn's that no cancellation
             # reaches; the apps are stopped, so nothing is lost by not waiting for it.
-            _exit_now(parts.reaper, "a client stopped reading its answer: exiting without it", 0)
+            _exit_now(
+                parts.reaper,
+                config.state.dir,
+                "a client stopped reading its answer: exiting without it",
+                0,
+            )
         logger.info("every app is stopped; exiting")
         nursery.cancel_scope.cancel()
 
@@ -194,21 +200,23 @@ async def _reload_on_signal(reloader: Reloader) -> None:
         logger.exception("SIGHUP: the reload failed; the apps run on as they were")
 
 
-async def _stop_at_once_on_another_signal(signals: Any, reaper: Reaper) -> None:
+async def _stop_at_once_on_another_signal(signals: Any, reaper: Reaper, state_dir: Path) -> None:
     """A second SIGTERM or SIGINT (Ctrl-C twice) skips the grace periods."""
     async for signum in signals:
         name = signal.Signals(signum).name
         if signum == signal.SIGHUP:
             logger.warning("received SIGHUP while shutting down: no reload")
             continue
-        _exit_now(reaper, f"received {name} again: stopping at once", 1)
+        _exit_now(reaper, state_dir, f"received {name} again: stopping at once", 1)
 
 
-def _exit_now(reaper: Reaper, why: str, code: int) -> NoReturn:
+def _exit_now(reaper: Reaper, state_dir: Path, why: str, code: int) -> NoReturn:
     """Leave now, without waiting for any task. The reaper ends every app process group still
-    alive; saved chat turns are safe (each was committed)."""
+    alive; saved chat turns are safe (each was committed). The address file goes too, as on a
+    normal stop: left behind, it would name a pid that a later process may be given."""
     logger.warning("%s", why)
     reaper.close()
+    remove_address(state_dir, os.getpid())  # one small read and an unlink: no real delay
     logging.shutdown()
     os._exit(code)
 

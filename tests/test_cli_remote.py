@@ -16,7 +16,7 @@ import pytest
 import trio
 
 from supervisor import remote
-from supervisor.model.address import remove_address
+from supervisor.model.address import process_start, remove_address
 from tests.support.helpers import Project, free_port, free_port_pair, run_mcpapps
 from tests.support.running import (
     FAST,
@@ -123,6 +123,12 @@ async def test_call_prints_the_result_and_fails_on_a_tool_error(project: Project
         result = await mcpapps("call", "plain.nope", "{}", cwd=project.root)
         assert result.returncode == 1
         assert result.stderr == "mcpapps: error: unknown tool 'plain.nope'\n"
+        # Asked for JSON, the supervisor's error answer is the output, as an answer would be.
+        result = await mcpapps("call", "plain.nope", "{}", "--json", cwd=project.root)
+        assert (result.returncode, result.stderr) == (1, "")
+        assert json.loads(result.stdout) == {
+            "error": {"code": "unknown_tool", "message": "unknown tool 'plain.nope'"}
+        }
 
         # A wrong command line is a usage error, found before anything is sent.
         for bad, why in (
@@ -177,6 +183,20 @@ async def test_restart_stop_start_and_logs(project: Project) -> None:
 
         result = await mcpapps("restart", "nope", cwd=project.root)
         assert (result.returncode, result.stderr) == (1, "mcpapps: error: unknown app 'nope'\n")
+        for command in (("restart", "nope"), ("logs", "nope")):
+            result = await mcpapps(*command, "--json", cwd=project.root)
+            assert (result.returncode, result.stderr) == (1, ""), command
+            answer = json.loads(result.stdout)
+            assert answer == {"error": {"code": "unknown_app", "message": "unknown app 'nope'"}}
+            assert result.stdout == json.dumps(answer, indent=2) + "\n"  # as answers are printed
+        # An answer that is not JSON (the sandbox port's text 404): one line, even with --json.
+        sandbox = f"http://127.0.0.1:{port + 1}"
+        result = await mcpapps("apps", "--json", "--url", sandbox, cwd=project.root)
+        assert (result.returncode, result.stdout) == (1, "")
+        assert result.stderr == (
+            f"mcpapps: error: {sandbox} answered GET /admin/apps with HTTP 404, not as the"
+            " mcpapps admin API does; is the address right?\n"
+        )
         result = await mcpapps("start", "off", cwd=project.root)
         assert result.returncode == 1
         assert result.stderr == (
@@ -234,8 +254,12 @@ async def test_the_commands_reach_the_supervisor_whatever_the_config_says_now(
     `reload` shows the supervisor's answer."""
     port = write(project, ("plain", ()), server=f'always_require_auth = true\ntoken = "{TOKEN}"')
     written = project.config_path.read_text()
+    address = project.root / ".mcpapps" / "supervisor.json"
     async with serving_its_config(project, port) as supervisor:
-        assert (project.root / ".mcpapps" / "supervisor.json").exists()
+        recorded = json.loads(address.read_text())
+        assert supervisor.process is not None
+        assert recorded["pid"] == supervisor.process.pid
+        assert type(recorded["started"]) is int  # what tells it from a later holder of its pid
         # A new port: only a restart applies it, and the supervisor says so.
         project.config(written.replace(f"port = {port}", f"port = {free_port()}"))
         result = await mcpapps("reload", cwd=project.root)
@@ -252,6 +276,12 @@ async def test_the_commands_reach_the_supervisor_whatever_the_config_says_now(
             f"mcpapps: error: the config cannot be loaded, so nothing was changed: {problem}\n"
         )
         assert "reload refused: the config cannot be loaded: " in supervisor.log
+        result = await mcpapps("reload", "--json", cwd=project.root)
+        assert (result.returncode, result.stderr) == (1, ""), result.stderr
+        answer = json.loads(result.stdout)
+        assert answer["error"]["code"] == "config_refused"
+        assert answer["error"]["problems"] == answer["configProblems"] == [problem]
+        assert (answer["unchanged"], answer["refused"], answer["started"]) == (["plain"], [], [])
         result = await mcpapps("apps", cwd=project.root)
         assert result.returncode == 0, result.stderr
         assert rows(result.stdout)["plain"][1] == "Running"
@@ -265,7 +295,23 @@ async def test_the_commands_reach_the_supervisor_whatever_the_config_says_now(
         assert result.stderr.startswith("mcpapps: error: the config cannot be loaded, so nothing")
         project.config(written)
     # Once the supervisor is gone, its record is too: with such a config nothing is sent.
-    assert not (project.root / ".mcpapps" / "supervisor.json").exists()
+    assert not address.exists()
+    # Had it been left behind (a crash) and its pid been given to another process since, it
+    # is not believed: the config's address is used, with a warning.
+    with subprocess.Popen(["sleep", "60"]) as other:
+        try:
+            address.write_text(json.dumps({**recorded, "pid": other.pid}))
+            result = await mcpapps("apps", cwd=project.root)
+        finally:
+            other.kill()
+    assert (result.returncode, result.stdout) == (1, "")
+    warning, error = result.stderr.splitlines()
+    assert warning == (
+        f"mcpapps: warning: {address}: the supervisor that wrote it is gone, and its pid"
+        f" {other.pid} is another process's now; ignored it"
+    )
+    assert error.startswith(f"mcpapps: error: cannot reach the supervisor at {supervisor.url()}: ")
+    address.unlink()
     project.config("[server\n")
     result = await mcpapps("apps", cwd=project.root)
     assert result.returncode == 1
@@ -300,6 +346,9 @@ async def test_the_token_comes_from_the_generated_file(project: Project) -> None
         )
         result = await mcpapps("apps", cwd=project.root, env={"MCPAPPS_TOKEN": "wrong"})
         assert "refused the token from MCPAPPS_TOKEN" in result.stderr
+        result = await mcpapps("apps", "--json", "--token", "wrong", cwd=project.root)
+        assert (result.returncode, result.stderr) == (1, "")
+        assert json.loads(result.stdout)["error"]["code"] == "unauthorized"
 
         # Elsewhere, with only the address: no token to send.
         elsewhere = project.root / "elsewhere"
@@ -342,6 +391,8 @@ def test_an_address_file_is_believed_for_its_config_while_its_process_lives(
     record = project.root / ".mcpapps" / "supervisor.json"
     dead = subprocess.Popen(["true"])  # a pid whose process has ended (and been reaped)
     dead.wait()
+    started = process_start(os.getpid())
+    assert started is not None  # Linux
     for pid, named, believed in (
         (os.getpid(), real, True),
         (os.getpid(), str(project.root / "other.toml"), False),
@@ -350,6 +401,27 @@ def test_an_address_file_is_believed_for_its_config_while_its_process_lives(
         record.write_text(json.dumps({"url": "http://127.0.0.1:1", "pid": pid, "config": named}))
         url = remote.find_target(config, None, None, {}).url
         assert url == ("http://127.0.0.1:1" if believed else f"http://127.0.0.1:{port}"), named
+    # With its process's start: believed while that same process lives, not once another one
+    # holds its pid (this test's child, started later than this test's process).
+    with subprocess.Popen(["sleep", "60"]) as other:
+        try:
+            for pid, believed in ((os.getpid(), True), (other.pid, False)):
+                written = {"url": "http://127.0.0.1:1", "pid": pid, "config": real}
+                record.write_text(json.dumps({**written, "started": started}))
+                target = remote.find_target(config, None, None, {})
+                assert target.url == (
+                    "http://127.0.0.1:1" if believed else f"http://127.0.0.1:{port}"
+                )
+                assert target.warnings == (
+                    ()
+                    if believed
+                    else (
+                        f"{record}: the supervisor that wrote it is gone, and its pid {pid} is"
+                        " another process's now; ignored it",
+                    )
+                )
+        finally:
+            other.kill()
     # The config cannot be loaded, and its address is malformed: only the record can say.
     project.config('[server]\nport = "x"\n')
     record.write_text(json.dumps({"url": "http://127.0.0.1:1", "pid": os.getpid(), "config": real}))
@@ -365,7 +437,13 @@ def test_an_address_file_is_believed_for_its_config_while_its_process_lives(
 
 def test_an_unreachable_supervisor_is_one_clear_line(project: Project) -> None:
     port = write(project, ("plain", ()))
-    for command in (("apps",), ("call", "plain.echo"), ("restart", "plain"), ("logs", "plain")):
+    for command in (
+        ("apps",),
+        ("call", "plain.echo"),
+        ("restart", "plain"),
+        ("logs", "plain"),
+        ("reload", "--json"),  # no answer, so no JSON to print either
+    ):
         result = run_mcpapps(*command, cwd=project.root)
         assert result.returncode == 1, command
         [line] = result.stderr.splitlines()
@@ -421,6 +499,7 @@ def test_an_address_file_that_cannot_be_believed_is_ignored_with_a_warning(
         (written("http://127.0.0.1:1", 2**31), not_believed),  # more than os.kill takes
         (written("http://127.0.0.1:1", 10**20), not_believed),
         (written("http://127.0.0.1:1", "1"), not_believed),
+        (written("http://127.0.0.1:1", alive_pid)[:-1] + b', "started": "12"}', not_believed),
         (b"[]", "is not a JSON object"),
         (b"[" * 100_000, "is not valid JSON"),  # deeper than the parser recurses
         (b"\xff\xfe", "is not valid JSON"),

@@ -110,6 +110,31 @@ async def test_a_signal_after_the_shutdown_finished_keeps_exit_status_0(project:
     assert "again: stopping at once" not in supervisor.log
 
 
+async def test_a_second_signal_exits_at_once_and_takes_the_address_file(
+    project: Project,
+) -> None:
+    """Left behind, `supervisor.json` would name a pid that a later process may be given."""
+    write_project(project, ("stubborn", ("--stubborn",)))
+    project.config(
+        project.config_path.read_text().replace("stop_grace_s = 1.0", "stop_grace_s = 600")
+    )
+    address = project.root / ".mcpapps" / "supervisor.json"
+    supervisor = Supervisor(project)
+    async with trio.open_nursery() as nursery:
+        await supervisor.start(nursery)
+        await supervisor.wait_for_log("ready: 1 running")
+        await supervisor.wait_for_log("front door listening on")
+        process = supervisor.process
+        assert process is not None
+        assert json.loads(address.read_text())["pid"] == process.pid
+        process.send_signal(signal.SIGTERM)
+        await supervisor.wait_for_log("received SIGTERM: stopping")
+        # The app ignores SIGTERM: its stop would wait 600 s; the second signal does not.
+        assert await supervisor.stop(signal.SIGINT) == 1
+    assert "received SIGINT again: stopping at once" in supervisor.log
+    assert not address.exists()
+
+
 async def test_sigkill_of_the_supervisor_leaves_no_app_process(project: Project) -> None:
     pidfile = project.root / "app.pid"
     write_project(project, ("app", ("--grandchild", str(pidfile))))

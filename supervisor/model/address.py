@@ -4,8 +4,9 @@ be loaded.
 
 The address file says where the supervisor listens *now*: a config edited since (a new port, a
 typo) no longer does, and the command line is what reports that (`mcpapps reload`). It names the
-config it was started with and the supervisor's pid, so that it is only believed for that config
-while that process lives.
+config it was started with, the supervisor's pid and when that process started, so that it is
+only believed for that config while that process lives (not another one given the same pid
+since).
 """
 
 from __future__ import annotations
@@ -134,11 +135,13 @@ def _beside(config: Path, path: str | Path) -> Path:
 def write_address(config: Config, pid: int) -> Path:
     """Record where the supervisor running `config` listens; raises OSError when it cannot."""
     path = config.state.dir / ADDRESS_FILE
-    record = {
+    record: dict[str, Any] = {
         "url": loopback_url(config.server.host, config.server.port),
         "pid": pid,
         "config": os.path.realpath(config.path),
     }
+    if (started := process_start(pid)) is not None:  # where the system says: Linux
+        record["started"] = started
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     temporary = path.with_name(f".{ADDRESS_FILE}.{pid}")
     temporary.write_text(json.dumps(record) + "\n")
@@ -148,7 +151,8 @@ def write_address(config: Config, pid: int) -> Path:
 
 class AddressFileError(McpappsError, ValueError):
     """An address file that exists but cannot be believed: unreadable, not the JSON object
-    `mcpapps run` writes, or a pid no process can have. Its message names the file and why."""
+    `mcpapps run` writes, a pid no process can have, or a pid another process has now. Its
+    message names the file and why."""
 
 
 # The largest pid a process can have: Linux caps pid_max at 2**22, and `os.kill` takes a C int.
@@ -177,14 +181,26 @@ def read_address(state_dir: Path, config_path: Path) -> str | None:
     record = _record(path)
     if record is None:
         return None
-    url, pid = record.get("url"), record.get("pid")
-    if not isinstance(url, str) or type(pid) is not int or not 0 < pid <= _MAX_PID:
+    url, pid, started = record.get("url"), record.get("pid"), record.get("started")
+    if (
+        not isinstance(url, str)
+        or type(pid) is not int
+        or not 0 < pid <= _MAX_PID
+        or (started is not None and type(started) is not int)
+    ):
         raise AddressFileError(
             f'{path} is not an address file of `mcpapps run`: it needs a "url" string and'
-            f' a "pid" from 1 to {_MAX_PID}'
+            f' a "pid" from 1 to {_MAX_PID} (and "started", if there, is a whole number)'
         )
     if record.get("config") != os.path.realpath(config_path) or not _alive(pid):
         return None
+    # A file written without "started" (an older mcpapps, a system without /proc) is believed
+    # by its pid alone; so is one whose process's start cannot be read here.
+    if started is not None and (now := process_start(pid)) is not None and now != started:
+        raise AddressFileError(
+            f"{path}: the supervisor that wrote it is gone, and its pid {pid} is another"
+            " process's now"
+        )
     return url
 
 
@@ -201,6 +217,23 @@ def _record(path: Path) -> dict[str, Any] | None:
     if not isinstance(data, dict):
         raise AddressFileError(f"{path} is not a JSON object")
     return data
+
+
+def process_start(pid: int) -> int | None:
+    """When process `pid` started, in clock ticks after boot: with its pid, what tells it from a
+    later process given the same pid. Field 22 of /proc/<pid>/stat (Linux); None where that
+    cannot be read (no /proc, the process gone, a /proc that hides other users' processes)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    # Field 2 is the command name in parentheses, which may hold spaces and ')' itself: the
+    # fields are counted from after its last ')', where field 3 begins.
+    fields = stat[stat.rfind(b")") + 1 :].split()
+    try:
+        return int(fields[22 - 3])
+    except (IndexError, ValueError):
+        return None
 
 
 def _alive(pid: int) -> bool:
