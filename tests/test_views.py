@@ -65,8 +65,51 @@ def test_a_lease_is_refreshed_while_used_and_ends_when_unused_or_closed() -> Non
     assert table.close(lease.id)
     assert refusal(table.get, lease.id).code == UNKNOWN_VIEW
     again = table.open("grocery")
-    assert table.drop_app("grocery") == 1
+    assert table.drop_app("grocery", "a reload stopped its app 'grocery'") == 1
     assert refusal(table.get, again.id).code == UNKNOWN_VIEW
+
+
+def test_every_lease_that_ends_is_told_with_why_but_one_in_use_does_not_expire() -> None:
+    clock = Clock()
+    ended: list[tuple[str, str]] = []
+    table = ViewTable(
+        ViewsConfig(lease_s=10), clock, lambda lease, why: ended.append((lease.id, why))
+    )
+    closed, dropped, unused, busy = (table.open(app) for app in ("a", "b", "c", "c"))
+    table.close(closed.id)
+    table.drop_app("b", "a reload stopped its app 'b'")
+    table.admit(busy, tool_call=True)  # a request of `busy` runs past its lease
+    clock.now += 11
+    assert refusal(table.get, unused.id).code == UNKNOWN_VIEW
+    assert table.get(busy.id) is busy
+    assert ended == [
+        (closed.id, "its page closed it"),
+        (dropped.id, "a reload stopped its app 'b'"),
+        (unused.id, "it was not used for 10 s, so its lease expired"),
+    ]
+    assert unused.ended == "it was not used for 10 s, so its lease expired"
+    assert busy.ended is None
+    table.release(busy)  # answered now: in use until now
+    clock.now += 9
+    assert table.expires_in(busy) == 1
+
+
+def test_held_calls_leave_the_in_flight_room_and_have_their_own_cap() -> None:
+    table = ViewTable(ViewsConfig(), Clock())
+    lease = table.open("fx")
+    for _ in range(4):
+        table.admit(lease, tool_call=True)
+        table.hold(lease)
+    assert (lease.in_flight, lease.held) == (0, 4)
+    table.admit(lease, tool_call=False)  # a tools/list still gets in
+    table.admit(lease, tool_call=True)
+    fifth = refusal(table.hold, lease)
+    assert fifth.code == LIMITED
+    assert fifth.data == {"limit": 4, "kind": "held"}
+    assert (lease.in_flight, lease.held) == (2, 4)  # the refused one is still to be released
+    table.unhold(lease, run=True)  # allowed: in flight again
+    table.unhold(lease, run=False)  # denied
+    assert (lease.in_flight, lease.held) == (3, 2)
 
 
 def test_the_limits_of_a_view_and_their_window() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -16,7 +16,7 @@ from actors.catalog import Wire
 from web.keepalives import KEEP_ALIVE, keep_alives_until, with_keep_alives
 from web.relay import APP_ERROR
 from web.viewcalls import rpc_answer, sse_event
-from web.views import DENIED, Lease, Refused
+from web.views import DENIED, UNKNOWN_VIEW, Lease, Refused
 
 if TYPE_CHECKING:
     from web.viewdoor import ViewDoor
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("mcpapps.views")
 
 STOPPING = "stopping"  # not the person's decision: the supervisor is shutting down
+ENDED = "ended"  # nor this: the view's lease ended (`Pending.why` says how)
 
 
 class Pending:
@@ -33,12 +34,20 @@ class Pending:
         self.tool = tool
         self.answered = trio.Event()
         self.decision = "deny"
+        self.why = ""  # how the view ended, when it did
 
     def stop(self) -> None:
         """The supervisor is shutting down: the call is not run, unless the person allowed it
         already (the apps are still up to answer it)."""
         if not self.answered.is_set():
             self.decision = STOPPING
+            self.answered.set()
+
+    def end(self, why: str) -> None:
+        """The view's lease ended (`why`): the call is not run, unless the person allowed it
+        already, and no answer counts from now on."""
+        if not self.answered.is_set():
+            self.decision, self.why = ENDED, why
             self.answered.set()
 
 
@@ -50,6 +59,7 @@ async def held_for_approval(
     pending = Pending(lease, tool)
     door.hold(pending)
     timeout = door.table.config.approval_timeout_s
+    running = False
     try:
         yield sse_event(
             "approval",
@@ -62,12 +72,12 @@ async def held_for_approval(
             },
         )
         async with contextlib.aclosing(
-            keep_alives_until(pending.answered, trio.current_time() + timeout)
+            _until_answered(door, pending, trio.current_time() + timeout)
         ) as beats:
             async for beat in beats:
                 yield beat
         decision = pending.decision if pending.answered.is_set() else "timeout"
-        if decision != STOPPING:
+        if decision not in (STOPPING, ENDED):
             door.decisions.labels(lease.app_id, decision).inc()
         logger.info(
             "view %s… of app %s: tools/call %s: %s", lease.id[:6], lease.app_id, tool, decision
@@ -75,6 +85,8 @@ async def held_for_approval(
         if decision == "while-open":
             lease.grants.add(tool)
         if decision in ("once", "while-open"):
+            door.table.unhold(lease, run=True)
+            running = True
             events, scope = door.start_call(lease, call)
             try:
                 async with events, contextlib.aclosing(with_keep_alives(events)) as items:
@@ -97,6 +109,9 @@ async def held_for_approval(
                 " once it is back"
             )
             outcome = {"error": Refused(APP_ERROR, why).error()}
+        elif decision == ENDED:
+            why = f"the view ended ({pending.why}): the call of '{tool}' was not run; open it again"
+            outcome = {"error": Refused(UNKNOWN_VIEW, why).error()}
         else:
             why = (
                 f"no answer within {timeout:g} s"
@@ -107,4 +122,27 @@ async def held_for_approval(
         yield sse_event("message", rpc_answer(rpc_id, **outcome))
     finally:
         door.pending.pop(pending.id, None)
-        door.table.release(lease)
+        if running:
+            door.table.release(lease)
+        else:
+            door.table.unhold(lease, run=False)
+
+
+async def _until_answered(
+    door: ViewDoor, pending: Pending, deadline: float
+) -> AsyncGenerator[bytes]:
+    """Keep-alives until the person answers, `deadline` passes or the view's lease ends. A lease
+    may expire while its call waits (a page that shows the question keeps it alive; none
+    does): it is ended at that moment, which answers the call, rather than when the view is
+    next used."""
+    table = door.table
+    while not pending.answered.is_set() and trio.current_time() < deadline:
+        left = table.expires_in(pending.lease)
+        if left <= 0:
+            table.expire()  # ends this lease, which answers the call
+            pending.end(pending.lease.ended or "its lease expired")  # were it ended already
+            return
+        until = min(deadline, trio.current_time() + left)
+        async with contextlib.aclosing(keep_alives_until(pending.answered, until)) as beats:
+            async for beat in beats:
+                yield beat

@@ -14,11 +14,12 @@ from quart import Response
 
 from actors.asking import until_complete
 from actors.catalog import Catalog, Wire
-from actors.messages import GetCatalog, ToApp, UpstreamRequest
+from actors.messages import AppStatus, GetCatalog, Lookup, ToApp, UpstreamRequest
 from actors.runtime import ASK_TIMEOUT_S, Abandonment, ask
 from actors.upstream import ServerRequestRefused
 from supervisor.model import jsonout
 from supervisor.model.errors import McpappsError
+from supervisor.model.lifecycle import AppState
 from web.keepalives import KEEP_ALIVE, with_keep_alives
 from web.relay import APP_ERROR, mcp_error
 from web.viewcaller import ViewCaller
@@ -45,6 +46,7 @@ async def allowed_tool(door: ViewDoor, lease: Lease, params: Mapping[str, Any]) 
     catalog = await app_catalog(door, lease.app_id)
     tool = next((t for t in catalog.tools if t.get("name") == name), None)
     if tool is None:
+        await _refuse_unless_running(door, lease.app_id, name)
         raise Refused(
             NOT_ALLOWED,
             f"app '{lease.app_id}' has no tool '{name}': a view may call only the tools of its"
@@ -57,6 +59,22 @@ async def allowed_tool(door: ViewDoor, lease: Lease, params: Mapping[str, Any]) 
             ' _meta.ui.visibility does not include "app"): a view may not call it',
         )
     return tool
+
+
+async def _refuse_unless_running(door: ViewDoor, app_id: str, name: Any) -> None:
+    """An app that is not Running has no tools to offer: the view is told that, and the app's
+    state, rather than that the tool does not exist."""
+    try:
+        status: AppStatus = await ask(door.registry, lambda r: Lookup(app_id, r), ASK_TIMEOUT_S)
+    except Exception:
+        return  # no status to tell (the app is gone): the call is refused as unknown
+    if status.state is AppState.RUNNING:
+        return
+    why = f"app '{app_id}' is not running (it is {status.state}"
+    if status.last_error:
+        why += f": {status.last_error}"
+    why += f"), so its tool '{name}' cannot be called: call it again once the app is Running"
+    raise Refused(APP_ERROR, why)
 
 
 def with_session(lease: Lease, params: Mapping[str, Any]) -> Wire:

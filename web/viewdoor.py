@@ -24,7 +24,7 @@ from web.relay import APP_ERROR
 from web.viewapprovals import Pending
 from web.viewcaller import ViewCaller
 from web.viewcalls import call_until_complete
-from web.views import Approval, Lease, Refused, ViewsConfig, ViewTable
+from web.views import UNKNOWN_VIEW, Approval, Lease, Refused, ViewsConfig, ViewTable
 
 logger = logging.getLogger("mcpapps.views")
 
@@ -42,6 +42,7 @@ class ViewDoor:
     ) -> None:
         self.registry = registry
         self.table = ViewTable(config, clock) if clock else ViewTable(config)
+        self.table.on_end = self._view_ended
         self.approvals = dict(approvals or {})
         self.pending: dict[str, Pending] = {}
         self.questions = Questions()  # the apps' questions to the views' pages
@@ -50,7 +51,8 @@ class ViewDoor:
             None  # the agent, for sampling (set with the routes)
         )
         self.nursery: trio.Nursery | None = None  # where the views' tool calls run
-        self.running: set[trio.CancelScope] = set()  # the scopes of the calls running there
+        # The scopes of the calls running there, each with its view's lease.
+        self.running: dict[trio.CancelScope, Lease] = {}
         self.stopping = False  # the supervisor is shutting down: no call is held for approval
         self.closing = False  # the apps are stopped: a call still running is cut short
         # Without the supervisor's metrics (a test), counters of their own: never the global
@@ -81,8 +83,19 @@ class ViewDoor:
             self.nursery = nursery
             async for fact in facts:
                 if isinstance(fact, Reloaded):
-                    for app_id in (*fact.diff.restarted, *fact.diff.stopped):
-                        if dropped := self.table.drop_app(app_id):
+                    ended = [
+                        *((a, "restarted with a changed definition") for a in fact.diff.restarted),
+                        *((a, "stopped") for a in fact.diff.stopped),
+                    ]
+                    for app_id, how in ended:
+                        why = f"a reload {how} its app '{app_id}'"
+                        # A call of its views still running (a 2026-07-28 app's, between its
+                        # rounds) would send its next round to the new process: it ends here,
+                        # before its questions are answered `cancel`.
+                        for scope, lease in self.running.items():
+                            if lease.app_id == app_id:
+                                scope.cancel()
+                        if dropped := self.table.drop_app(app_id, why):
                             logger.info("app %s changed: %d of its views ended", app_id, dropped)
                     if fact.approvals is not None:
                         self.set_approvals(dict(fact.approvals))
@@ -97,11 +110,25 @@ class ViewDoor:
         self.approvals = dict(approvals)
 
     def hold(self, pending: Pending) -> None:
-        """A call waits for the person's approval, unless the supervisor is shutting down."""
+        """A call waits for the person's approval, unless the supervisor is shutting down or
+        its view has ended."""
         if self.stopping:
             pending.stop()
+        elif pending.lease.ended is not None:
+            pending.end(pending.lease.ended)
         else:
             self.pending[pending.id] = pending
+
+    def _view_ended(self, lease: Lease, why: str) -> None:
+        """A view's lease ended, however it did (closed, expired, its app restarted or stopped
+        by a reload): a call waiting for the person's approval is not run, it is answered at
+        once, and an approval posted for it afterwards is for no call; the app's questions to
+        the page are answered `cancel` (the app ends its call as it chooses)."""
+        for pending in [p for p in self.pending.values() if p.lease is lease]:
+            pending.end(why)
+            del self.pending[pending.id]
+        self.cancel_questions(lease.id, f"its view ended ({why}), so it was cancelled")
+        logger.info("view %s… of app %s ended: %s", lease.id[:6], lease.app_id, why)
 
     def stop_approvals(self) -> None:
         """The supervisor is shutting down, so it takes no new work: the calls waiting for the
@@ -136,8 +163,14 @@ class ViewDoor:
                     with scope:
                         outcome = await self._run_call(lease, call, events_in)
                 finally:
-                    self.running.discard(scope)
-                if outcome is None and self.closing:
+                    self.running.pop(scope, None)
+                if outcome is None and lease.ended is not None:
+                    why = (
+                        f"the view ended ({lease.ended}) before the call of '{call.get('name')}'"
+                        " was finished: it was cancelled"
+                    )
+                    outcome = {"error": Refused(UNKNOWN_VIEW, why).error()}
+                elif outcome is None and self.closing:
                     why = (
                         f"the supervisor stopped before the call of '{call.get('name')}' was"
                         " finished: it was cancelled"
@@ -149,7 +182,7 @@ class ViewDoor:
 
         if self.nursery is None:
             raise Refused(types.INTERNAL_ERROR, "the view door is not running")
-        self.running.add(scope)
+        self.running[scope] = lease
         self.nursery.start_soon(run)
         return events, scope
 

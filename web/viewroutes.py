@@ -123,9 +123,7 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[HubMessage]) -> Blueprint:
 
     @views.delete("/apps/views/<view_id>")
     async def close_view(view_id: str) -> Any:
-        for pending in [p for p in door.pending.values() if p.lease.id == view_id]:
-            pending.answered.set()  # a call still waiting is denied
-        door.cancel_questions(view_id, "its view was closed, so it was cancelled")
+        # Ending the lease ends what waits on it: a held call is answered, a question cancelled.
         return {"closed": table.close(view_id)}
 
     @views.post("/apps/views/<view_id>/approvals/<approval_id>")
@@ -210,10 +208,11 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[HubMessage]) -> Blueprint:
             tool = await allowed_tool(door, admitted, params)
             call = with_session(admitted, params)
             needs = needs_approval(door.approval(admitted.app_id), tool)
-            if admitted.opening is not None:
-                opening, admitted.opening = admitted.opening, None
-                needs = needs and opening != {"name": call["name"], "arguments": call["arguments"]}
+            if admitted.opening == {"name": call["name"], "arguments": call["arguments"]}:
+                admitted.opening = None  # used up by exactly that call, and by no other
+                needs = False
             if needs and tool["name"] not in admitted.grants:
+                table.hold(admitted)
                 held = held_for_approval(door, admitted, rpc_id, tool["name"], call)
                 release = False  # released when the held call ends
                 return event_stream(held)

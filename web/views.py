@@ -5,7 +5,10 @@ between awaits, so no two of them ever see it half changed.
 
 A lease lives in memory only: it is gone when the page tears the view down, when it is not
 used for `lease_s`, when its app restarts with a changed definition, and with the process. A
-grant ("allow while this app is open") lives in its lease, so it goes with it.
+grant ("allow while this app is open") lives in its lease, so it goes with it, and so do the
+calls waiting for the person's approval: the table tells its owner (`on_end`) of every lease
+that ends, with why, so that none of them is left waiting for an answer that can no longer
+count.
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ class Lease:
     created: float
     last_used: float
     in_flight: int = 0
+    held: int = 0  # tool calls waiting for the person's approval (not in flight)
     requests: deque[float] = attrs.Factory(deque)
     tool_calls: deque[float] = attrs.Factory(deque)
     grants: set[str] = attrs.Factory(set)  # tools allowed while this view is open
@@ -72,6 +76,7 @@ class Lease:
     # The call that opens the view, which the person asked for by opening it: it alone runs
     # without approval, once, with exactly the arguments the view was opened with.
     opening: Mapping[str, Any] | None = None
+    ended: str | None = None  # why the lease ended, once it has
 
     def descriptor(self) -> dict[str, Any]:
         return {
@@ -88,11 +93,15 @@ class TooManyViews(McpappsError):
 
 class ViewTable:
     def __init__(
-        self, config: ViewsConfig | None = None, clock: Callable[[], float] = time.monotonic
+        self,
+        config: ViewsConfig | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        on_end: Callable[[Lease, str], None] | None = None,
     ) -> None:
         self.config = config or ViewsConfig()
         self._clock = clock
         self._leases: dict[str, Lease] = {}
+        self.on_end = on_end  # told of every lease that ends, with why
 
     def __len__(self) -> int:
         return len(self._leases)
@@ -103,7 +112,7 @@ class ViewTable:
         chat_session: str | None = None,
         tool_call: Mapping[str, Any] | None = None,
     ) -> Lease:
-        self._expire()
+        self.expire()
         if len(self._leases) >= MAX_OPEN_VIEWS:
             raise TooManyViews(
                 f"{MAX_OPEN_VIEWS} views are open, the most there may be: close one, or try again"
@@ -116,7 +125,7 @@ class ViewTable:
 
     def get(self, view_id: str) -> Lease:
         """The live lease, refreshed, or `Refused` (unknown, expired or torn down)."""
-        self._expire()
+        self.expire()
         lease = self._leases.get(view_id)
         if lease is None:
             raise Refused(
@@ -128,17 +137,20 @@ class ViewTable:
         lease.last_used = self._clock()
         return lease
 
-    def close(self, view_id: str) -> bool:
-        return self._leases.pop(view_id, None) is not None
+    def close(self, view_id: str, why: str = "its page closed it") -> bool:
+        lease = self._leases.get(view_id)
+        if lease is not None:
+            self._end(lease, why)
+        return lease is not None
 
-    def drop_app(self, app_id: str) -> int:
-        gone = [v for v, lease in self._leases.items() if lease.app_id == app_id]
-        for view_id in gone:
-            del self._leases[view_id]
+    def drop_app(self, app_id: str, why: str) -> int:
+        gone = [lease for lease in self._leases.values() if lease.app_id == app_id]
+        for lease in gone:
+            self._end(lease, why)
         return len(gone)
 
     def of_session(self, chat_session: str) -> list[Lease]:
-        self._expire()
+        self.expire()
         return [lease for lease in self._leases.values() if lease.chat_session == chat_session]
 
     def admit(self, lease: Lease, *, tool_call: bool) -> None:
@@ -165,12 +177,58 @@ class ViewTable:
         lease.in_flight += 1
 
     def release(self, lease: Lease) -> None:
+        """A request of the view was answered: the view was in use until now."""
         lease.in_flight = max(0, lease.in_flight - 1)
+        lease.last_used = max(lease.last_used, self._clock())
 
-    def _expire(self) -> None:
+    def hold(self, lease: Lease) -> None:
+        """An admitted tool call waits for the person's approval: it leaves the requests in
+        flight (a person's slow answer must not keep the view's other requests out), and
+        counts among the view's held calls instead, of which there are at most as many as
+        requests in flight (else `Refused`, and it stays in flight until released)."""
+        limit = self.config.max_in_flight
+        if lease.held >= limit:
+            raise Refused(
+                LIMITED,
+                f"this view already has {lease.held} calls waiting for the person's approval,"
+                f" the most a view may have at once ({limit}): wait for one to be answered",
+                {"limit": limit, "kind": "held"},
+            )
+        lease.in_flight = max(0, lease.in_flight - 1)
+        lease.held += 1
+
+    def unhold(self, lease: Lease, *, run: bool) -> None:
+        """A held call was answered; if it is to run, it is in flight again (until released),
+        even over the limit: the person allowed it, and the number held is bounded too."""
+        lease.held = max(0, lease.held - 1)
+        if run:
+            lease.in_flight += 1
+        lease.last_used = max(lease.last_used, self._clock())
+
+    def expires_in(self, lease: Lease) -> float:
+        """Seconds until the lease expires if it is not used meanwhile; a lease with a request
+        in flight is in use, so it is looked at again after `lease_s`."""
+        if lease.in_flight:
+            return self.config.lease_s
+        return lease.last_used + self.config.lease_s - self._clock()
+
+    def expire(self) -> None:
+        """End every lease unused for `lease_s`. A request in flight is use: a view whose call
+        runs long is not ended under it (a call waiting for the person is not in flight: the
+        page that shows the question keeps its view alive)."""
         cutoff = self._clock() - self.config.lease_s
-        for view_id in [v for v, lease in self._leases.items() if lease.last_used <= cutoff]:
-            del self._leases[view_id]
+        for lease in [
+            lease
+            for lease in self._leases.values()
+            if lease.last_used <= cutoff and not lease.in_flight
+        ]:
+            self._end(lease, f"it was not used for {self.config.lease_s:g} s, so its lease expired")
+
+    def _end(self, lease: Lease, why: str) -> None:
+        del self._leases[lease.id]
+        lease.ended = why
+        if self.on_end is not None:
+            self.on_end(lease, why)
 
 
 def _rate_refusal(
