@@ -525,6 +525,32 @@ async def test_bytes_after_a_websocket_upgrade_cost_that_connection_only(
         no_tracebacks(supervisor)
 
 
+@pytest.mark.parametrize("where", ["main", "sandbox"])
+async def test_a_handshake_the_http_server_refuses_closes_its_connection(
+    project: Project, where: str
+) -> None:
+    """Hypercorn answers a WebSocket handshake it finds invalid 400 "connection: close" before
+    any route (or token check) sees it, and left the connection open for as long as the client
+    liked: now it is closed after the answer."""
+    write(project, grocery=False)
+    async with supervisor_running(project) as supervisor:
+        port = supervisor.port + (1 if where == "sandbox" else 0)
+        head = UPGRADE.format(path="/admin/events", port=port, extra="").replace(
+            "Sec-WebSocket-Version: 13", "Sec-WebSocket-Version: 8"
+        )
+        stream = await trio.open_tcp_stream("127.0.0.1", port)
+        async with stream:
+            with trio.fail_after(HANG_GUARD_S):
+                await stream.send_all(head.encode())
+                answer = b""
+                while chunk := await _receive_or_reset(stream):
+                    answer += chunk  # until the server closes the connection
+        assert answer.startswith(b"HTTP/1.1 400"), answer
+        async with http(supervisor) as client:
+            assert (await client.get("/apps/health")).status_code == 503  # answered: no app
+        no_tracebacks(supervisor)
+
+
 async def test_bytes_after_a_refusal_that_closes_the_connection_log_no_traceback(
     project: Project,
 ) -> None:

@@ -8,6 +8,12 @@ issue #225, open upstream); any client could send them. Its per-connection class
 one that drops the failing connection and logs one line, so the other connections, the apps and
 the supervisor go on. Our own ASGI code never raises through here: Hypercorn catches what an
 ASGI app raises and answers 500.
+
+The same class closes a connection whose WebSocket handshake Hypercorn refused itself (a
+`Sec-WebSocket-Version` other than 13, say). Hypercorn answers that 400 with `connection:
+close` and never closes it: its idle clock was stopped when the request came and no request
+ends to start it again, so any client could hold descriptors for as long as it liked, before
+any check of ours (no token needed).
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from typing import Any
 
 import h11
 import hypercorn.trio.run
+from hypercorn.events import Closed, Event, RawData
+from hypercorn.protocol.h11 import H11WSConnection
 from hypercorn.trio.tcp_server import TCPServer
 
 from supervisor.model.errors import McpappsError
@@ -37,6 +45,21 @@ class IsolatedTCPServer(TCPServer):
                 peer,
                 _short(error),
             )
+
+    async def protocol_send(self, event: Event) -> None:
+        await super().protocol_send(event)
+        if isinstance(event, RawData) and _refused_upgrade(self.protocol):
+            await super().protocol_send(Closed())
+
+
+def _refused_upgrade(protocol: Any) -> bool:
+    """Whether the connection is a WebSocket upgrade whose refusal, sent with `connection:
+    close`, has gone out in full (h11 then waits for nothing but the close). Hypercorn 0.18's
+    HTTP/1.1 protocol object and its connection wrapper for an upgrade, read without change."""
+    connection = getattr(getattr(protocol, "protocol", None), "connection", None)
+    if not isinstance(connection, H11WSConnection):
+        return False
+    return connection.h11_connection.our_state is h11.MUST_CLOSE
 
 
 def isolate_connections() -> None:
