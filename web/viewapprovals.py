@@ -82,6 +82,9 @@ async def held_for_approval(
         logger.info(
             "view %s… of app %s: tools/call %s: %s", lease.id[:6], lease.app_id, tool, decision
         )
+        if decision in ("once", "while-open") and lease.ended is not None:
+            # Allowed in the same moment as its view ended: an ended view runs nothing more.
+            decision, pending.why = ENDED, lease.ended
         if decision == "while-open":
             lease.grants.add(tool)
         if decision in ("once", "while-open"):
