@@ -116,7 +116,7 @@ async def test_a_held_call_ends_with_its_view(project: Project) -> None:
                 error = await ended(client, nursery, view, restart)
                 assert error["code"] == UNKNOWN_VIEW
                 assert error["message"] == (
-                    "the view ended (a reload restarted with a changed definition its app 'fx'):"
+                    "the view ended (a reload restarted its app 'fx' with a changed definition):"
                     " the call of 'echo' was not run; open it again"
                 )
                 assert (await client.get("/admin/apps/fx")).json()["pid"] != before
@@ -257,6 +257,6 @@ async def test_a_call_between_rounds_ends_with_its_view(project: Project) -> Non
                 assert (await client.post("/admin/reload")).json()["restarted"] == ["cf"]
         assert asking.answer["error"] == {
             "code": UNKNOWN_VIEW,
-            "message": "the view ended (a reload restarted with a changed definition its app"
-            " 'cf') before the call of 'test_elicitation' was finished: it was cancelled",
+            "message": "the view ended (a reload restarted its app 'cf' with a changed"
+            " definition) before the call of 'test_elicitation' was finished: it was cancelled",
         }

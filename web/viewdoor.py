@@ -84,11 +84,13 @@ class ViewDoor:
             async for fact in facts:
                 if isinstance(fact, Reloaded):
                     ended = [
-                        *((a, "restarted with a changed definition") for a in fact.diff.restarted),
-                        *((a, "stopped") for a in fact.diff.stopped),
+                        *(
+                            (a, f"a reload restarted its app '{a}' with a changed definition")
+                            for a in fact.diff.restarted
+                        ),
+                        *((a, f"a reload stopped its app '{a}'") for a in fact.diff.stopped),
                     ]
-                    for app_id, how in ended:
-                        why = f"a reload {how} its app '{app_id}'"
+                    for app_id, why in ended:
                         # A call of its views still running (a 2026-07-28 app's, between its
                         # rounds) would send its next round to the new process: it ends here,
                         # before its questions are answered `cancel`.

@@ -132,7 +132,7 @@ class ViewTable:
                 UNKNOWN_VIEW,
                 "this view is unknown or has expired (views last"
                 f" {self.config.lease_s:g} s unused, and end when closed or when their app"
-                " restarts with a changed definition): open it again",
+                " restarts with a changed definition or is stopped by a reload): open it again",
             )
         lease.last_used = self._clock()
         return lease
