@@ -88,7 +88,10 @@ class AppActor(Actor[AppMessage]):
         rng: random.Random | None = None,
         reaper: Reaper | None = None,
         metrics: Metrics | None = None,
+        stopped: bool = False,
     ) -> None:
+        """`stopped`: the app begins Stopped, not Validated (a reload gave a Stopped app a new
+        definition); it runs once started."""
         self.definition = definition
         self.id = definition.id
         self.mailbox: Mailbox[AppMessage] = Mailbox()
@@ -97,8 +100,8 @@ class AppActor(Actor[AppMessage]):
         self._rng = rng or random.Random()
         self._stderr = StderrTail(self.id)
 
-        self._state = AppState.VALIDATED
-        self._entered: dict[str, float] = {AppState.VALIDATED.value: time.time()}
+        self._state = AppState.STOPPED if stopped else AppState.VALIDATED
+        self._entered: dict[str, float] = {self._state.value: time.time()}
         self._last_error: str | None = None
         self._catalog = Catalog()
         self._restarts = 0

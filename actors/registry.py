@@ -119,7 +119,7 @@ class Registry(Actor[RegistryMessage]):
         self._nursery: trio.Nursery | None = None
         self._watchers: list[trio.MemorySendChannel[Fact]] = []
 
-    def _new_actor(self, app: DiscoveredApp) -> AppActor:
+    def _new_actor(self, app: DiscoveredApp, *, stopped: bool = False) -> AppActor:
         assert app.definition is not None
         facts = _Facts(self.mailbox, app.definition.id)
         actor = AppActor(
@@ -131,6 +131,7 @@ class Registry(Actor[RegistryMessage]):
             rng=self._rng,
             reaper=self._reaper,
             metrics=self._metrics,
+            stopped=stopped,
         )
         self._actors[actor.id] = actor
         self._facts[actor.id] = facts
@@ -376,29 +377,38 @@ class Registry(Actor[RegistryMessage]):
 
     async def _reload(self, discovery: Discovery, reply: Reply[ReloadDiff]) -> None:
         """Apply the difference between the apps that run and `discovery`: every app that is
-        neither stopped nor restarted keeps its actor, its process and its sessions."""
+        neither stopped nor restarted keeps its actor, its process and its sessions. A Stopped
+        app whose definition changed gets an actor with the new one, Stopped too."""
         running = {
-            app_id: RunningApp(actor.definition, self._sources[app_id])
+            app_id: RunningApp(
+                actor.definition,
+                self._sources[app_id],
+                stopped=self._statuses[app_id].state is AppState.STOPPED,
+            )
             for app_id, actor in self._actors.items()
         }
         plan = plan_reload(running, discovery)
         async with trio.open_nursery() as nursery:
             for app_id in plan.stop:
                 nursery.start_soon(self._retire, app_id, False)
-            for app in plan.restart:
+            for app in (*plan.restart, *plan.redefine):
                 assert app.id is not None
                 # Its status stays until its successor's: a call meanwhile hears that the app
                 # is Stopped (for a moment), not that there is no such app.
                 nursery.start_soon(self._retire, app.id, True)
         started: list[str] = []
-        for app in (*plan.restart, *plan.start):
+        redefined = {app.id for app in plan.redefine}
+        for app in (*plan.restart, *plan.redefine, *plan.start):
             if self._stopping:
                 break  # shutting down: nothing new starts
-            actor = self._new_actor(app)
+            actor = self._new_actor(app, stopped=app.id in redefined)
             self._statuses[actor.id] = actor.status()
             assert self._nursery is not None
             await self._nursery.start(self._run_actor, actor)
-            actor.mailbox.tell(Start(Reply()))
+            if actor.id in redefined:
+                self._publish(StateChanged(self._statuses[actor.id]))  # Stopped, new definition
+            else:
+                actor.mailbox.tell(Start(Reply()))
             started.append(actor.id)
         self._statuses = self._listed(discovery.apps)
         self._rebuild()
@@ -408,6 +418,7 @@ class Registry(Actor[RegistryMessage]):
                 started=tuple(a.id for a in plan.start if a.id in started),
                 stopped=plan.stop,
                 restarted=tuple(a for a in started if a in restarted),
+                still_stopped=tuple(a for a in started if a in redefined),
                 unchanged=(*plan.unchanged, *plan.kept),
                 refused=plan.refused,
             )

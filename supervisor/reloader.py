@@ -88,6 +88,7 @@ class Reloader:
             started=diff.started,
             stopped=diff.stopped,
             restarted=diff.restarted,
+            still_stopped=diff.still_stopped,
             unchanged=diff.unchanged,
             refused=diff.refused,
             needs_restart=needs_restart(self._running, config),

@@ -35,6 +35,21 @@ def test_each_kind_of_change(project: Project) -> None:
     assert plan.refused == ()
 
 
+def test_a_stopped_app_takes_its_new_definition_and_stays_stopped(project: Project) -> None:
+    project.config('[apps]\ndiscovery_paths = ["./apps"]\n')
+    for app_id in ("held", "same", "running"):
+        project.manifest(f"apps/{app_id}", stdio(app_id))
+    now = running_now(project)
+    now = {app_id: attrs.evolve(app, stopped=app_id != "running") for app_id, app in now.items()}
+    project.manifest("apps/held", stdio("held", arguments=["-v"]))
+    project.manifest("apps/running", stdio("running", arguments=["-v"]))
+    plan = plan_reload(now, project.discover())
+    assert [a.id for a in plan.redefine] == ["held"]
+    assert [a.id for a in plan.restart] == ["running"]
+    assert plan.unchanged == ("same",)
+    assert (plan.start, plan.stop) == ((), ())
+
+
 def test_an_entry_or_a_supervision_key_is_part_of_the_definition(project: Project) -> None:
     project.config('[apps]\ndiscovery_paths = ["./apps"]\n')
     project.manifest("apps/a", stdio("a"))
