@@ -404,15 +404,17 @@ class Registry(Actor[RegistryMessage]):
                 nursery.start_soon(self._retire, app.id, True)
         started: list[str] = []
         for app in (*plan.restart, *plan.start):
-            if self._stopping:
-                # Shutting down: nothing new starts. An app stopped for a restart is then
-                # `stopped` in the diff; a new one is in no list (it never ran).
+            if not self._stopping:
+                actor = self._new_actor(app)
+                self._statuses[actor.id] = actor.status()
+                assert self._nursery is not None
+                await self._nursery.start(self._run_actor, actor)
+            if self._stopping:  # also when shutdown began while its actor was set up
+                # Nothing new starts. An app stopped for a restart is then `stopped` in the
+                # diff; a new one is in no list (it never ran). An actor set up already is
+                # stopped with the others.
                 logger.warning("app %s: not started by the reload: shutdown has begun", app.id)
                 continue
-            actor = self._new_actor(app)
-            self._statuses[actor.id] = actor.status()
-            assert self._nursery is not None
-            await self._nursery.start(self._run_actor, actor)
             actor.mailbox.tell(Start(Reply()))
             started.append(actor.id)
         self._statuses = self._listed(discovery.apps)
