@@ -88,7 +88,7 @@ async def test_an_app_known_to_be_down_is_refused_without_asking_the_registry() 
         status, headers, body = await answer(front_door, "/apps/mcp/down")
     assert status == 503
     assert int(headers["retry-after"]) >= 1
-    assert body["error"]["code"] == "app_unavailable"
+    assert body["error"]["data"]["reason"] == "app_unavailable"
     assert "killed by SIGKILL" in body["error"]["message"]
 
 

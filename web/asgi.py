@@ -32,7 +32,7 @@ from web.intake import (
     replaying,
     unread_body,
 )
-from web.mcpdoor import send_jsonrpc_error, serve_mcp
+from web.mcpdoor import send_app_unavailable, send_jsonrpc_error, serve_mcp
 from web.security import (
     AccessPolicy,
     authorized,
@@ -249,14 +249,17 @@ class FrontDoor:
                 wait = max(1, round(status.next_retry_at - time.time()))
                 retry.append((b"retry-after", str(wait).encode()))
                 message += f"; next restart in {wait} s"
-            await send_json_error(
+            await send_app_unavailable(
                 send,
-                503,
-                "app_unavailable",
+                scope["method"],
+                body,
                 message + (f": {why}" if why else ""),
-                headers=retry,
-                state=status.state.value,
-                lastError=status.last_error,
+                {
+                    "reason": "app_unavailable",
+                    "state": status.state.value,
+                    "lastError": status.last_error,
+                },
+                retry,
             )
             return
         await serve_mcp(endpoint, scope, receive, send, headers, body)
