@@ -215,7 +215,7 @@ async def test_a_broken_manifest_is_refused_and_its_app_runs_on(project: Project
             "started": [],
             "stopped": [],
             "restarted": [],
-            "unchanged": ["one", "two"],
+            "unchanged": ["two"],  # `one` runs on, but it is in one list only: refused
             "refused": [str(project.root / "apps" / "one" / "openclaw.mcpapp.json")],
         }
         [refusal] = body["refused"]
@@ -231,6 +231,7 @@ async def test_a_broken_manifest_is_refused_and_its_app_runs_on(project: Project
         status, body = await reload(supervisor)
         assert diff_of(body)["refused"] == ["one"]
         assert diff_of(body)["restarted"] == ["two"]
+        assert diff_of(body)["unchanged"] == []
         assert "startupTimeoutSeconds" in body["refused"][0]["problems"][0]
         assert (await apps(supervisor))["one"]["pid"] == before["one"]["pid"]
 

@@ -11,7 +11,11 @@ The rules:
 - an app that is Stopped (on purpose: an operator's stop, or a clean exit its restart type does
   not restart) takes a new definition but stays Stopped: a reload is not a start;
 - an app whose manifest has errors is refused: if it runs, it goes on with the definition it
-  has (a half-saved file must not take a working app down), and the others are reloaded anyway.
+  has (a half-saved file must not take a working app down), and the others are reloaded anyway;
+- a manifest that repeats a running app's id is a refused duplicate, named by its path, whatever
+  its place in the scan order (discovery, told which apps run, judges that);
+- each app is in one list of the diff: a running app whose manifest is refused only under
+  `refused` (it runs on), not also under `unchanged`.
 """
 
 from __future__ import annotations
@@ -71,7 +75,10 @@ def plan_reload(running: Mapping[str, RunningApp], discovery: Discovery) -> Relo
         app_id
         for app_id, now in running.items()
         if app_id not in wanted
-        and any(app.id == app_id or app.source == now.source for app in refused)
+        and any(
+            (app.id == app_id and app.duplicate_of is None) or app.source == now.source
+            for app in refused
+        )
     ]
     changed = [
         app
@@ -89,10 +96,18 @@ def plan_reload(running: Mapping[str, RunningApp], discovery: Discovery) -> Relo
             if app_id in running and app.definition == running[app_id].definition
         ),
         refused=tuple(
-            Refusal(app.id or str(app.source), tuple(str(e) for e in app.errors)) for app in refused
+            Refusal(_refused_name(app), tuple(str(e) for e in app.errors)) for app in refused
         ),
         kept=tuple(kept),
     )
+
+
+def _refused_name(app: DiscoveredApp) -> str:
+    """A refused manifest by its app's id, or by its path when it has no usable id or its id
+    belongs to another manifest (a duplicate must not read as the app that has the id)."""
+    if app.id is None or app.duplicate_of is not None:
+        return str(app.source)
+    return app.id
 
 
 # Sections applied by a reload: discovery and supervision make the apps' definitions.
