@@ -20,6 +20,7 @@ from actors.catalog import Wire
 from actors.messages import HubMessage, RegistryMessage, Reloaded, SamplingAllowed, Watch
 from actors.metrics import Metrics
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
+from supervisor.model.reload import ReloadDiff
 from web.relay import APP_ERROR
 from web.viewapprovals import Pending
 from web.viewcaller import ViewCaller
@@ -76,21 +77,14 @@ class ViewDoor:
         return self.approvals.get(app_id, "writes")
 
     async def watch(self) -> None:
-        """Views of an app that a reload restarts (its definition changed) or stops end."""
+        """Views of an app whose definition a reload changed, or that it stops, end."""
         facts_in, facts = trio.open_memory_channel[Any](256)
         self.registry.tell(Watch(facts_in))
         async with facts, trio.open_nursery() as nursery:
             self.nursery = nursery
             async for fact in facts:
                 if isinstance(fact, Reloaded):
-                    ended = [
-                        *(
-                            (a, f"a reload restarted its app '{a}' with a changed definition")
-                            for a in fact.diff.restarted
-                        ),
-                        *((a, f"a reload stopped its app '{a}'") for a in fact.diff.stopped),
-                    ]
-                    for app_id, why in ended:
+                    for app_id, why in _ended_by(fact.diff):
                         # A call of its views still running (a 2026-07-28 app's, between its
                         # rounds) would send its next round to the new process: it ends here,
                         # before its questions are answered `cancel`.
@@ -221,3 +215,16 @@ class ViewDoor:
                 )
                 lease.model_context = None
         return events
+
+
+def _ended_by(diff: ReloadDiff) -> list[tuple[str, str]]:
+    """The apps whose views a reload ends, each with why: restarted with a changed definition,
+    given one while Stopped (the next start runs it), or stopped."""
+    return [
+        *(
+            (a, f"a reload restarted its app '{a}' with a changed definition")
+            for a in diff.restarted
+        ),
+        *((a, f"a reload changed the definition of its app '{a}'") for a in diff.still_stopped),
+        *((a, f"a reload stopped its app '{a}'") for a in diff.stopped),
+    ]
