@@ -34,8 +34,10 @@ from actors.messages import (
     GetStatus,
     GetToolReport,
     GetToolTable,
+    HandOver,
     Lookup,
     RegistryMessage,
+    ReleaseSubscriptions,
     Reloaded,
     SamplingAllowed,
     Snapshot,
@@ -54,7 +56,7 @@ from actors.messages import (
 from actors.metrics import Metrics
 from actors.process import KILL_REAP_S, STDIN_CLOSE_GRACE_S
 from actors.reaper import Reaper
-from actors.runtime import Actor, Forward, Mailbox, Reply, ask, unhandled
+from actors.runtime import ASK_TIMEOUT_S, Actor, Forward, Mailbox, Reply, ask, unhandled
 from actors.toolreport import tool_report
 from actors.tooltable import AppTools, ToolTable, build_tool_table
 from supervisor.model.discovery import DiscoveredApp, Discovery
@@ -120,6 +122,11 @@ class Registry(Actor[RegistryMessage]):
         self._watchers: list[trio.MemorySendChannel[Fact]] = []
 
     def _new_actor(self, app: DiscoveredApp) -> AppActor:
+        actor, facts = self._make_actor(app)
+        self._register(actor, facts, app.source)
+        return actor
+
+    def _make_actor(self, app: DiscoveredApp) -> tuple[AppActor, _Facts]:
         assert app.definition is not None
         facts = _Facts(self.mailbox, app.definition.id)
         actor = AppActor(
@@ -132,10 +139,13 @@ class Registry(Actor[RegistryMessage]):
             reaper=self._reaper,
             metrics=self._metrics,
         )
+        return actor, facts
+
+    def _register(self, actor: AppActor, facts: _Facts, source: Path) -> None:
+        """From now on `actor` is the app's: requests are routed to it, its facts are heard."""
         self._actors[actor.id] = actor
         self._facts[actor.id] = facts
-        self._sources[actor.id] = app.source
-        return actor
+        self._sources[actor.id] = source
 
     def _listed(self, apps: Sequence[DiscoveredApp]) -> dict[str, AppStatus]:
         """Every app in discovery order: the status of each app actor, and a static one for
@@ -382,19 +392,24 @@ class Registry(Actor[RegistryMessage]):
             for app_id, actor in self._actors.items()
         }
         plan = plan_reload(running, discovery)
+        restarted = {app.id for app in plan.restart}
         async with trio.open_nursery() as nursery:
             for app_id in plan.stop:
-                nursery.start_soon(self._retire, app_id, False)
+                nursery.start_soon(self._retire, app_id)
             for app in plan.restart:
                 assert app.id is not None
-                # Its status stays until its successor's: a call meanwhile hears that the app
-                # is Stopped (for a moment), not that there is no such app.
-                nursery.start_soon(self._retire, app.id, True)
+                # Its actor stays, stopped, until its successor takes over: a call meanwhile
+                # hears that the app is Stopped (for a moment), not that there is no such app,
+                # and a client's release still reaches the subscriptions it ends.
+                nursery.start_soon(self._stop, self._actors[app.id])
         started: list[str] = []
         for app in (*plan.restart, *plan.start):
-            if self._stopping:
-                break  # shutting down: nothing new starts
-            actor = self._new_actor(app)
+            assert app.id is not None
+            if self._stopping:  # shutting down: nothing new starts
+                if app.id in restarted and (old := self._actors.get(app.id)) is not None:
+                    self._end(old)
+                continue
+            actor = await self._succeed(app) if app.id in restarted else self._new_actor(app)
             self._statuses[actor.id] = actor.status()
             assert self._nursery is not None
             await self._nursery.start(self._run_actor, actor)
@@ -402,7 +417,6 @@ class Registry(Actor[RegistryMessage]):
             started.append(actor.id)
         self._statuses = self._listed(discovery.apps)
         self._rebuild()
-        restarted = {app.id for app in plan.restart}
         reply.send(
             ReloadDiff(
                 started=tuple(a.id for a in plan.start if a.id in started),
@@ -413,25 +427,58 @@ class Registry(Actor[RegistryMessage]):
             )
         )
 
-    async def _retire(self, app_id: str, replaced: bool) -> None:
-        """Stop the app down its stop ladder (its calls in flight may finish first), then end
-        its actor; whatever is still in its mailbox is answered, not dropped."""
-        actor = self._actors[app_id]
+    async def _succeed(self, app: DiscoveredApp) -> AppActor:
+        """The actor of the app's new definition takes the place of the stopped one. What the
+        clients asked of the app's session (log level, resource subscriptions) is theirs, not
+        the definition's: the old actor hands it to the new one by message, as an operator's
+        restart would keep it, and the new process is given it once it runs."""
+        actor, facts = self._make_actor(app)
+        old = self._actors.get(actor.id)
+        if old is not None:
+            try:
+                await ask(old.mailbox, lambda reply: HandOver(actor.mailbox, reply), ASK_TIMEOUT_S)
+            except ActorUnavailable:
+                logger.error(
+                    "app %s: its stopped actor did not hand over its clients' log level and"
+                    " resource subscriptions; its new process starts without them",
+                    actor.id,
+                )
+            self._end(old, successor=actor)
+        self._register(actor, facts, app.source)
+        return actor
+
+    async def _stop(self, actor: AppActor) -> None:
+        """Stop the app down its stop ladder (its calls in flight may finish first)."""
         policy = actor.definition.supervision
         limit = STDIN_CLOSE_GRACE_S + 2 * policy.stop_grace_s + KILL_REAP_S + STOP_MARGIN_S
         await _ask_quietly(actor, Stop, limit)
-        self._actors.pop(app_id, None)
-        self._facts.pop(app_id, None)
-        self._sources.pop(app_id, None)
+
+    async def _retire(self, app_id: str) -> None:
+        """A reload removed the app: stop it, end its actor, and forget it."""
+        actor = self._actors[app_id]
+        await self._stop(actor)
+        self._end(actor)
+        self._statuses.pop(app_id, None)
+        self._rebuild()
+
+    def _end(self, actor: AppActor, successor: AppActor | None = None) -> None:
+        """End a stopped app actor. Whatever is still in its mailbox is answered, not dropped:
+        a request fails, and a client's release goes to its `successor`, which holds the
+        subscriptions now."""
+        app_id = actor.id
+        if self._actors.get(app_id) is actor:
+            self._actors.pop(app_id)
+            self._facts.pop(app_id, None)
+            self._sources.pop(app_id, None)
         self._catalogs.pop(app_id, None)
-        if not replaced:
-            self._statuses.pop(app_id, None)
-        self._scopes.pop(app_id).cancel()
+        if (scope := self._scopes.pop(app_id, None)) is not None:
+            scope.cancel()
         actor.mailbox.close()
         for message in actor.mailbox.take_waiting():
-            if (reply := getattr(message, "reply", None)) is not None:
+            if isinstance(message, ReleaseSubscriptions) and successor is not None:
+                successor.mailbox.tell(message)
+            elif (reply := getattr(message, "reply", None)) is not None:
                 reply.fail(AppUnavailable(app_id, f"app '{app_id}' was stopped by a reload"))
-        self._rebuild()
 
 
 class _Facts:
