@@ -10,7 +10,15 @@ from collections.abc import Sequence
 from actors.agent import call_tool
 from actors.arguments import ArgumentError, parse_arguments
 from actors.bridge import ToolBridge
-from actors.turns import Emit, Message, TextPiece, ToolFinished, ToolStarted, UserTurn
+from actors.turns import (
+    Emit,
+    Message,
+    TextPiece,
+    ToolFinished,
+    ToolStarted,
+    UserTurn,
+    tool_message,
+)
 from supervisor.model import jsonout
 
 HELP = (
@@ -73,5 +81,5 @@ class DirectEngine:
         }
         return [
             {"role": "assistant", "content": None, "tool_calls": [request]},
-            {"role": "tool", "tool_call_id": call_id, "content": outcome.text},
+            tool_message(call_id, outcome.text, outcome.is_error),
         ]

@@ -45,7 +45,12 @@ class UnknownTool(AppError):
 
 
 class AppUnavailable(AppError):
-    """The app is not Running, or its connection died while the request was in flight."""
+    """The app is not Running, or its connection died while the request was in flight;
+    `retry_at` is when a restart is due (epoch seconds), when one is."""
+
+    def __init__(self, app_id: str | None, message: str, retry_at: float | None = None) -> None:
+        super().__init__(app_id, message)
+        self.retry_at = retry_at
 
 
 class CallTimeout(AppError):

@@ -27,7 +27,17 @@ from actors.bridge import ToolBridge
 from actors.catalog import Wire
 from actors.sampling import sampling_body, sampling_result
 from actors.tooltable import MODEL_NAME, PublicTool, ToolTable, model_alias
-from actors.turns import Emit, Message, TextPiece, ToolFinished, ToolStarted, TurnFailed, UserTurn
+from actors.turns import (
+    Emit,
+    Message,
+    TextPiece,
+    ToolFinished,
+    ToolStarted,
+    TurnFailed,
+    UserTurn,
+    for_model,
+    tool_message,
+)
 from actors.upstream import ServerRequestRefused
 from supervisor.model import jsonout
 from supervisor.model.config import AgentConfig
@@ -262,7 +272,7 @@ class OpenAIEngine:
         emit(ToolStarted(call.id, public_name, _input(call.arguments)))
         outcome = await call_tool(self._bridge, public_name, call.arguments)
         emit(ToolFinished(call.id, outcome.text, outcome.is_error, outcome.view))
-        return {"role": "tool", "tool_call_id": call.id, "content": outcome.text}
+        return tool_message(call.id, outcome.text, outcome.is_error)
 
     async def _ask(
         self,
@@ -373,9 +383,10 @@ def _function(tool: PublicTool) -> dict[str, Any]:
 
 
 def _aliased(messages: Sequence[Message], table: ToolTable) -> list[Message]:
-    """The conversation with every tool name a model back-end accepts: a session may have
-    begun with the direct engine, which saves the calls it made under their public names."""
-    return [_aliased_message(message, table) for message in messages]
+    """The conversation as a model back-end accepts it: only chat-completions fields, and every
+    tool name one it takes (a session may have begun with the direct engine, which saves the
+    calls it made under their public names)."""
+    return [_aliased_message(for_model(message), table) for message in messages]
 
 
 def _aliased_message(message: Message, table: ToolTable) -> Message:

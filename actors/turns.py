@@ -3,7 +3,8 @@ runs (`Event`), and the message shape a conversation is kept in (`Message`). Pur
 hub's messages carry these, and importing them loads neither an engine nor the SDK.
 
 A conversation is a list of messages in the chat-completions shape (`{"role": "user" |
-"assistant" | "tool", ...}`): it is what the openai engine sends, and it is what is saved.
+"assistant" | "tool", ...}`): it is what is saved, and, less the fields only the saved
+transcript keeps (`for_model`), what the openai engine sends.
 """
 
 from __future__ import annotations
@@ -62,6 +63,26 @@ class TurnFailed:
 
 Event = TextPiece | ToolStarted | ToolFinished | TurnFailed
 Emit = Callable[[Event], None]
+
+
+# A tool message's fields beyond the chat-completions shape: a strict model server refuses a field
+# it does not know, so these are saved and shown, never sent to a model.
+SAVED_ONLY = frozenset({"isError"})
+
+
+def tool_message(call_id: str, text: str, is_error: bool) -> Message:
+    """A tool result as the conversation keeps it: the chat-completions `tool` message, and
+    `isError` as in the turn's `result` event, so that a page that restores the session can
+    say which calls failed as the live one did."""
+    return {"role": "tool", "tool_call_id": call_id, "content": text, "isError": is_error}
+
+
+def for_model(message: Message) -> Message:
+    """The message as a model back-end takes it: without the fields only the saved transcript
+    keeps."""
+    if SAVED_ONLY.isdisjoint(message):
+        return message
+    return {key: value for key, value in message.items() if key not in SAVED_ONLY}
 
 
 @attrs.frozen

@@ -201,6 +201,9 @@ def kind(response: httpx2.Response) -> str:
     except ValueError:
         return str(response.status_code)
     code = error.get("code") if isinstance(error, dict) else None
+    data = error.get("data") if isinstance(error, dict) else None
+    if isinstance(data, dict) and data.get("reason"):  # a JSON-RPC error says it in its data
+        code = data["reason"]
     return f"{response.status_code} {code}" if code is not None else str(response.status_code)
 
 

@@ -23,7 +23,10 @@ from urllib.parse import quote
 
 import httpx2
 import pytest
+import trio
 
+from actors.chat import CHAT_DATABASE
+from actors.chatstore import ChatStore
 from actors.turns import APP_EVENTS_MARK
 from tests.support.helpers import free_port, free_port_pair
 from tests.support.nodetools import basic_vanillajs_command
@@ -842,6 +845,43 @@ def test_the_chat_fills_its_pane_and_marks_tool_results(served: Served, page: An
     assert gap_below_form() < 16
     form = page.locator("#chat-form").bounding_box()
     assert form["y"] + form["height"] <= 900
+    # After a reload, the results restored from the saved session are marked as they were live.
+    live = outcomes.all_inner_texts()
+    assert live == ["ok", "error", "ok", "ok", "ok", "ok"]
+    page.reload()
+    restored = page.locator("#chat-log details.tool summary .outcome")
+    restored.nth(len(live) - 1).wait_for()
+    assert restored.all_inner_texts() == live
+    assert restored.nth(1).get_attribute("class") == "outcome error"
+    assert page.locator("#chat-log details.tool pre.error").count() == 1
+
+
+def test_a_result_saved_without_is_error_is_restored_with_no_mark(
+    served: Served, page: Any
+) -> None:
+    # As an mcpapps before results kept isError saved it: its text reads like a failure, and
+    # the page still makes nothing up.
+    old = [
+        {"role": "user", "content": "/call fx.fail {}"},
+        {"role": "tool", "tool_call_id": "call-old", "content": "Error: tool 'fx.fail' failed"},
+    ]
+    session = f"old-{time.monotonic_ns()}"
+
+    async def save() -> None:
+        store = ChatStore(served.root / ".mcpapps" / CHAT_DATABASE)
+        await store.open()
+        try:
+            await store.save_turn(session, old)
+        finally:
+            await store.close()
+
+    trio.run(save)
+    page.goto(served.url(f"/?session={session}"))
+    page.locator("#chat-log details.tool pre", has_text="Error: tool 'fx.fail'").wait_for(
+        state="attached"
+    )
+    assert page.locator("#chat-log details.tool summary .outcome").count() == 0
+    assert page.locator("#chat-log details.tool pre.error").count() == 0
 
 
 def _sandbox_port(served: Served) -> int:

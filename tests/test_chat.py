@@ -14,7 +14,8 @@ import httpx2
 import trio
 from prometheus_client.parser import text_string_to_metric_families
 
-from actors.chat import CUT_SHORT, STOPPING
+from actors.chat import CHAT_DATABASE, CUT_SHORT, STOPPING
+from actors.chatstore import ChatStore
 from actors.turns import APP_EVENTS_MARK
 from tests.support.chatting import Timeline, body, chat, chat_data, chat_into, chat_stream
 from tests.support.frontdoor import http, write
@@ -193,6 +194,62 @@ async def test_a_session_survives_a_restart_and_a_kill(project: Project) -> None
         assert [m["role"] for m in saved["messages"]] == ["user", "assistant", "tool"] * 2
         assert saved["messages"][-1]["content"] == "5"
         assert await supervisor.stop() == 0
+
+
+async def test_a_saved_tool_result_says_whether_it_failed(project: Project) -> None:
+    write(project, "", ("fx", ()), grocery=False)
+    commands = [
+        ECHO,
+        # Worked, though its text reads like a failure: the text alone cannot tell.
+        call("fx.echo", {"text": "Error: not really"}),
+        call("fx.fail", {}),  # the tool said isError
+        call("fx.nothing", {}),  # the call failed: there is no such tool
+        "/call fx.echo [1, 2]",  # the call failed: bad arguments
+    ]
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        live = []
+        for command in commands:
+            data = await chat_data(client, body(command, "marked"))
+            live += [d["isError"] for d in data if d["type"] == "result"]
+        saved = await _saved(supervisor, "marked")
+    assert live == [False, False, True, True, True]
+    assert saved is not None
+    results = [m for m in saved["messages"] if m["role"] == "tool"]
+    assert [m["isError"] for m in results] == live
+    assert results[1]["content"] == "Error: not really"
+
+
+async def test_a_session_saved_before_results_kept_is_error_loads_and_goes_on(
+    project: Project,
+) -> None:
+    write(project, "", ("fx", ()), grocery=False)
+    # As an mcpapps before this field wrote it: same tables, tool results without isError.
+    asked = {
+        "id": "call-old",
+        "type": "function",
+        "function": {"name": "fx.fail", "arguments": "{}"},
+    }
+    old = [
+        {"role": "user", "content": "/call fx.fail {}"},
+        {"role": "assistant", "content": None, "tool_calls": [asked]},
+        {"role": "tool", "tool_call_id": "call-old", "content": "Error: tool 'fx.fail' failed"},
+    ]
+    store = ChatStore(project.root / ".mcpapps" / CHAT_DATABASE)
+    await store.open()
+    try:
+        await store.save_turn("old", old)
+    finally:
+        await store.close()
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        before = await _saved(supervisor, "old")
+        assert before is not None
+        assert before["messages"] == old  # nothing is made up for the old result
+        await chat(client, body(call("fx.fail", {}), "old"))
+        after = await _saved(supervisor, "old")
+    assert after is not None
+    assert after["turns"] == 2
+    results = [m for m in after["messages"] if m["role"] == "tool"]
+    assert [m.get("isError") for m in results] == [None, True]
 
 
 async def test_app_events_reach_the_agent_as_marked_data(project: Project) -> None:

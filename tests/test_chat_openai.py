@@ -98,6 +98,7 @@ async def test_a_tool_error_goes_back_to_the_model(project: Project) -> None:
     assert not any(d["type"] == "error" for d in data)
     tool_messages = [m for m in model.requests[1]["messages"] if m["role"] == "tool"]
     assert [m["content"] for m in tool_messages] == [r["text"] for r in results]
+    assert not any("isError" in m for m in tool_messages)  # only the saved session keeps it
 
 
 async def test_the_step_limit(project: Project) -> None:

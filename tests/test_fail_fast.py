@@ -88,7 +88,7 @@ async def test_an_app_known_to_be_down_is_refused_without_asking_the_registry() 
         status, headers, body = await answer(front_door, "/apps/mcp/down")
     assert status == 503
     assert int(headers["retry-after"]) >= 1
-    assert body["error"]["code"] == "app_unavailable"
+    assert body["error"]["data"]["reason"] == "app_unavailable"
     assert "killed by SIGKILL" in body["error"]["message"]
 
 
@@ -130,6 +130,7 @@ def front_door_after_a_tool_s_app_went_down() -> tuple[Mailbox[Any], AggregateEn
             state=AppState.FAILED,
             entered_at={"Failed": time.time()},
             last_error="the process was killed by SIGKILL",
+            next_retry_at=time.time() + 3,
         )
     )
     owners.record(build_tool_table([]))
@@ -147,8 +148,9 @@ async def test_admin_call_of_a_tool_whose_app_is_down_is_refused_without_asking_
     silent_registry, _aggregate, front_door = front_door_after_a_tool_s_app_went_down()
     body = {"name": "shop.buy", "arguments": {}}
     with trio.fail_after(5):  # the silent registry would never answer
-        status, _headers, answered = await answer(front_door, "/admin/call", body)
+        status, headers, answered = await answer(front_door, "/admin/call", body)
     assert status == 503
+    assert int(headers["retry-after"]) >= 1  # as /apps/mcp/<id> says when a restart is due
     assert answered["error"]["code"] == "app_unavailable"
     assert answered["error"]["message"] == (
         "tool 'shop.buy' is not available: app 'shop' that would offer it is Failed"

@@ -127,10 +127,12 @@ async def test_unknown_routes_and_apps_are_json_errors(project: Project) -> None
 
         response = await client.post("/apps/mcp/hung", json=INITIALIZE, headers=MCP_HEADERS)
         assert response.status_code == 503
-        error = response.json()["error"]
-        assert error["code"] == "app_unavailable"
-        assert error["state"] == "Loaded"
-        assert "app 'hung' is not running (state Loaded)" in error["message"]
+        answer = response.json()  # a JSON-RPC error: the endpoint speaks MCP
+        assert answer["id"] == INITIALIZE["id"]
+        assert answer["error"]["code"] == -32000
+        assert answer["error"]["data"]["reason"] == "app_unavailable"
+        assert answer["error"]["data"]["state"] == "Loaded"
+        assert "app 'hung' is not running (state Loaded)" in answer["error"]["message"]
 
 
 async def test_a_failed_app_is_503_with_its_last_error_and_next_restart(project: Project) -> None:
@@ -149,14 +151,35 @@ async def test_a_failed_app_is_503_with_its_last_error_and_next_restart(project:
                 response = await client.post(
                     "/apps/mcp/crashy", json=INITIALIZE, headers=MCP_HEADERS
                 )
-                if response.json()["error"].get("state") == "Failed":
+                if response.json()["error"].get("data", {}).get("state") == "Failed":
                     break
                 await trio.sleep(0.05)
         assert response.status_code == 503
         error = response.json()["error"]
-        assert "exited with code 2" in error["lastError"]
+        assert "exited with code 2" in error["data"]["lastError"]
         assert "next restart in" in error["message"]
         assert int(response.headers["retry-after"]) >= 1
+
+
+async def test_an_sdk_client_is_told_why_its_app_is_not_running(project: Project) -> None:
+    """The official client reads a JSON-RPC error from a 503's body; anything else there it
+    replaces with "Server returned an error response", and its user never learns why."""
+    write(project)
+    app = "grocery-inventory"
+    async with supervisor_running(project) as supervisor, http(supervisor) as admin:
+        for mode in ("legacy", "2026-07-28"):
+            async with sdk_client(supervisor.url(f"/apps/mcp/{app}"), mode) as client:
+                assert (await admin.post(f"/admin/apps/{app}/stop")).status_code == 200
+                with pytest.raises(mcp.MCPError) as raised:
+                    await client.call_tool("get_categories", {})
+                assert raised.value.error.code == -32000
+                assert f"app '{app}' is not running (state Stopped)" in raised.value.error.message
+                assert raised.value.error.data["state"] == "Stopped"
+                assert (await admin.post(f"/admin/apps/{app}/start")).status_code == 200
+                with trio.fail_after(GUARD_S):
+                    while (await admin.get(f"/admin/apps/{app}")).json()["state"] != "Running":
+                        await trio.sleep(0.05)
+                await client.call_tool("get_categories", {})  # the same session goes on
 
 
 # ---- auth, Host, Origin, CORS ----------------------------------------------------------------

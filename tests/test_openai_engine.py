@@ -154,11 +154,14 @@ async def test_calls_saved_under_public_names_are_sent_under_aliases(
     history = [
         {"role": "user", "content": "/call grocery.get_stores {}"},
         asked,
-        {"role": "tool", "tool_call_id": "d1", "content": "[]"},
+        {"role": "tool", "tool_call_id": "d1", "content": "[]", "isError": False},
     ]
     model.script(text("ok"))
     await turn(engine(tools, model), "go on", history)
 
+    # isError is the saved session's, never the model's.
+    [result] = [m for m in model.requests[0]["messages"] if m["role"] == "tool"]
+    assert result == {"role": "tool", "tool_call_id": "d1", "content": "[]"}
     [sent] = [m for m in model.requests[0]["messages"] if m.get("tool_calls")]
     assert sent["tool_calls"][0]["function"] == {"name": "grocery_get_stores", "arguments": "{}"}
     assert history[1] is asked
@@ -218,8 +221,11 @@ async def test_a_tool_call_round_trip_through_a_real_tool(
             }
         ],
     }
+    # Saved with whether it failed, as the result event says; sent in the chat-completions
+    # shape only (a strict server refuses a field it does not know).
     answered = {"role": "tool", "tool_call_id": "call_a", "content": expected}
-    assert added == [asked, answered, {"role": "assistant", "content": "Store 1 it is."}]
+    saved = {**answered, "isError": False}
+    assert added == [asked, saved, {"role": "assistant", "content": "Store 1 it is."}]
     assert len(model.requests) == 2
     assert model.requests[1]["messages"][-2:] == [asked, answered]
 
@@ -257,6 +263,8 @@ async def test_failed_tool_calls_are_error_results_and_the_loop_goes_on(
     assert added[-1] == {"role": "assistant", "content": "Sorry."}
     tool_messages = [m for m in model.requests[1]["messages"] if m["role"] == "tool"]
     assert [m["content"] for m in tool_messages] == [e.text for e in finished]
+    assert not any("isError" in m for m in tool_messages)
+    assert [m["isError"] for m in added if m["role"] == "tool"] == [True, True]
 
 
 async def test_the_step_limit_ends_the_turn_naming_the_setting(

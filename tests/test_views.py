@@ -371,6 +371,9 @@ async def test_model_context_of_a_view_reaches_its_sessions_next_turn_once(
 ) -> None:
     write(project, "", FX)
     async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        unknown = await client.get("/apps/chat/ctx-1/views")  # no such session yet
+        assert unknown.status_code == 404
+        assert unknown.json()["error"]["message"] == "there is no saved session 'ctx-1'"
         await chat_data(client, body("/call grocery.show_store_inventory_dashboard {}", "ctx-1"))
         views = (await client.get("/apps/chat/ctx-1/views")).json()["views"]
         assert views == [

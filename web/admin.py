@@ -42,7 +42,7 @@ from supervisor.model import jsonin
 from supervisor.model.manifest import camel
 from supervisor.model.reload import Reload, ReloadDiff, ReloadRefused
 from supervisor.model.structuring import show
-from web.errors import json_error
+from web.errors import json_error, retry_after
 
 # The actors always answer in the end (a stop ladder and a tool call have their own deadlines);
 # these bounds only keep a request from waiting forever on an actor that is gone.
@@ -141,7 +141,10 @@ def admin_blueprint(
     @admin.errorhandler(AppError)
     async def app_error(error: AppError) -> Any:
         status, code = next((s, c) for kind, s, c in _ERRORS if isinstance(error, kind))
-        return json_error(status, code, error.message)
+        response = json_error(status, code, error.message)
+        for name, value in retry_after(getattr(error, "retry_at", None)):
+            response.headers[name.decode()] = value.decode()
+        return response
 
     @admin.errorhandler(AskTimeout)
     @admin.errorhandler(Overloaded)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,7 +19,7 @@ from web.appstates import AppStates
 from web.chat import SESSION_ID, SESSION_ID_RULE
 from web.connections import HandshakeAnswered, websocket_send
 from web.endpoints import AppEndpoint
-from web.errors import error_body
+from web.errors import error_body, retry_after
 from web.events import serve_events
 from web.fastpath import query_value
 from web.intake import (
@@ -32,7 +31,7 @@ from web.intake import (
     replaying,
     unread_body,
 )
-from web.mcpdoor import send_jsonrpc_error, serve_mcp
+from web.mcpdoor import send_app_unavailable, send_jsonrpc_error, serve_mcp
 from web.security import (
     AccessPolicy,
     authorized,
@@ -210,7 +209,9 @@ class FrontDoor:
                 return
             await self._app(app_id, scope, receive, send, headers, body)
         elif (down := self._down_tool(scope, headers, body)) is not None:
-            await send_json_error(send, 503, "app_unavailable", down.message)
+            await send_json_error(
+                send, 503, "app_unavailable", down.message, headers=retry_after(down.retry_at)
+            )
         else:
             await self._routes(scope, receive, send)
 
@@ -244,19 +245,20 @@ class FrontDoor:
         if status.state is not AppState.RUNNING and scope["method"] != "DELETE":
             why = status.last_error or status.disabled_reason
             message = f"app '{app_id}' is not running (state {status.state})"
-            retry: list[tuple[bytes, bytes]] = []
-            if status.next_retry_at is not None:
-                wait = max(1, round(status.next_retry_at - time.time()))
-                retry.append((b"retry-after", str(wait).encode()))
-                message += f"; next restart in {wait} s"
-            await send_json_error(
+            retry = retry_after(status.next_retry_at)
+            if retry:
+                message += f"; next restart in {retry[0][1].decode()} s"
+            await send_app_unavailable(
                 send,
-                503,
-                "app_unavailable",
+                scope["method"],
+                body,
                 message + (f": {why}" if why else ""),
-                headers=retry,
-                state=status.state.value,
-                lastError=status.last_error,
+                {
+                    "reason": "app_unavailable",
+                    "state": status.state.value,
+                    "lastError": status.last_error,
+                },
+                retry,
             )
             return
         await serve_mcp(endpoint, scope, receive, send, headers, body)

@@ -12,6 +12,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIO
 
 from web.fastpath import parse
 from web.intake import jsonrpc_error, request_ids_of
+from web.relay import APP_ERROR
 
 if TYPE_CHECKING:
     from web.aggregate import AggregateEndpoint
@@ -91,6 +92,25 @@ async def serve_mcp(
             await endpoint.manager.handle_request(scope, receive, send)
     finally:
         endpoint.in_flight.release(session, ids)
+
+
+async def send_app_unavailable(
+    send: Any,
+    method: str,
+    body: bytes,
+    message: str,
+    data: dict[str, Any],
+    headers: list[tuple[bytes, bytes]],
+) -> None:
+    """An app that is not running, told to an MCP client in MCP's own terms: a JSON-RPC error
+    answering its request (HTTP 503, with `Retry-After` when a restart is due). MCP clients
+    read a JSON-RPC error from the body of any status (the SDK's does); anything else in the
+    body they replace with a bare "Server returned an error response", and the client's user
+    would never learn why, nor when to try again."""
+    request_id = _single_id(parse(body)) if method == "POST" else None
+    await send_jsonrpc_error(
+        send, 503, APP_ERROR, message, request_id=request_id, data=data, headers=headers
+    )
 
 
 def _single_id(message: Any) -> Any:
@@ -187,6 +207,7 @@ async def send_jsonrpc_error(
     *,
     request_id: Any = None,
     data: Any = None,
+    headers: list[tuple[bytes, bytes]] | None = None,
 ) -> None:
     body = jsonrpc_error(code, message, request_id, data)
     await send(
@@ -196,6 +217,7 @@ async def send_jsonrpc_error(
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
+                *(headers or ()),
             ],
         }
     )

@@ -51,4 +51,5 @@ class ToolOwners:
             app_id,
             f"tool '{public_name}' is not available: app '{app_id}' that would offer it is"
             f" {status.state}{why}",
+            retry_at=status.next_retry_at,
         )

@@ -172,6 +172,8 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[HubMessage]) -> Blueprint:
             table_ = await ask(door.registry, GetToolTable, ASK_TIMEOUT_S)
         except (StoreError, AskTimeout) as error:
             return json_error(503, "unavailable", f"the session cannot be read: {error}")
+        if not saved.turns:  # as GET /apps/chat/<id> says: no such session
+            return json_error(404, "not_found", f"there is no saved session '{session_id}'")
         return {"views": opened_views(saved.messages, table_)}
 
     @views.post("/apps/views/<view_id>/mcp")

@@ -352,6 +352,13 @@
     summary.append(el("span", { class: `outcome ${isError ? "error" : "ok"}` }, isError ? "error" : "ok"));
   }
 
+  // A tool's result in its block, live or restored alike. A result saved before sessions kept
+  // `isError` has none, and then no mark: its text cannot tell a failure for certain.
+  function showResult(block, text, isError) {
+    block.append(el("pre", { class: isError === true ? "error" : "" }, text));
+    if (typeof isError === "boolean") markOutcome(block, isError);
+  }
+
   async function restoreChat() {
     if (!sessionId) return;
     const response = await fetch(`apps/chat/${encodeURIComponent(sessionId)}`, { credentials: "same-origin" });
@@ -361,8 +368,7 @@
       if (message.role === "user") chatLine("user", message.content);
       else if (message.role === "assistant" && message.content) chatLine("assistant", message.content);
       else if (message.role === "tool") {
-        const block = toolBlock("result", {});
-        block.append(el("pre", {}, message.content));
+        showResult(toolBlock("result", {}), message.content, message.isError);
       }
     }
     // The last view the chat opened is opened again (its tool runs again: no result is kept).
@@ -432,8 +438,7 @@
           case "result": {
             const call = calls.get(event.id);
             const target = call ? call.block : toolBlock("result", {});
-            target.append(el("pre", { class: event.isError ? "error" : "" }, event.text));
-            markOutcome(target, Boolean(event.isError));
+            showResult(target, event.text, Boolean(event.isError));
             if (event.view && !event.isError) {
               Host.openView({
                 appId: event.view.appId,
