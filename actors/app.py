@@ -90,7 +90,10 @@ class AppActor(Actor[AppMessage]):
         rng: random.Random | None = None,
         reaper: Reaper | None = None,
         metrics: Metrics | None = None,
+        stopped: bool = False,
     ) -> None:
+        """`stopped`: the app begins Stopped, not Validated (a reload gave a Stopped app a new
+        definition); it runs once started."""
         self.definition = definition
         self.id = definition.id
         self.mailbox: Mailbox[AppMessage] = Mailbox()
@@ -99,8 +102,8 @@ class AppActor(Actor[AppMessage]):
         self._rng = rng or random.Random()
         self._stderr = StderrTail(self.id)
 
-        self._state = AppState.VALIDATED
-        self._entered: dict[str, float] = {AppState.VALIDATED.value: time.time()}
+        self._state = AppState.STOPPED if stopped else AppState.VALIDATED
+        self._entered: dict[str, float] = {self._state.value: time.time()}
         self._last_error: str | None = None
         self._catalog = Catalog()
         self._restarts = 0
@@ -246,10 +249,15 @@ class AppActor(Actor[AppMessage]):
             reply.send(self.status())
 
     async def _start(self) -> None:
-        """Start supervising (a no-op when already supervised); returns once the app is
-        Loaded, so the answer to Start or Restart shows the new process."""
+        """Start supervising; returns once the app is Loaded, so the answer to Start or Restart
+        shows the new process. A no-op when already supervised, except while the app is dead
+        and waits for its automatic restart: the person asked for it now, so that wait ends and
+        supervision begins anew (its restart limit counted afresh, as after a start from
+        Stopped or from a given-up Failed)."""
         if not self._loop_done.is_set():
-            return
+            if self._state is not AppState.FAILED:
+                return  # Loaded or Running: it is started
+            await self._stop(Stopping.RESTART, grace=False)  # no calls: they died with it
         self._gave_up = False
         self._loaded = trio.Event()
         self._loop_done = trio.Event()

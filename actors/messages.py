@@ -170,7 +170,8 @@ class GetCatalog:
 
 @attrs.frozen
 class Start:
-    """Start the app if it is not running; clears `gave_up` (an operator's restart)."""
+    """Start the app if it is not running; clears `gave_up` (an operator's restart). An app
+    waiting for its automatic restart starts now."""
 
     reply: Reply[AppStatus]
 

@@ -7,8 +7,9 @@ Running app, under the same public naming as its tools (pure functions over the 
   result's `resource_link`, a UI's `ui://` link), so rewriting it would break those links. Their
   `name` gets the prefix. `resources/read` finds the app by the URI: first the listed resources,
   then the templates, each matched by its shape (`{var}` one path segment, `{+var}` anything).
-- Collisions are handled as for tools: the app registered first keeps a public name, URI or URI
-  template; the other's entry is left out with a warning naming both apps.
+- Collisions are handled as for tools: the app discovered first (the apps come in discovery
+  order) keeps a public name, URI or URI template; the other's entry is left out with a warning
+  naming both apps.
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ def template_pattern(uri_template: str) -> re.Pattern[str]:
 
 
 def build_offers(apps: Iterable[AppOffers]) -> Offers:
-    """Every prompt, resource and template of `apps`, in registration order: the first app to
+    """Every prompt, resource and template of `apps`, in discovery order: the first app to
     offer a public name, URI or URI template keeps it."""
     prompts: dict[str, PublicPrompt] = {}
     resources: dict[str, PublicResource] = {}

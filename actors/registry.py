@@ -109,6 +109,7 @@ class Registry(Actor[RegistryMessage]):
         self._facts: dict[str, _Facts] = {}  # the current actor's voice, per app id
         self._scopes: dict[str, trio.CancelScope] = {}
         self._stopping = False
+        self._order = DiscoveryOrder(apps)
         for app in apps:
             if app.state is AppState.VALIDATED and app.definition is not None:
                 self._new_actor(app)
@@ -121,12 +122,12 @@ class Registry(Actor[RegistryMessage]):
         self._nursery: trio.Nursery | None = None
         self._watchers: list[trio.MemorySendChannel[Fact]] = []
 
-    def _new_actor(self, app: DiscoveredApp) -> AppActor:
-        actor, facts = self._make_actor(app)
+    def _new_actor(self, app: DiscoveredApp, *, stopped: bool = False) -> AppActor:
+        actor, facts = self._make_actor(app, stopped=stopped)
         self._register(actor, facts, app.source)
         return actor
 
-    def _make_actor(self, app: DiscoveredApp) -> tuple[AppActor, _Facts]:
+    def _make_actor(self, app: DiscoveredApp, *, stopped: bool = False) -> tuple[AppActor, _Facts]:
         assert app.definition is not None
         facts = _Facts(self.mailbox, app.definition.id)
         actor = AppActor(
@@ -138,6 +139,7 @@ class Registry(Actor[RegistryMessage]):
             rng=self._rng,
             reaper=self._reaper,
             metrics=self._metrics,
+            stopped=stopped,
         )
         return actor, facts
 
@@ -152,11 +154,12 @@ class Registry(Actor[RegistryMessage]):
         the apps that are not run (a duplicate id is listed too, under its path)."""
         listed: dict[str, AppStatus] = {}
         for app in apps:
-            if app.id is not None and app.id in self._actors and app.id not in listed:
+            if app.id in self._actors and app.id not in listed and app.duplicate_of is None:
                 listed[app.id] = self._statuses.get(app.id) or self._actors[app.id].status()
                 continue
             status = static_status(app)
-            key = status.id if status.id not in listed else str(app.source)
+            duplicate = app.duplicate_of is not None or status.id in listed
+            key = str(app.source) if duplicate else status.id
             listed[key] = attrs.evolve(status, id=key) if key != status.id else status
         for app_id, actor in self._actors.items():  # kept by a reload that refused its manifest
             if app_id not in listed:
@@ -263,6 +266,15 @@ class Registry(Actor[RegistryMessage]):
         ):
             self._rebuild()
 
+    def _by_discovery(self) -> list[tuple[str, AppActor]]:
+        """The app actors in discovery order (not the order they started in): the app found
+        first keeps a public name another app also offers, so the owner of a name is the same
+        after a reload as after a restart with the same files."""
+        return sorted(
+            self._actors.items(),
+            key=lambda item: self._order.place(item[0], self._sources.get(item[0])),
+        )
+
     def _running_tools(self) -> list[AppTools]:
         return [
             AppTools(
@@ -273,7 +285,7 @@ class Registry(Actor[RegistryMessage]):
                 catalog.resources,
                 catalog.resource_templates,
             )
-            for app_id, actor in self._actors.items()
+            for app_id, actor in self._by_discovery()
             if (catalog := self._catalogs.get(app_id)) is not None
             and self._statuses[app_id].state is AppState.RUNNING
         ]
@@ -332,7 +344,7 @@ class Registry(Actor[RegistryMessage]):
     def _owner_not_running(self, name: str) -> tuple[str, str] | None:
         """The app whose prefix the name has, if it is not Running: the tool is not unknown,
         its app is down (and says why)."""
-        for app_id, actor in self._actors.items():
+        for app_id, actor in self._by_discovery():
             if not name.startswith(actor.definition.manifest.tool_name_prefix or "\0"):
                 continue
             status = self._statuses[app_id]
@@ -386,53 +398,77 @@ class Registry(Actor[RegistryMessage]):
 
     async def _reload(self, discovery: Discovery, reply: Reply[ReloadDiff]) -> None:
         """Apply the difference between the apps that run and `discovery`: every app that is
-        neither stopped nor restarted keeps its actor, its process and its sessions."""
+        neither stopped nor restarted keeps its actor, its process and its sessions. A Stopped
+        app whose definition changed gets an actor with the new one, Stopped too."""
         running = {
-            app_id: RunningApp(actor.definition, self._sources[app_id])
+            app_id: RunningApp(
+                actor.definition,
+                self._sources[app_id],
+                stopped=self._statuses[app_id].state is AppState.STOPPED,
+            )
             for app_id, actor in self._actors.items()
         }
         plan = plan_reload(running, discovery)
+        self._order = DiscoveryOrder(discovery.apps)
         restarted = {app.id for app in plan.restart}
+        redefined = {app.id for app in plan.redefine}
+        replaced = (*plan.restart, *plan.redefine)
         async with trio.open_nursery() as nursery:
             for app_id in plan.stop:
                 nursery.start_soon(self._retire, app_id)
-            for app in plan.restart:
+            for app in replaced:
                 assert app.id is not None
                 # Its actor stays, stopped, until its successor takes over: a call meanwhile
                 # hears that the app is Stopped (for a moment), not that there is no such app,
                 # and a client's release still reaches the subscriptions it ends.
                 nursery.start_soon(self._stop, self._actors[app.id])
         started: list[str] = []
-        for app in (*plan.restart, *plan.start):
+        for app in (*replaced, *plan.start):
             assert app.id is not None
-            if self._stopping:  # shutting down: nothing new starts
-                if app.id in restarted and (old := self._actors.get(app.id)) is not None:
-                    self._end(old)
+            if not self._stopping:
+                stopped = app.id in redefined
+                if app.id in restarted or stopped:
+                    actor = await self._succeed(app, stopped=stopped)
+                else:
+                    actor = self._new_actor(app)
+                self._statuses[actor.id] = actor.status()
+                assert self._nursery is not None
+                await self._nursery.start(self._run_actor, actor)
+            elif app.id in restarted | redefined and (old := self._actors.get(app.id)):
+                self._end(old)  # stopped for a restart that shutdown keeps from happening
+            if self._stopping:  # also when shutdown began while its actor was set up
+                # Nothing new starts. An app stopped for a restart (or taking a new definition
+                # while Stopped) is then `stopped` in the diff; a new one is in no list (it
+                # never ran). An actor set up already is stopped with the others.
+                logger.warning("app %s: not started by the reload: shutdown has begun", app.id)
                 continue
-            actor = await self._succeed(app) if app.id in restarted else self._new_actor(app)
-            self._statuses[actor.id] = actor.status()
-            assert self._nursery is not None
-            await self._nursery.start(self._run_actor, actor)
-            actor.mailbox.tell(Start(Reply()))
+            if actor.id in redefined:
+                self._publish(StateChanged(self._statuses[actor.id]))  # Stopped, new definition
+            else:
+                actor.mailbox.tell(Start(Reply()))
             started.append(actor.id)
         self._statuses = self._listed(discovery.apps)
         self._rebuild()
+        # Each app in one list: a kept app (its manifest refused, it runs on) is in `refused`
+        # only, and an app stopped for a restart that shutdown kept from starting is `stopped`.
         reply.send(
             ReloadDiff(
                 started=tuple(a.id for a in plan.start if a.id in started),
-                stopped=plan.stop,
+                stopped=(*plan.stop, *(a.id for a in replaced if a.id and a.id not in started)),
                 restarted=tuple(a for a in started if a in restarted),
-                unchanged=(*plan.unchanged, *plan.kept),
+                still_stopped=tuple(a for a in started if a in redefined),
+                unchanged=plan.unchanged,
                 refused=plan.refused,
             )
         )
 
-    async def _succeed(self, app: DiscoveredApp) -> AppActor:
+    async def _succeed(self, app: DiscoveredApp, *, stopped: bool = False) -> AppActor:
         """The actor of the app's new definition takes the place of the stopped one. What the
         clients asked of the app's session (log level, resource subscriptions) is theirs, not
         the definition's: the old actor hands it to the new one by message, as an operator's
-        restart would keep it, and the new process is given it once it runs."""
-        actor, facts = self._make_actor(app)
+        restart would keep it, and the new process is given it once it runs (for an app that
+        stays Stopped, once it is started)."""
+        actor, facts = self._make_actor(app, stopped=stopped)
         old = self._actors.get(actor.id)
         if old is not None:
             try:
@@ -479,6 +515,27 @@ class Registry(Actor[RegistryMessage]):
                 successor.mailbox.tell(message)
             elif (reply := getattr(message, "reply", None)) is not None:
                 reply.fail(AppUnavailable(app_id, f"app '{app_id}' was stopped by a reload"))
+
+
+class DiscoveryOrder:
+    """Each app's place in the latest discovery: by its id, where its manifest holds it (not
+    a duplicate), else by the manifest it runs from (a reload kept it while refusing a
+    manifest that has no usable id left)."""
+
+    def __init__(self, apps: Sequence[DiscoveredApp]) -> None:
+        self._by_id: dict[str, int] = {}
+        self._by_source: dict[Path, int] = {}
+        for place, app in enumerate(apps):
+            if app.id is not None and app.duplicate_of is None:
+                self._by_id.setdefault(app.id, place)
+            if not app.inline:
+                self._by_source.setdefault(app.source, place)
+        self._end = len(apps)
+
+    def place(self, app_id: str, source: Path | None) -> int:
+        if app_id in self._by_id:
+            return self._by_id[app_id]
+        return self._by_source.get(source, self._end) if source is not None else self._end
 
 
 class _Facts:

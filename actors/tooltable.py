@@ -151,8 +151,9 @@ def _refusal(
     if (owner := offered.get(public)) is not None:
         return (
             f"tool '{public}' of app '{app_id}' is not offered to the model: app"
-            f" '{owner.app_id}' already offers a tool of that name; set"
-            f" tool_name_prefix in [apps.entries.{app_id}] to tell them apart"
+            f" '{owner.app_id}' already offers a tool of that name and keeps it (the app"
+            f" discovered first does); set tool_name_prefix in [apps.entries.{app_id}] to"
+            " tell them apart"
         ), owner.app_id
     return None
 
@@ -162,8 +163,9 @@ def _short_hash(text: str) -> str:
 
 
 def build_tool_table(apps: Iterable[AppTools]) -> ToolTable:
-    """Every model-visible tool of `apps` (in registration order: the first app to offer a
-    public name keeps it), and what else `/mcp` offers of them."""
+    """Every model-visible tool of `apps` (in discovery order: the first app to offer a public
+    name keeps it, so the owner follows the config, not which app started first), and what
+    else `/mcp` offers of them."""
     apps = tuple(apps)  # read twice: for the tools, and for the offers
     tools: list[PublicTool] = []
     by_public: dict[str, PublicTool] = {}

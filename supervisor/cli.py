@@ -129,7 +129,7 @@ def _add_remote_commands(commands: Any) -> dict[str, argparse.ArgumentParser]:
         "arguments", nargs="?", metavar="JSON", help="the arguments as a JSON object (default {})"
     )
     for name, summary in (
-        ("start", "start an app (also one that gave up restarting) and wait until it runs"),
+        ("start", "start an app (also one that gave up or awaits a restart); wait until it runs"),
         ("stop", "stop an app; it stays stopped until started again"),
         ("restart", "restart an app and wait until it runs"),
         ("logs", "print the last lines an app wrote to its stderr"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
+from pathlib import Path
 
 import trio
 
@@ -81,13 +82,19 @@ class Reloader:
             running = tuple(s.id for s in statuses if s.state not in not_run)
             problems = tuple(str(p) for p in error.problems)
             return ReloadDiff(unchanged=running, config_problems=problems), None
-        discovery: Discovery = discover(config, self._environ)
+        # A running app keeps its id against a newcomer that repeats it, wherever that one is
+        # in the scan order: the registry's statuses say which apps run and from which file.
+        statuses = await ask(self._registry, Snapshot)
+        not_run = (AppState.DISABLED, AppState.DISCOVERED)
+        held = {s.id: Path(s.source) for s in statuses if s.state not in not_run and s.source}
+        discovery: Discovery = discover(config, self._environ, held)
         log_discovery(discovery)
         diff: ReloadDiff = await ask(self._registry, lambda reply: ApplyReload(discovery, reply))
         applied = ReloadDiff(
             started=diff.started,
             stopped=diff.stopped,
             restarted=diff.restarted,
+            still_stopped=diff.still_stopped,
             unchanged=diff.unchanged,
             refused=diff.refused,
             needs_restart=needs_restart(self._running, config),

@@ -378,6 +378,8 @@ def reload(remote: Remote, *, as_json: bool, out: TextIO) -> int:
     else:
         for key in ("started", "stopped", "restarted", "unchanged"):
             print(f"{key}: {', '.join(data[key]) or '-'}", file=out)
+        if data.get("stillStopped"):
+            print(f"still stopped: {', '.join(data['stillStopped'])}", file=out)
         for refusal in data["refused"]:
             for problem in refusal["problems"]:
                 print(f"refused {refusal['app']}: {problem}", file=out)

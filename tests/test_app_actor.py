@@ -327,6 +327,35 @@ async def test_stop_is_idempotent_and_leaves_no_process(project: Project) -> Non
         assert again.pid != s.pid
 
 
+async def test_a_start_during_the_restart_backoff_starts_the_app_now(project: Project) -> None:
+    """The person asked for it now: the wait for the automatic restart ends, one process is
+    started, and the start answers with it. The restart limit counts afresh from that start."""
+    project.manifest("apps/fx", fixture_manifest("fx"))
+    # A backoff of up to a day: the automatic restart never comes within the test.
+    slow = {"backoff_initial_s": 86400, "backoff_max_s": 86400, "intensity": 1, "period_s": 600}
+    async with running(project, config_data(slow)) as registry:
+        first = await wait_for(registry, "fx", AppState.RUNNING)
+        await bridge(registry).call("fx.crash", {})
+        waiting = await wait_for(registry, "fx", lambda s: s.next_retry_at is not None)
+        assert (waiting.state, waiting.restarts, waiting.pid) == (AppState.FAILED, 1, None)
+
+        started = await ask(registry.mailbox, lambda r: ToApp("fx", Start(r)), GUARD_S)
+        assert started.state in (AppState.LOADED, AppState.RUNNING)
+        assert started.pid is not None
+        assert started.pid != first.pid
+        assert started.next_retry_at is None
+        running_now = await wait_for(registry, "fx", AppState.RUNNING)
+        assert running_now.pid == started.pid
+        assert running_now.restarts == 1  # an operator's start is not an automatic restart
+        assert await bridge(registry).call("fx.echo", {"text": "back"}) == "back"
+
+        # With intensity 1, a second crash after the first would give up; after the
+        # operator's start it is the first crash of a new count, so it is restarted.
+        await bridge(registry).call("fx.crash", {})
+        again = await wait_for(registry, "fx", lambda s: s.next_retry_at is not None)
+        assert (again.state, again.restarts, again.gave_up) == (AppState.FAILED, 2, False)
+
+
 async def test_restart_replaces_the_process(project: Project) -> None:
     project.manifest("apps/fx", fixture_manifest("fx"))
     async with running(project) as registry:

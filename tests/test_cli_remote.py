@@ -332,6 +332,28 @@ async def test_start_says_when_the_app_fails(project: Project) -> None:
         assert result.stdout.startswith("broken: Failed: the process exited with code 2")
 
 
+async def test_start_during_the_restart_backoff_starts_the_app_now(project: Project) -> None:
+    port = write(project, ("crashy", ()))
+    # A backoff of up to a day: within the test, only the operator's start brings it back.
+    project.config(
+        project.config_path.read_text()
+        + "[apps.entries.crashy]\nbackoff_initial_s = 86400\nbackoff_max_s = 86400\n"
+    )
+    async with serving(project, port) as supervisor:
+        before = json.loads((await mcpapps("apps", "--json", cwd=project.root)).stdout)
+        old_pid = before["apps"][0]["pid"]
+        crashed = await mcpapps("call", "crashy.crash", cwd=project.root)
+        assert crashed.returncode == 1
+        await supervisor.wait_for_log("app crashy: restarting in ")
+
+        result = await mcpapps("start", "crashy", cwd=project.root)
+        assert result.returncode == 0, result.stdout
+        assert result.stdout.startswith("crashy: Running (pid ")
+        new_pid = int(result.stdout.split("pid ")[1].rstrip(")\n"))
+        assert new_pid != old_pid
+        assert alive(new_pid)
+
+
 async def test_the_token_comes_from_the_generated_file(project: Project) -> None:
     # Bound to every address: auth is required, and `run` generates a token into the state dir.
     port = write(project, ("plain", ()), server='host = "0.0.0.0"')

@@ -215,7 +215,7 @@ async def test_a_broken_manifest_is_refused_and_its_app_runs_on(project: Project
             "started": [],
             "stopped": [],
             "restarted": [],
-            "unchanged": ["one", "two"],
+            "unchanged": ["two"],  # `one` runs on, but it is in one list only: refused
             "refused": [str(project.root / "apps" / "one" / "openclaw.mcpapp.json")],
         }
         [refusal] = body["refused"]
@@ -231,6 +231,7 @@ async def test_a_broken_manifest_is_refused_and_its_app_runs_on(project: Project
         status, body = await reload(supervisor)
         assert diff_of(body)["refused"] == ["one"]
         assert diff_of(body)["restarted"] == ["two"]
+        assert diff_of(body)["unchanged"] == []
         assert "startupTimeoutSeconds" in body["refused"][0]["problems"][0]
         assert (await apps(supervisor))["one"]["pid"] == before["one"]["pid"]
 
@@ -365,3 +366,73 @@ async def test_an_app_that_gave_up_starts_again_when_its_definition_changes(
         assert body["restarted"] == ["broken"]
         await wait_running(supervisor, "broken")
         assert (await apps(supervisor))["broken"]["gaveUp"] is False
+
+
+async def test_an_app_the_operator_stopped_stays_stopped_across_reloads(project: Project) -> None:
+    """A reload takes a stopped app's new definition but does not start it; the next start
+    runs the new one. An app removed and added again is a new app: it starts."""
+    held_manifest = add_app(project, "held")
+    add_app(project, "other")
+    write_config(project)
+    async with supervisor_running(project) as supervisor:
+        pid = (await apps(supervisor))["held"]["pid"]
+        stopped = await admin(supervisor, "POST", "/admin/apps/held/stop")
+        assert stopped.json()["app"]["state"] == "Stopped"
+        await wait_gone(pid)
+
+        _, body = await reload(supervisor)
+        assert sorted(body["unchanged"]) == ["held", "other"]
+        assert body["stillStopped"] == []
+
+        add_app(project, "held", "--stderr-lines", "1")
+        done = await trio.to_thread.run_sync(
+            lambda: run_mcpapps("reload", "--url", supervisor.url(), cwd=project.root)
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines() == [
+            "started: -",
+            "stopped: -",
+            "restarted: -",
+            "unchanged: other",
+            "still stopped: held",
+        ]
+        assert "reloaded: started -; stopped -; restarted -; unchanged other; refused -;" in (
+            supervisor.log
+        )
+        assert "; still stopped held" in supervisor.log
+        held = (await apps(supervisor))["held"]
+        assert (held["state"], held["pid"]) == ("Stopped", None)
+        await trio.sleep(0.5)  # a start the reload had asked for would show by now
+        assert (await apps(supervisor))["held"]["state"] == "Stopped"
+
+        # The operator's start runs the new definition.
+        started = await admin(supervisor, "POST", "/admin/apps/held/start")
+        assert started.json()["app"]["state"] in ("Loaded", "Running")
+        await wait_running(supervisor, "held")
+        detail = (await admin(supervisor, "GET", "/admin/apps/held")).json()
+        assert detail["stderr"] == ["fixture stderr line 1"]
+
+        # Removed, then added again: a new app, started like any new one.
+        await admin(supervisor, "POST", "/admin/apps/held/stop")
+        held_manifest.unlink()
+        _, body = await reload(supervisor)
+        assert body["stopped"] == ["held"]
+        add_app(project, "held")
+        _, body = await reload(supervisor)
+        assert body["started"] == ["held"]
+        await wait_running(supervisor, "held")
+
+
+async def test_the_watcher_does_not_start_a_stopped_app(project: Project) -> None:
+    """Saving the manifest of an app the operator stopped: the watcher's reload takes the new
+    definition, and the app stays Stopped."""
+    add_app(project, "held")
+    write_config(project, apps="watch = true\n")
+    async with supervisor_running(project) as supervisor:
+        await supervisor.wait_for_log("watching ")
+        await admin(supervisor, "POST", "/admin/apps/held/stop")
+        add_app(project, "held", "--stderr-lines", "1")
+        await supervisor.wait_for_log("reloaded: ")
+        held = (await apps(supervisor))["held"]
+        assert (held["state"], held["pid"]) == ("Stopped", None)
+        assert "still stopped held" in supervisor.log

@@ -3,8 +3,12 @@ and which settings need a restart."""
 
 from __future__ import annotations
 
+import json
+
 import attrs
 
+from supervisor.model.discovery import discover
+from supervisor.model.lifecycle import AppState
 from supervisor.model.reload import RunningApp, needs_restart, plan_reload
 from tests.support.helpers import Project, stdio
 
@@ -33,6 +37,21 @@ def test_each_kind_of_change(project: Project) -> None:
     assert [a.id for a in plan.restart] == ["change"]
     assert plan.unchanged == ("keep",)
     assert plan.refused == ()
+
+
+def test_a_stopped_app_takes_its_new_definition_and_stays_stopped(project: Project) -> None:
+    project.config('[apps]\ndiscovery_paths = ["./apps"]\n')
+    for app_id in ("held", "same", "running"):
+        project.manifest(f"apps/{app_id}", stdio(app_id))
+    now = running_now(project)
+    now = {app_id: attrs.evolve(app, stopped=app_id != "running") for app_id, app in now.items()}
+    project.manifest("apps/held", stdio("held", arguments=["-v"]))
+    project.manifest("apps/running", stdio("running", arguments=["-v"]))
+    plan = plan_reload(now, project.discover())
+    assert [a.id for a in plan.redefine] == ["held"]
+    assert [a.id for a in plan.restart] == ["running"]
+    assert plan.unchanged == ("same",)
+    assert (plan.start, plan.stop) == ((), ())
 
 
 def test_an_entry_or_a_supervision_key_is_part_of_the_definition(project: Project) -> None:
@@ -64,6 +83,54 @@ def test_an_invalid_manifest_keeps_its_running_app(project: Project) -> None:
     manifest_a = str(project.root / "apps" / "a" / "openclaw.mcpapp.json")
     assert sorted(refused) == sorted(["b", "c", manifest_a])
     assert all(refused.values())
+
+
+def test_a_running_app_keeps_its_id_against_a_newcomer_whatever_the_scan_order(
+    project: Project,
+) -> None:
+    """Told which apps run, discovery leaves a running app's id with the manifest it came from
+    (also while that file is half-saved) and makes the newcomer the duplicate; without that
+    (a start, `validate`) the first in scan order has it. A running app's manifest that now
+    names another id no longer holds the old one."""
+    project.config('[apps]\ndiscovery_paths = ["./apps"]\n[apps.inline.c]\ncommand = "python3"\n')
+    own = project.manifest("apps/m", stdio("m"))
+    newcomer = project.manifest("apps/a", stdio("m", arguments=["-v"]))
+    inline_twin = project.manifest("apps/b", stdio("c"))  # scanned before the inline app
+    config = project.load()
+    held = {"m": own, "c": project.config_path}
+
+    fresh = {str(a.source): a for a in discover(config, {}).apps if a.id != "c"}
+    assert fresh[str(own)].duplicate_of == newcomer
+    assert fresh[str(newcomer)].duplicate_of is None
+
+    reloaded = discover(config, {}, held).apps
+    by_source = {(str(a.source), a.id): a for a in reloaded}
+    assert by_source[str(own), "m"].state is AppState.VALIDATED
+    assert by_source[str(newcomer), "m"].duplicate_of == own
+    assert "whose app is running" in by_source[str(newcomer), "m"].errors[0].message
+    assert by_source[str(project.config_path), "c"].state is AppState.VALIDATED
+    assert by_source[str(inline_twin), "c"].duplicate_of == project.config_path
+    running = {
+        app_id: RunningApp(app.definition, app.source)
+        for (_, app_id), app in by_source.items()
+        if app.definition is not None and app_id is not None
+    }
+    plan = plan_reload(running, discover(config, {}, held))
+    assert plan.unchanged == ("m", "c")
+    assert [r.app for r in plan.refused] == [str(newcomer), str(inline_twin)]
+
+    own.write_text("{half saved")  # still holds the id: the app runs on, the newcomer waits
+    plan = plan_reload(running, discover(config, {}, held))
+    assert plan.kept == ("m",)
+    assert plan.start == plan.restart == ()
+    assert sorted(r.app for r in plan.refused) == sorted(
+        [str(own), str(newcomer), str(inline_twin)]
+    )
+
+    own.write_text(json.dumps(stdio("n")))  # renamed: `m` is now the newcomer's
+    plan = plan_reload(running, discover(config, {}, held))
+    assert [a.source for a in plan.restart] == [newcomer]
+    assert [a.id for a in plan.start] == ["n"]
 
 
 def test_settings_only_a_restart_applies(project: Project) -> None:

@@ -163,3 +163,24 @@ async def test_a_subscription_the_new_definition_refuses_is_forgotten(project: P
         with pytest.raises(mcp.MCPError, match="Method not found"):
             await client.subscribe_resource(URI)
         assert updates.uris == [URI]
+
+
+async def test_a_stopped_app_given_a_new_definition_keeps_the_clients_session_state(
+    project: Project,
+) -> None:
+    """An app the operator stopped stays Stopped across a reload that changes it; when it is
+    started, its new process is given the subscription and the level all the same."""
+    write_project(project, "--subscribable", "--logging")
+    updates = Updates()
+    async with (
+        supervisor_running(project) as supervisor,
+        subscribed_client(supervisor, updates) as client,
+    ):
+        await admin(supervisor, "/admin/apps/sub/stop")
+        write_app(project, "--subscribable", "--logging", "--tools", "3")
+        body = await admin(supervisor, "/admin/reload")
+        assert body["stillStopped"] == ["sub"], body
+        await admin(supervisor, "/admin/apps/sub/start")
+        await wait_running(supervisor, "sub")
+        await updates.wait_for(2)
+        assert await call_text(client, "log_level") == "debug"

@@ -42,7 +42,7 @@ def test_public_names_are_prefix_plus_name() -> None:
     assert table.find("get_stores") is None
 
 
-def test_collision_first_registered_keeps_the_name() -> None:
+def test_collision_first_discovered_keeps_the_name() -> None:
     table = build_tool_table(
         [AppTools("a", "x.", (tool("t"),)), AppTools("b", "x.", (tool("t"), tool("u")))]
     )
@@ -50,7 +50,8 @@ def test_collision_first_registered_keeps_the_name() -> None:
     assert table.warnings == {
         "b": (
             "tool 'x.t' of app 'b' is not offered to the model: app 'a' already offers a tool of"
-            " that name; set tool_name_prefix in [apps.entries.b] to tell them apart",
+            " that name and keeps it (the app discovered first does); set tool_name_prefix in"
+            " [apps.entries.b] to tell them apart",
         )
     }
 

@@ -185,6 +185,7 @@ def diff_json(diff: ReloadDiff) -> dict[str, Any]:
         "started": list(diff.started),
         "stopped": list(diff.stopped),
         "restarted": list(diff.restarted),
+        "stillStopped": list(diff.still_stopped),
         "unchanged": list(diff.unchanged),
         "refused": [{"app": r.app, "problems": list(r.problems)} for r in diff.refused],
         "needsRestart": list(diff.needs_restart),

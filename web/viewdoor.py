@@ -74,14 +74,15 @@ class ViewDoor:
         return self.approvals.get(app_id, "writes")
 
     async def watch(self) -> None:
-        """Views of an app that a reload restarts (its definition changed) or stops end."""
+        """Views of an app whose definition a reload changed, or that it stops, end."""
         facts_in, facts = trio.open_memory_channel[Any](256)
         self.registry.tell(Watch(facts_in))
         async with facts, trio.open_nursery() as nursery:
             self.nursery = nursery
             async for fact in facts:
                 if isinstance(fact, Reloaded):
-                    for app_id in (*fact.diff.restarted, *fact.diff.stopped):
+                    diff = fact.diff
+                    for app_id in (*diff.restarted, *diff.still_stopped, *diff.stopped):
                         if dropped := self.table.drop_app(app_id):
                             logger.info("app %s changed: %d of its views ended", app_id, dropped)
                     if fact.approvals is not None:

@@ -59,6 +59,7 @@ class DiscoveredApp:
     warnings: tuple[Problem, ...] = ()
     disabled_reason: str | None = None
     inline: bool = False
+    duplicate_of: Path | None = None  # the manifest that holds this app's id, when another does
 
     @property
     def valid(self) -> bool:
@@ -156,8 +157,16 @@ def _already_scanned(folder: Path, first: Path, *, is_root: bool) -> Problem:
     return Problem(folder, why)
 
 
-def discover(config: Config, environ: Mapping[str, str]) -> Discovery:
-    """Find, check and filter every app that config.toml points at."""
+def discover(
+    config: Config, environ: Mapping[str, str], held: Mapping[str, Path] | None = None
+) -> Discovery:
+    """Find, check and filter every app that config.toml points at.
+
+    Two manifests with one id: the first in scan order has it and the others are invalid
+    duplicates, except that an id in `held` (a reload: the apps that run now, by id, with the
+    manifest each came from) stays with that manifest as long as it is still there and names
+    no other id, wherever it is in the scan order: a newcomer never takes a running app's id.
+    """
     if not config.apps.enabled:
         return Discovery(
             apps=(),
@@ -168,15 +177,31 @@ def discover(config: Config, environ: Mapping[str, str]) -> Discovery:
     drafts += [_read_inline(app_id, table, config) for app_id, table in config.apps.inline.items()]
 
     apps: list[DiscoveredApp] = []
-    claimed: dict[str, Path] = {}
+    claimed = _still_held(held or {}, drafts)
+    running = frozenset(claimed)
     for draft in drafts:
-        app = _judge(draft, config, environ, claimed)
+        app = _judge(draft, config, environ, claimed, running)
         if app.id is not None:
             claimed.setdefault(app.id, app.source)
         apps.append(app)
 
     warnings += _config_warnings(config, list(claimed), found_any=bool(apps))
     return Discovery(apps=tuple(apps), warnings=tuple(warnings))
+
+
+def _still_held(held: Mapping[str, Path], drafts: Iterable[_Draft]) -> dict[str, Path]:
+    """The ids of `held` whose manifest is still found and still says that id (or no usable id
+    at all: a half-saved file, which a reload refuses while its app runs on)."""
+    still: dict[str, Path] = {}
+    for draft in drafts:
+        said = draft.manifest.id if draft.manifest is not None else None
+        for app_id, source in held.items():
+            if draft.source != source:
+                continue
+            # Inline apps share config.toml as their source: only their id tells them apart.
+            if said == app_id or (said is None and draft.inline_path is None):
+                still[app_id] = source
+    return still
 
 
 def _config_warnings(config: Config, ids: list[str], *, found_any: bool) -> Iterator[Problem]:
@@ -320,7 +345,11 @@ def apply_entry(manifest: Manifest, entry: AppEntry | None) -> tuple[Manifest, O
 
 
 def _judge(
-    draft: _Draft, config: Config, environ: Mapping[str, str], claimed: Mapping[str, Path]
+    draft: _Draft,
+    config: Config,
+    environ: Mapping[str, str],
+    claimed: Mapping[str, Path],
+    running: frozenset[str] = frozenset(),
 ) -> DiscoveredApp:
     """Apply the entry, the rules, the duplicate check and the filters to one manifest."""
     folder = config.folder
@@ -363,9 +392,17 @@ def _judge(
     rule_errors, rule_warnings = manifest_problems(effective, environ, quote, skip=mistyped)
     errors += [said(key, why) for key, why in rule_errors]
     warnings += [said(key, why) for key, why in rule_warnings]
-    if app_id is not None and app_id in claimed:
-        where = display_path(claimed[app_id], folder)
-        errors.append(Problem(draft.source, f"duplicate id '{app_id}', already defined by {where}"))
+    duplicate_of = None
+    if app_id is not None and claimed.get(app_id, draft.source) != draft.source:
+        duplicate_of = claimed[app_id]
+        where = display_path(duplicate_of, folder)
+        why = f"duplicate id '{app_id}', already defined by {where}"
+        if app_id in running:
+            why += (
+                ", whose app is running: a reload never gives a running app's id to another"
+                " manifest; give this one another id"
+            )
+        errors.append(Problem(draft.source, why))
 
     reason = disabled_reason(app_id, config.apps) if app_id is not None else None
     definition = None
@@ -393,6 +430,7 @@ def _judge(
         warnings=tuple(warnings),
         disabled_reason=reason,
         inline=draft.inline_path is not None,
+        duplicate_of=duplicate_of,
     )
 
 

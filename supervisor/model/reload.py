@@ -8,8 +8,14 @@ applies a plan (it alone owns the app actors); `supervisor.reloader` drives the 
 The rules:
 - an app is compared by its *effective* definition (the manifest with its config entry applied,
   its supervision policy and protocol): any difference restarts it, none leaves it alone;
+- an app that is Stopped (on purpose: an operator's stop, or a clean exit its restart type does
+  not restart) takes a new definition but stays Stopped: a reload is not a start;
 - an app whose manifest has errors is refused: if it runs, it goes on with the definition it
-  has (a half-saved file must not take a working app down), and the others are reloaded anyway.
+  has (a half-saved file must not take a working app down), and the others are reloaded anyway;
+- a manifest that repeats a running app's id is a refused duplicate, named by its path, whatever
+  its place in the scan order (discovery, told which apps run, judges that);
+- each app is in one list of the diff: a running app whose manifest is refused only under
+  `refused` (it runs on), not also under `unchanged`.
 """
 
 from __future__ import annotations
@@ -29,10 +35,12 @@ from supervisor.model.manifest import AppDefinition
 
 @attrs.frozen
 class RunningApp:
-    """An app the registry runs now: its definition and the manifest (or config) it came from."""
+    """An app the registry runs now: its definition, the manifest (or config) it came from, and
+    whether it is Stopped."""
 
     definition: AppDefinition
     source: Path
+    stopped: bool = False
 
 
 @attrs.frozen
@@ -49,6 +57,7 @@ class ReloadPlan:
     start: tuple[DiscoveredApp, ...] = ()  # new apps, in discovery order
     stop: tuple[str, ...] = ()  # removed, newly disabled or newly invalid-and-not-kept apps
     restart: tuple[DiscoveredApp, ...] = ()  # run with a new definition
+    redefine: tuple[DiscoveredApp, ...] = ()  # Stopped, with a new definition: not started
     unchanged: tuple[str, ...] = ()
     refused: tuple[Refusal, ...] = ()
     kept: tuple[str, ...] = ()  # running apps whose new manifest was refused: they go on
@@ -66,26 +75,39 @@ def plan_reload(running: Mapping[str, RunningApp], discovery: Discovery) -> Relo
         app_id
         for app_id, now in running.items()
         if app_id not in wanted
-        and any(app.id == app_id or app.source == now.source for app in refused)
+        and any(
+            (app.id == app_id and app.duplicate_of is None) or app.source == now.source
+            for app in refused
+        )
+    ]
+    changed = [
+        app
+        for app_id, app in wanted.items()
+        if app_id in running and app.definition != running[app_id].definition
     ]
     return ReloadPlan(
         start=tuple(app for app_id, app in wanted.items() if app_id not in running),
         stop=tuple(a for a in running if a not in wanted and a not in kept),
-        restart=tuple(
-            app
-            for app_id, app in wanted.items()
-            if app_id in running and app.definition != running[app_id].definition
-        ),
+        restart=tuple(app for app in changed if not running[str(app.id)].stopped),
+        redefine=tuple(app for app in changed if running[str(app.id)].stopped),
         unchanged=tuple(
             app_id
             for app_id, app in wanted.items()
             if app_id in running and app.definition == running[app_id].definition
         ),
         refused=tuple(
-            Refusal(app.id or str(app.source), tuple(str(e) for e in app.errors)) for app in refused
+            Refusal(_refused_name(app), tuple(str(e) for e in app.errors)) for app in refused
         ),
         kept=tuple(kept),
     )
+
+
+def _refused_name(app: DiscoveredApp) -> str:
+    """A refused manifest by its app's id, or by its path when it has no usable id or its id
+    belongs to another manifest (a duplicate must not read as the app that has the id)."""
+    if app.id is None or app.duplicate_of is not None:
+        return str(app.source)
+    return app.id
 
 
 # Sections applied by a reload: discovery and supervision make the apps' definitions.
@@ -118,13 +140,15 @@ def _differences(before: Any, after: Any, where: str) -> Iterator[str]:
 
 @attrs.frozen(kw_only=True)
 class ReloadDiff:
-    """The answer to a reload, by app id. `config_problems` holds why the config itself could
-    not be loaded: then nothing changed, every running app is `unchanged`, and no app is
-    `refused` (the config is not an app)."""
+    """The answer to a reload, by app id. `still_stopped` are the Stopped apps whose definition
+    changed: the new one is taken, and they stay Stopped until started. `config_problems` holds
+    why the config itself could not be loaded: then nothing changed, every running app is
+    `unchanged`, and no app is `refused` (the config is not an app)."""
 
     started: tuple[str, ...] = ()
     stopped: tuple[str, ...] = ()
     restarted: tuple[str, ...] = ()
+    still_stopped: tuple[str, ...] = ()
     unchanged: tuple[str, ...] = ()
     refused: tuple[Refusal, ...] = ()
     needs_restart: tuple[str, ...] = ()
@@ -150,6 +174,8 @@ class ReloadDiff:
                 ("refused", tuple(r.app for r in self.refused)),
             )
         ]
+        if self.still_stopped:
+            parts.append(f"still stopped {', '.join(self.still_stopped)}")
         if self.needs_restart:
             parts.append(f"needs a restart: {', '.join(self.needs_restart)}")
         return "; ".join(parts)
