@@ -45,6 +45,8 @@ from actors.messages import (
     Drain,
     GetCatalog,
     GetStatus,
+    HandOver,
+    Inherit,
     ReleaseSubscriptions,
     Restart,
     Start,
@@ -122,6 +124,8 @@ class AppActor(Actor[AppMessage]):
         self._settled = trio.Event()  # set (and replaced) when a call ends or the state changes
         self._heard = Heard()
         self._session = SessionState(self.id, definition.manifest.request_timeout_seconds)
+        # The actor of the app's new definition, once a reload has handed the session to it.
+        self._successor: Recipient[AppMessage] | None = None
         self._changes = Changes(self.id, events, self._catalog_changed, self._session.subscribers)
         self._setup = Setup(
             definition,
@@ -161,10 +165,18 @@ class AppActor(Actor[AppMessage]):
                 reply.send(self._catalog)
             case Start() | Stop() | Restart() | Drain():
                 self._commands_in.send_nowait(message)
+            case ReleaseSubscriptions(owner) if self._successor is not None:
+                self._successor.tell(message)  # the subscriptions are the successor's now
             case ReleaseSubscriptions(owner):
                 calls = self._current.calls
                 start = None if calls is None else calls.start_soon
                 self._session.release(owner, self._current.upstream, start)
+            case HandOver(successor, reply):
+                successor.tell(Inherit(self._session.snapshot()))
+                self._successor = successor
+                reply.send(None)
+            case Inherit(snapshot):
+                self._session.inherit(snapshot)
             case _:
                 unhandled(f"app {self.id}", message)
 

@@ -16,7 +16,7 @@ import trio
 
 from actors.catalog import Catalog, Wire
 from actors.chatstore import SavedSession
-from actors.runtime import Abandonment, Answer, Reply
+from actors.runtime import Abandonment, Answer, Recipient, Reply
 from actors.toolreport import ToolRow
 from actors.tooltable import PublicTool, ToolTable
 from actors.turns import Event, UserTurn
@@ -132,6 +132,33 @@ class ReleaseSubscriptions:
 
 
 @attrs.frozen
+class SessionSnapshot:
+    """What the clients asked of an app's one session, as a value: the log level last set
+    (None: never) and each subscribed resource with the clients subscribed to it."""
+
+    log_level: str | None = None
+    subscriptions: tuple[tuple[str, frozenset[str]], ...] = ()
+
+
+@attrs.frozen
+class HandOver:
+    """A reload replaces this (stopped) app actor with `successor`, an actor of the app's new
+    definition: tell it what the clients asked of the session (`Inherit`), and pass it every
+    release that comes after, so no client's request is lost between the two."""
+
+    successor: Recipient[AppMessage]
+    reply: Reply[None]
+
+
+@attrs.frozen
+class Inherit:
+    """What the clients asked of the app's session under its predecessor (a reload changed
+    its definition): the new process is given it as after any restart."""
+
+    snapshot: SessionSnapshot
+
+
+@attrs.frozen
 class GetStatus:
     reply: Reply[AppStatus]
 
@@ -170,7 +197,16 @@ class Restart:
 
 # What an app actor's mailbox takes: a message of any other type is a type error, not a log line.
 AppMessage = (
-    UpstreamRequest | GetStatus | GetCatalog | Start | Stop | Restart | Drain | ReleaseSubscriptions
+    UpstreamRequest
+    | GetStatus
+    | GetCatalog
+    | Start
+    | Stop
+    | Restart
+    | Drain
+    | ReleaseSubscriptions
+    | HandOver
+    | Inherit
 )
 
 

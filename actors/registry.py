@@ -34,8 +34,10 @@ from actors.messages import (
     GetStatus,
     GetToolReport,
     GetToolTable,
+    HandOver,
     Lookup,
     RegistryMessage,
+    ReleaseSubscriptions,
     Reloaded,
     SamplingAllowed,
     Snapshot,
@@ -54,7 +56,7 @@ from actors.messages import (
 from actors.metrics import Metrics
 from actors.process import KILL_REAP_S, STDIN_CLOSE_GRACE_S
 from actors.reaper import Reaper
-from actors.runtime import Actor, Forward, Mailbox, Reply, ask, unhandled
+from actors.runtime import ASK_TIMEOUT_S, Actor, Forward, Mailbox, Reply, ask, unhandled
 from actors.toolreport import tool_report
 from actors.tooltable import AppTools, ToolTable, build_tool_table
 from supervisor.model.discovery import DiscoveredApp, Discovery
@@ -121,6 +123,11 @@ class Registry(Actor[RegistryMessage]):
         self._watchers: list[trio.MemorySendChannel[Fact]] = []
 
     def _new_actor(self, app: DiscoveredApp, *, stopped: bool = False) -> AppActor:
+        actor, facts = self._make_actor(app, stopped=stopped)
+        self._register(actor, facts, app.source)
+        return actor
+
+    def _make_actor(self, app: DiscoveredApp, *, stopped: bool = False) -> tuple[AppActor, _Facts]:
         assert app.definition is not None
         facts = _Facts(self.mailbox, app.definition.id)
         actor = AppActor(
@@ -134,10 +141,13 @@ class Registry(Actor[RegistryMessage]):
             metrics=self._metrics,
             stopped=stopped,
         )
+        return actor, facts
+
+    def _register(self, actor: AppActor, facts: _Facts, source: Path) -> None:
+        """From now on `actor` is the app's: requests are routed to it, its facts are heard."""
         self._actors[actor.id] = actor
         self._facts[actor.id] = facts
-        self._sources[actor.id] = app.source
-        return actor
+        self._sources[actor.id] = source
 
     def _listed(self, apps: Sequence[DiscoveredApp]) -> dict[str, AppStatus]:
         """Every app in discovery order: the status of each app actor, and a static one for
@@ -400,22 +410,32 @@ class Registry(Actor[RegistryMessage]):
         }
         plan = plan_reload(running, discovery)
         self._order = DiscoveryOrder(discovery.apps)
+        restarted = {app.id for app in plan.restart}
+        redefined = {app.id for app in plan.redefine}
+        replaced = (*plan.restart, *plan.redefine)
         async with trio.open_nursery() as nursery:
             for app_id in plan.stop:
-                nursery.start_soon(self._retire, app_id, False)
-            for app in (*plan.restart, *plan.redefine):
+                nursery.start_soon(self._retire, app_id)
+            for app in replaced:
                 assert app.id is not None
-                # Its status stays until its successor's: a call meanwhile hears that the app
-                # is Stopped (for a moment), not that there is no such app.
-                nursery.start_soon(self._retire, app.id, True)
+                # Its actor stays, stopped, until its successor takes over: a call meanwhile
+                # hears that the app is Stopped (for a moment), not that there is no such app,
+                # and a client's release still reaches the subscriptions it ends.
+                nursery.start_soon(self._stop, self._actors[app.id])
         started: list[str] = []
-        redefined = {app.id for app in plan.redefine}
-        for app in (*plan.restart, *plan.redefine, *plan.start):
+        for app in (*replaced, *plan.start):
+            assert app.id is not None
             if not self._stopping:
-                actor = self._new_actor(app, stopped=app.id in redefined)
+                stopped = app.id in redefined
+                if app.id in restarted or stopped:
+                    actor = await self._succeed(app, stopped=stopped)
+                else:
+                    actor = self._new_actor(app)
                 self._statuses[actor.id] = actor.status()
                 assert self._nursery is not None
                 await self._nursery.start(self._run_actor, actor)
+            elif app.id in restarted | redefined and (old := self._actors.get(app.id)):
+                self._end(old)  # stopped for a restart that shutdown keeps from happening
             if self._stopping:  # also when shutdown began while its actor was set up
                 # Nothing new starts. An app stopped for a restart (or taking a new definition
                 # while Stopped) is then `stopped` in the diff; a new one is in no list (it
@@ -429,8 +449,6 @@ class Registry(Actor[RegistryMessage]):
             started.append(actor.id)
         self._statuses = self._listed(discovery.apps)
         self._rebuild()
-        restarted = {app.id for app in plan.restart}
-        replaced = (*plan.restart, *plan.redefine)
         # Each app in one list: a kept app (its manifest refused, it runs on) is in `refused`
         # only, and an app stopped for a restart that shutdown kept from starting is `stopped`.
         reply.send(
@@ -444,25 +462,59 @@ class Registry(Actor[RegistryMessage]):
             )
         )
 
-    async def _retire(self, app_id: str, replaced: bool) -> None:
-        """Stop the app down its stop ladder (its calls in flight may finish first), then end
-        its actor; whatever is still in its mailbox is answered, not dropped."""
-        actor = self._actors[app_id]
+    async def _succeed(self, app: DiscoveredApp, *, stopped: bool = False) -> AppActor:
+        """The actor of the app's new definition takes the place of the stopped one. What the
+        clients asked of the app's session (log level, resource subscriptions) is theirs, not
+        the definition's: the old actor hands it to the new one by message, as an operator's
+        restart would keep it, and the new process is given it once it runs (for an app that
+        stays Stopped, once it is started)."""
+        actor, facts = self._make_actor(app, stopped=stopped)
+        old = self._actors.get(actor.id)
+        if old is not None:
+            try:
+                await ask(old.mailbox, lambda reply: HandOver(actor.mailbox, reply), ASK_TIMEOUT_S)
+            except ActorUnavailable:
+                logger.error(
+                    "app %s: its stopped actor did not hand over its clients' log level and"
+                    " resource subscriptions; its new process starts without them",
+                    actor.id,
+                )
+            self._end(old, successor=actor)
+        self._register(actor, facts, app.source)
+        return actor
+
+    async def _stop(self, actor: AppActor) -> None:
+        """Stop the app down its stop ladder (its calls in flight may finish first)."""
         policy = actor.definition.supervision
         limit = STDIN_CLOSE_GRACE_S + 2 * policy.stop_grace_s + KILL_REAP_S + STOP_MARGIN_S
         await _ask_quietly(actor, Stop, limit)
-        self._actors.pop(app_id, None)
-        self._facts.pop(app_id, None)
-        self._sources.pop(app_id, None)
+
+    async def _retire(self, app_id: str) -> None:
+        """A reload removed the app: stop it, end its actor, and forget it."""
+        actor = self._actors[app_id]
+        await self._stop(actor)
+        self._end(actor)
+        self._statuses.pop(app_id, None)
+        self._rebuild()
+
+    def _end(self, actor: AppActor, successor: AppActor | None = None) -> None:
+        """End a stopped app actor. Whatever is still in its mailbox is answered, not dropped:
+        a request fails, and a client's release goes to its `successor`, which holds the
+        subscriptions now."""
+        app_id = actor.id
+        if self._actors.get(app_id) is actor:
+            self._actors.pop(app_id)
+            self._facts.pop(app_id, None)
+            self._sources.pop(app_id, None)
         self._catalogs.pop(app_id, None)
-        if not replaced:
-            self._statuses.pop(app_id, None)
-        self._scopes.pop(app_id).cancel()
+        if (scope := self._scopes.pop(app_id, None)) is not None:
+            scope.cancel()
         actor.mailbox.close()
         for message in actor.mailbox.take_waiting():
-            if (reply := getattr(message, "reply", None)) is not None:
+            if isinstance(message, ReleaseSubscriptions) and successor is not None:
+                successor.mailbox.tell(message)
+            elif (reply := getattr(message, "reply", None)) is not None:
                 reply.fail(AppUnavailable(app_id, f"app '{app_id}' was stopped by a reload"))
-        self._rebuild()
 
 
 class DiscoveryOrder:

@@ -1,7 +1,8 @@
 """What an app's clients asked of its one session, which they all share: the log level (the last
 one set wins, as on the app) and the resource subscriptions (a reference count per client, so
 that the app hears the first subscribe and the last unsubscribe of a resource, and one client
-cannot end another's). Kept across restarts and given to each new session in the era it speaks:
+cannot end another's). Kept across restarts (handed to the actor of the app's new definition when
+a reload changes it) and given to each new session in the era it speaks:
 in the handshake era as the requests themselves, on 2026-07-28 (which has neither method) as the
 per-request log level and the resources named on the `subscriptions/listen` stream.
 """
@@ -16,12 +17,12 @@ from typing import Any
 import trio
 
 from actors.catalog import Wire
-from actors.messages import UpstreamRequest
+from actors.messages import SessionSnapshot, UpstreamRequest
 from actors.runtime import Answer
 from actors.subscriptions import Subscriptions
 from actors.upstream import Upstream, error_text
 from supervisor.model.era import Era
-from supervisor.model.errors import UpstreamLost
+from supervisor.model.errors import UpstreamLost, UpstreamRejected
 
 logger = logging.getLogger("mcpapps.app")
 
@@ -145,23 +146,63 @@ class SessionState:
             self._listening,
         )
 
+    def snapshot(self) -> SessionSnapshot:
+        """The clients' requests as a value, for the actor of the app's new definition."""
+        return SessionSnapshot(self.log_level, self.subscriptions.items())
+
+    def inherit(self, snapshot: SessionSnapshot) -> None:
+        """The clients' requests of the app's predecessor actor are this one's too (a level
+        set here already is the later one, and wins)."""
+        if self.log_level is None:
+            self.log_level = snapshot.log_level
+        for uri, owners in snapshot.subscriptions:
+            for owner in owners:
+                self.subscriptions.add(uri, owner)
+
     async def restore(self, upstream: Upstream) -> None:
         """A new session (after a restart) gets the log level and the resource subscriptions
         the clients asked of the old one; on 2026-07-28 the listen stream and the per-request
-        log level carry them instead."""
+        log level carry them instead.
+
+        What the new session refuses (the app answers with an error: a new version may no
+        longer offer logging, subscriptions or that resource) is forgotten, so that a client
+        that asks again is answered by the app, not told by us that it is subscribed. No
+        answer in time is not a refusal: it is kept, and given again after the next restart."""
         if upstream.era is Era.STATELESS:
             return
-        requests: list[tuple[str, Wire]] = [
-            ("resources/subscribe", {"uri": uri}) for uri in self.subscriptions
-        ]
-        if self.log_level is not None:
-            requests.insert(0, ("logging/setLevel", {"level": self.log_level}))
-        for method, params in requests:
-            try:
-                await upstream.send(method, params, timeout=self._timeout)
-            except UpstreamLost:
-                raise
-            except Exception as error:
+        if (level := self.log_level) is not None:
+            why = await self._refusal(upstream, "logging/setLevel", {"level": level})
+            if why is not None and self.log_level == level:
+                self.log_level = upstream.log_level = None
                 logger.warning(
-                    "app %s: could not restore %s: %s", self.app_id, method, error_text(error)
+                    "app %s: its new session refused the log level %s the clients set (%s);"
+                    " it is forgotten",
+                    self.app_id,
+                    level,
+                    why,
                 )
+        for uri in tuple(self.subscriptions):
+            why = await self._refusal(upstream, "resources/subscribe", {"uri": uri})
+            if why is not None and (owners := self.subscriptions.forget(uri)):
+                logger.warning(
+                    "app %s: its new session refused the subscription to %s (%s); its %d"
+                    " subscriber(s) are subscribed no more, and a new subscribe asks the app",
+                    self.app_id,
+                    uri,
+                    why,
+                    len(owners),
+                )
+
+    async def _refusal(self, upstream: Upstream, method: str, params: Wire) -> str | None:
+        """Send a request again on a new session: why the app refused it, or None."""
+        try:
+            await upstream.send(method, params, timeout=self._timeout)
+        except UpstreamLost:
+            raise
+        except UpstreamRejected as error:
+            return error_text(error)
+        except Exception as error:
+            logger.warning(
+                "app %s: could not restore %s: %s", self.app_id, method, error_text(error)
+            )
+        return None

@@ -1,6 +1,7 @@
 """Who is subscribed to which of an app's resources, as a pure reference-count table: the app
 hears the first subscribe of a resource and the last unsubscribe, and one client cannot end
-another's subscription. Kept across restarts, so a new session can be given them again."""
+another's subscription. Kept across restarts, so a new session can be given them again, and
+handed as a value (`items`) to the actor of an app's new definition."""
 
 from __future__ import annotations
 
@@ -43,6 +44,14 @@ class Subscriptions:
             return False
         del self._owners[uri]
         return True
+
+    def items(self) -> tuple[tuple[str, frozenset[str]], ...]:
+        """Every subscribed resource with its clients, in a stable order."""
+        return tuple((uri, frozenset(self._owners[uri])) for uri in self)
+
+    def forget(self, uri: str) -> frozenset[str]:
+        """Nobody is subscribed to `uri` any more (the app refused it); who was."""
+        return frozenset(self._owners.pop(uri, ()))
 
     def release(self, owner: str) -> list[str]:
         """`owner` is gone: its subscriptions end. The resources nobody wants any more."""

@@ -1,14 +1,29 @@
-"""The resource-subscription table of an app actor, without a process."""
+"""The resource-subscription table of an app actor, without a process; and how an app actor
+hands it to the actor of the app's new definition (a reload), also without a process."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import mcp_types as types
+import trio
 
+from actors.app import AppActor
 from actors.changes import Changes
-from actors.runtime import Mailbox
+from actors.messages import (
+    AppMessage,
+    GetStatus,
+    HandOver,
+    Inherit,
+    ReleaseSubscriptions,
+    SessionSnapshot,
+)
+from actors.runtime import Mailbox, ask
 from actors.subscriptions import Subscriptions
+from supervisor.model.config import config_from_data
+from supervisor.model.discovery import discover
+from tests.support.helpers import Project
+from tests.support.running import GUARD_S, config_data, environment, fixture_manifest
 
 
 def test_the_app_hears_the_first_subscribe_and_the_last_unsubscribe() -> None:
@@ -70,3 +85,44 @@ async def test_an_update_names_the_clients_the_actor_holds_as_subscribers() -> N
         ("notifications/resources/updated", frozenset({"client-c"})),
         ("notifications/message", frozenset()),  # not a resource's: for every client
     ]
+
+
+def test_the_table_as_a_value_and_a_resource_forgotten() -> None:
+    table = Subscriptions()
+    table.add("r://b", "x")
+    table.add("r://a", "x")
+    table.add("r://a", "y")
+    assert table.items() == (("r://a", frozenset({"x", "y"})), ("r://b", frozenset({"x"})))
+    assert table.forget("r://a") == frozenset({"x", "y"})
+    assert table.forget("r://a") == frozenset()
+    assert list(table) == ["r://b"]
+
+
+async def test_a_replaced_actor_hands_its_session_over_and_passes_on_later_releases(
+    project: Project,
+) -> None:
+    """The old actor tells its successor what the clients asked (`Inherit`); a client that goes
+    after that is released from the successor's table, where its subscriptions now are. (Two
+    actors of one definition, never started: no process is needed for the session's state.)"""
+    project.manifest("apps/sub", fixture_manifest("sub"))
+    env = environment()
+    config = config_from_data(config_data(), project.config_path, env)
+    [app] = discover(config, env).apps
+    assert app.definition is not None
+    old, new = (AppActor(app.definition, events=Mailbox(), environ=env) for _ in range(2))
+    witness: Mailbox[AppMessage] = Mailbox()
+    asked = SessionSnapshot(
+        "debug", (("r://1", frozenset({"a", "b"})), ("r://2", frozenset({"a"})))
+    )
+    async with trio.open_nursery() as nursery:
+        await nursery.start(old.run)
+        await nursery.start(new.run)
+        old.mailbox.tell(Inherit(asked))
+        await ask(old.mailbox, lambda reply: HandOver(new.mailbox, reply), GUARD_S)
+        old.mailbox.tell(ReleaseSubscriptions("a"))
+        await ask(old.mailbox, GetStatus, GUARD_S)  # the release has been passed on
+        await ask(new.mailbox, lambda reply: HandOver(witness, reply), GUARD_S)
+        assert witness.take_waiting() == [
+            Inherit(SessionSnapshot("debug", (("r://1", frozenset({"b"})),)))
+        ]
+        nursery.cancel_scope.cancel()

@@ -181,6 +181,7 @@ class Fixture:
     prompts: list[types.Prompt] = field(default_factory=list)
     calls: int = 0
     gated: int = 0  # gate calls waiting now
+    log_level: str | None = None  # --logging: the level the last logging/setLevel set
     bus: InMemorySubscriptionBus = field(default_factory=InMemorySubscriptionBus)
 
     def add(self, name: str, input_schema: dict[str, Any], run: ToolFn, **extra: Any) -> None:
@@ -216,6 +217,11 @@ class Fixture:
         if opts.gates:
             self.add("gate", schema(path="string"), self._gate)
             self.add("gated", schema(), self._gated)
+
+        # --logging: logging/setLevel, and a tool that says the level this process was given,
+        # to see what a host tells a new process of the app.
+        if opts.logging:
+            self.add("log_level", schema(), self._log_level)
 
         # --changing-prompts: the prompt list changes at run time (prompts/list_changed).
         if opts.changing_prompts:
@@ -383,6 +389,13 @@ class Fixture:
         # The JSON-RPC id the request arrived with: which of a host's paths sent it.
         return text(json.dumps(ctx.request_id))
 
+    async def _set_level(self, ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        self.log_level = params.level
+        return types.EmptyResult()
+
+    async def _log_level(self, ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
+        return text(self.log_level or "none")
+
     async def _subscribed(
         self, ctx: Ctx, params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
@@ -494,6 +507,10 @@ class Fixture:
             server.add_request_handler(
                 "resources/subscribe", types.SubscribeRequestParams, self._subscribed
             )
+        if self.options.logging:
+            server.add_request_handler(
+                "logging/setLevel", types.SetLevelRequestParams, self._set_level
+            )
         return server
 
     async def serve(self) -> None:
@@ -557,6 +574,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--modern-only", action="store_true", help="refuse initialize (2026-07-28 only)")
     add("--gates", action="store_true", help="tools gate (waits for a file) and gated (how many)")
     add("--subscribable", action="store_true", help="resources/subscribe, answered with an update")
+    add("--logging", action="store_true", help="logging/setLevel; tool log_level says the level")
     return parser.parse_args(argv)
 
 
