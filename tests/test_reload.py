@@ -4,11 +4,9 @@ the file watcher."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import signal
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -24,21 +22,10 @@ from tests.support.running import (
     Supervisor,
     alive,
     fixture_manifest,
+    logged_supervisor,
     notify_socket,
     wait_gone,
 )
-from tests.support.running import supervisor_running as _supervisor_running
-
-
-@contextlib.asynccontextmanager
-async def supervisor_running(project: Project) -> AsyncIterator[Supervisor]:
-    """`mcpapps run`, with its log printed when the test fails (pytest shows it)."""
-    async with _supervisor_running(project) as supervisor:
-        try:
-            yield supervisor
-        except BaseException:
-            print(supervisor.log)
-            raise
 
 
 def write_config(project: Project, extra: str = "", apps: str = "") -> None:
@@ -87,7 +74,7 @@ async def test_a_reload_applies_only_the_difference(project: Project) -> None:
     gone_manifest = add_app(project, "gone")
     write_config(project)
     async with (
-        supervisor_running(project) as supervisor,
+        logged_supervisor(project) as supervisor,
         ts_client(supervisor.url("/apps/mcp/keep")) as keep_client,
         ts_client(supervisor.url("/mcp")) as mcp_client,
     ):
@@ -166,7 +153,7 @@ async def test_a_reload_applies_only_the_difference(project: Project) -> None:
 async def test_a_broken_config_is_refused_and_nothing_changes(project: Project) -> None:
     add_app(project, "one")
     write_config(project)
-    async with supervisor_running(project) as supervisor:
+    async with logged_supervisor(project) as supervisor:
         pid = (await apps(supervisor))["one"]["pid"]
         add_app(project, "two")  # would start, if the config could be read
         project.config("[apps\nnot toml")
@@ -206,7 +193,7 @@ async def test_a_broken_manifest_is_refused_and_its_app_runs_on(project: Project
     add_app(project, "one")
     other = add_app(project, "two")
     write_config(project)
-    async with supervisor_running(project) as supervisor:
+    async with logged_supervisor(project) as supervisor:
         before = await apps(supervisor)
         (project.root / "apps" / "one" / "openclaw.mcpapp.json").write_text('{"id": "one", ')
         status, body = await reload(supervisor)
@@ -242,7 +229,7 @@ async def test_sighup_reloads_and_never_exits(project: Project) -> None:
     applies is reported as such."""
     add_app(project, "one")
     write_config(project)
-    async with supervisor_running(project) as supervisor:
+    async with logged_supervisor(project) as supervisor:
         assert supervisor.process is not None
         add_app(project, "two")
         supervisor.process.send_signal(signal.SIGHUP)
@@ -289,7 +276,7 @@ async def test_a_reload_during_shutdown_is_refused(project: Project) -> None:
     but say so; the process still exits 0."""
     add_app(project, "slow", "--stubborn")
     write_config(project, extra="", apps="")
-    async with supervisor_running(project) as supervisor:
+    async with logged_supervisor(project) as supervisor:
         assert supervisor.process is not None
         supervisor.process.send_signal(signal.SIGTERM)
         await supervisor.wait_for_log("received SIGTERM: stopping")
@@ -326,7 +313,7 @@ async def test_watch_reloads_once_per_edit(project: Project) -> None:
     """`[apps] watch = true`: saving a manifest triggers one reload, with the same diff."""
     add_app(project, "one")
     write_config(project, apps="watch = true\n")
-    async with supervisor_running(project) as supervisor:
+    async with logged_supervisor(project) as supervisor:
         await supervisor.wait_for_log("watching ")
         pid = (await apps(supervisor))["one"]["pid"]
         path = project.root / "apps" / "one" / "openclaw.mcpapp.json"
@@ -352,7 +339,7 @@ async def test_an_app_that_gave_up_starts_again_when_its_definition_changes(
     add_app(project, "broken", "--crash-at-start")
     add_app(project, "fine")
     write_config(project, apps="[apps.entries.broken]\nintensity = 1\n")
-    async with supervisor_running(project) as supervisor:
+    async with logged_supervisor(project) as supervisor:
         with trio.fail_after(GUARD_S):
             while not (await apps(supervisor))["broken"]["gaveUp"]:
                 await trio.sleep(0.05)
@@ -374,7 +361,7 @@ async def test_an_app_the_operator_stopped_stays_stopped_across_reloads(project:
     held_manifest = add_app(project, "held")
     add_app(project, "other")
     write_config(project)
-    async with supervisor_running(project) as supervisor:
+    async with logged_supervisor(project) as supervisor:
         pid = (await apps(supervisor))["held"]["pid"]
         stopped = await admin(supervisor, "POST", "/admin/apps/held/stop")
         assert stopped.json()["app"]["state"] == "Stopped"
@@ -428,7 +415,7 @@ async def test_the_watcher_does_not_start_a_stopped_app(project: Project) -> Non
     definition, and the app stays Stopped."""
     add_app(project, "held")
     write_config(project, apps="watch = true\n")
-    async with supervisor_running(project) as supervisor:
+    async with logged_supervisor(project) as supervisor:
         await supervisor.wait_for_log("watching ")
         await admin(supervisor, "POST", "/admin/apps/held/stop")
         add_app(project, "held", "--stderr-lines", "1")

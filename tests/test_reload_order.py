@@ -6,10 +6,8 @@ apps, files edited on disk, real reloads."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import signal
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -18,19 +16,7 @@ import trio
 
 from tests.support.frontdoor import wait_running
 from tests.support.helpers import Project, run_mcpapps
-from tests.support.running import FAST, GUARD_S, Supervisor, fixture_manifest
-from tests.support.running import supervisor_running as _supervisor_running
-
-
-@contextlib.asynccontextmanager
-async def supervisor_running(project: Project) -> AsyncIterator[Supervisor]:
-    """`mcpapps run`, with its log printed when the test fails (pytest shows it)."""
-    async with _supervisor_running(project) as supervisor:
-        try:
-            yield supervisor
-        except BaseException:
-            print(supervisor.log)
-            raise
+from tests.support.running import FAST, GUARD_S, Supervisor, fixture_manifest, logged_supervisor
 
 
 def write_config(project: Project) -> None:
@@ -83,7 +69,7 @@ async def test_a_newcomer_with_a_running_apps_id_is_the_refused_duplicate(
     fresh start) judges by scan order alone, and says so."""
     own = add_app(project, "alpha", "alpha")
     write_config(project)
-    async with supervisor_running(project) as supervisor:
+    async with logged_supervisor(project) as supervisor:
         await wait_running(supervisor, "alpha")
         pid = (await get(supervisor, "/admin/apps/alpha"))["pid"]
 
@@ -131,7 +117,7 @@ async def test_the_app_discovered_first_owns_a_shared_tool_name_live_and_after_a
     add_app(project, "alpha", "alpha", toolNamePrefix="a.")
     add_app(project, "zebra", "zebra", toolNamePrefix="a.")
     write_config(project)
-    async with supervisor_running(project) as supervisor:
+    async with logged_supervisor(project) as supervisor:
         await wait_running(supervisor, "alpha")
         await wait_running(supervisor, "zebra")
         alpha_pid = str((await get(supervisor, "/admin/apps/alpha"))["pid"])
@@ -157,7 +143,7 @@ async def test_the_app_discovered_first_owns_a_shared_tool_name_live_and_after_a
             " offers a tool of that name and keeps it (the app discovered first does)"
         )
 
-    async with supervisor_running(project) as supervisor:
+    async with logged_supervisor(project) as supervisor:
         for app_id in ("aardvark", "alpha", "zebra"):
             await wait_running(supervisor, app_id)
         aardvark_pid = str((await get(supervisor, "/admin/apps/aardvark"))["pid"])
@@ -171,7 +157,7 @@ async def test_a_reload_cut_short_by_sigterm_lists_the_app_it_stopped(project: P
     add_app(project, "calm", "calm")
     write_config(project)
     answers: list[dict[str, Any]] = []
-    async with supervisor_running(project) as supervisor:
+    async with logged_supervisor(project) as supervisor:
         await wait_running(supervisor, "slow")
         await wait_running(supervisor, "calm")
         slow.write_text(json.dumps(fixture_manifest("slow", "--stubborn", "--stderr-lines", "1")))

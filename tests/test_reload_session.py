@@ -16,8 +16,7 @@ import trio
 from actors.upstream import http_transport
 from tests.support.frontdoor import wait_running
 from tests.support.helpers import Project
-from tests.support.running import FAST, GUARD_S, Supervisor, fixture_manifest
-from tests.support.running import supervisor_running as _supervisor_running
+from tests.support.running import FAST, GUARD_S, Supervisor, fixture_manifest, logged_supervisor
 
 URI = "fixture://item/1"
 
@@ -26,17 +25,6 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:resources/subscribe is removed"),
     pytest.mark.filterwarnings("ignore:The logging capability is deprecated"),
 ]
-
-
-@contextlib.asynccontextmanager
-async def supervisor_running(project: Project) -> AsyncIterator[Supervisor]:
-    """`mcpapps run`, with its log printed when the test fails (pytest shows it)."""
-    async with _supervisor_running(project) as supervisor:
-        try:
-            yield supervisor
-        except BaseException:
-            print(supervisor.log)
-            raise
 
 
 def write_project(project: Project, *options: str) -> None:
@@ -113,7 +101,7 @@ async def test_a_reload_that_restarts_an_app_gives_its_new_process_the_clients_s
     write_project(project, "--subscribable", "--logging")
     updates = Updates()
     async with (
-        supervisor_running(project) as supervisor,
+        logged_supervisor(project) as supervisor,
         subscribed_client(supervisor, updates) as client,
     ):
         await reload_restarts_sub(supervisor, client, "--subscribable", "--logging", "--tools", "3")
@@ -135,7 +123,7 @@ async def test_a_log_level_the_new_definition_refuses_is_forgotten(project: Proj
     write_project(project, "--subscribable", "--logging")
     updates = Updates()
     async with (
-        supervisor_running(project) as supervisor,
+        logged_supervisor(project) as supervisor,
         subscribed_client(supervisor, updates) as client,
     ):
         await reload_restarts_sub(supervisor, client, "--subscribable")
@@ -154,7 +142,7 @@ async def test_a_subscription_the_new_definition_refuses_is_forgotten(project: P
     write_project(project, "--subscribable", "--logging")
     updates = Updates()
     async with (
-        supervisor_running(project) as supervisor,
+        logged_supervisor(project) as supervisor,
         subscribed_client(supervisor, updates) as client,
     ):
         await reload_restarts_sub(supervisor, client, "--logging")
@@ -173,7 +161,7 @@ async def test_a_stopped_app_given_a_new_definition_keeps_the_clients_session_st
     write_project(project, "--subscribable", "--logging")
     updates = Updates()
     async with (
-        supervisor_running(project) as supervisor,
+        logged_supervisor(project) as supervisor,
         subscribed_client(supervisor, updates) as client,
     ):
         await admin(supervisor, "/admin/apps/sub/stop")

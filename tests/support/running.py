@@ -254,6 +254,18 @@ async def supervisor_running(
 
 
 @contextlib.asynccontextmanager
+async def logged_supervisor(project: Project) -> AsyncIterator[Supervisor]:
+    """`supervisor_running`, with the supervisor's log printed when the test fails (pytest
+    shows it): a reload's story is in its log."""
+    async with supervisor_running(project) as supervisor:
+        try:
+            yield supervisor
+        except BaseException:
+            print(supervisor.log)
+            raise
+
+
+@contextlib.asynccontextmanager
 async def notify_socket(folder: Path) -> AsyncIterator[tuple[str, list[str]]]:
     """A systemd notification socket (what $NOTIFY_SOCKET names) in `folder`, read while the
     block runs: its address, and the list each message is added to as it arrives."""
