@@ -30,6 +30,7 @@ from actors.turns import (
     TurnFailed,
     UserTurn,
     app_events_text,
+    messages_so_far,
 )
 from web.chat import BadChatRequest, parse_chat_request, sse_stream
 from web.keepalives import KEEP_ALIVE_S
@@ -104,6 +105,49 @@ def test_app_events_are_capped_and_marked() -> None:
     data = one[one.index("<app-events>") + 12 : one.index("</app-events>")]
     assert json.loads(data) == [{"tool": "t", "args": {}, "resultText": "done"}]
     assert UserTurn("and now?", ({"tool": "t"},)).message()["content"].endswith("\n\nand now?")
+
+
+def test_a_cut_short_turn_is_kept_as_it_went() -> None:
+    events = [
+        TextPiece("Let me "),
+        TextPiece("look."),
+        ToolStarted("c1", "a.find", {"q": "x"}),
+        ToolFinished("c1", "found", False),
+        ToolStarted("c2", "a.slow", {}),
+        TurnFailed("the turn was cancelled"),
+    ]
+    assert messages_so_far(events) == [
+        {
+            "role": "assistant",
+            "content": "Let me look.",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "a.find", "arguments": '{"q": "x"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "found", "isError": False},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c2", "type": "function", "function": {"name": "a.slow", "arguments": "{}"}}
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "c2",
+            "content": "Error: the call was cancelled before it answered",
+            "isError": True,
+        },
+    ]
+    # Text the person read after the last call is kept too; nothing is made of nothing.
+    assert messages_so_far([TextPiece("half an answ")]) == [
+        {"role": "assistant", "content": "half an answ"}
+    ]
+    assert messages_so_far([]) == []
 
 
 async def test_the_store_appends_turns_in_order(tmp_path: Path) -> None:
