@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -53,7 +53,7 @@ class Pending:
 
 async def held_for_approval(
     door: ViewDoor, lease: Lease, rpc_id: Any, tool: str, call: Wire
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes]:
     """A call that waits for the person: `approval` is sent at once; the call goes to the app
     only if they allow it in time."""
     pending = Pending(lease, tool)

@@ -217,7 +217,7 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[HubMessage]) -> Blueprint:
                 table.hold(admitted)
                 held = held_for_approval(door, admitted, rpc_id, tool["name"], call)
                 release = False  # released when the held call ends
-                return event_stream(held)
+                return await event_stream(held)
             events, scope = door.start_call(admitted, call)
             kind, first = await first_event(events, scope)
             if kind == "message":
@@ -225,7 +225,7 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[HubMessage]) -> Blueprint:
             # The app asked the person: the rest of the answer is a stream.
             streamed = asking_stream(door, admitted, rpc_id, events, scope, sse_event(kind, first))
             release = False  # released when the stream ends
-            return event_stream(streamed)
+            return await event_stream(streamed)
         except Refused as refused:
             door.refusals.labels(lease.app_id, str(refused.code)).inc()
             return rpc_answer(rpc_id, error=refused.error())
