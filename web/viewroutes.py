@@ -34,7 +34,7 @@ from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, ask
 from supervisor.model import jsonin
 from web.chat import SESSION_ID
 from web.errors import json_error
-from web.viewapprovals import held_for_approval
+from web.viewapprovals import held_for_approval, not_run_while_stopping
 from web.viewcalls import (
     PASSED_ON,
     allowed_tool,
@@ -218,6 +218,8 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[HubMessage]) -> Blueprint:
                 held = held_for_approval(door, admitted, rpc_id, tool["name"], call)
                 release = False  # released when the held call ends
                 return await event_stream(held)
+            if door.stopping:  # held calls are answered so too (web/viewapprovals.py)
+                raise not_run_while_stopping(tool["name"])
             events, scope = door.start_call(admitted, call)
             kind, first = await first_event(events, scope)
             if kind == "message":
