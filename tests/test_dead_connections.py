@@ -1,8 +1,10 @@
 """A connection whose client has gone is closed at once, over real sockets to a real `mcpapps
 run`: whether it was idle between requests or in the middle of an answer (a chat turn's event
-stream), on every kind of route. Hypercorn kept each one open (CLOSE_WAIT on our side) for the
-whole keep-alive time; here that time is an hour, so a test that waits for the close would
-hang without the fix (the bound below only detects that hang)."""
+stream), on every kind of route. Hypercorn kept an idle one open (CLOSE_WAIT on our side) for
+the whole keep-alive time; here that time is an hour, so a test that waits for the close would
+hang without the fix (the bound below only detects that hang). One closed in the middle of an
+answer Hypercorn closed already once the route ended; it stays covered, since the fix closes
+the socket before the route has ended."""
 
 from __future__ import annotations
 
