@@ -297,3 +297,28 @@ def test_vscode_settings_json_with_an_mcp_section() -> None:
     assert [str(u) for u in imported.unmapped] == [
         "(top level): 'editor.fontSize', 'mcp.x': not about MCP servers, not imported"
     ]
+
+
+def test_secrets_in_urls_and_claude_code_references() -> None:
+    data = {
+        "mcpServers": {
+            "keyed": {"url": "https://example.com/mcp?api_key=abc123"},
+            "coded": {
+                "type": "http",
+                "url": "https://example.com/mcp",
+                "headers": {"X-Api-Key": "${API_KEY:-dev-key}", "X-Retries": 3},
+            },
+        }
+    }
+    imported = import_servers(data, source=Path(".mcp.json"))
+    assert [str(s) for s in imported.skipped] == [
+        "mcpServers.keyed: url holds what looks like a secret, which mcpapps would have to copy"
+        " (it expands ${env:NAME} only in env and headers): not imported"
+    ]
+    [coded] = imported.apps
+    assert coded.fields["headers"] == {"X-Api-Key": "${env:API_KEY}", "X-Retries": "3"}
+    assert [str(u) for u in imported.unmapped] == [
+        "mcpServers.coded.headers.X-Api-Key: the default in ${API_KEY:-dev-key} is dropped:"
+        " set API_KEY"
+    ]
+    assert [v.name for v in imported.variables] == ["API_KEY"]
