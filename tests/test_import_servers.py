@@ -322,3 +322,13 @@ def test_secrets_in_urls_and_claude_code_references() -> None:
         " set API_KEY"
     ]
     assert [v.name for v in imported.variables] == ["API_KEY"]
+
+
+def test_two_servers_with_one_id_import_the_first() -> None:
+    data = {"mcpServers": {"my tool": {"command": "a"}, "my-tool": {"command": "b"}}}
+    imported = import_servers(data, source=Path("mcp.json"))
+    assert [(app.id, app.fields["command"]) for app in imported.apps] == [("my-tool", "a")]
+    assert [str(s) for s in imported.skipped] == [
+        "mcpServers.my-tool: another server of this file is imported as 'my-tool': rename one"
+        " of them"
+    ]

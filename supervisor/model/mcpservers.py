@@ -250,10 +250,13 @@ class _Reader:
     """Reads server after server, keeping the variables (a name is given to one secret only:
     another secret wanting it gets its app's id in front) and what was not mapped."""
 
-    def __init__(self, prompts: Mapping[str, str], places: Mapping[str, str], taken: Iterable[str]):
+    def __init__(
+        self, prompts: Mapping[str, str], places: Mapping[str, str], taken: Iterable[str]
+    ) -> None:
         self.prompts = prompts
         self.places = places
         self.taken = set(taken)
+        self.ids: set[str] = set()  # given to servers of this file
         self.variables: dict[str, Variable] = {}
         self._sources: dict[str, str] = {}  # variable name -> what fills it (value or input)
         self.unmapped: list[Unmapped] = []
@@ -267,6 +270,10 @@ class _Reader:
             return None
         if not app_id:
             why = f"its name gives no usable app id ({ID_RULE}): not imported"
+            self.skipped.append(Unmapped(where, why))
+            return None
+        if app_id in self.ids:
+            why = f"another server of this file is imported as '{app_id}': rename one of them"
             self.skipped.append(Unmapped(where, why))
             return None
         if app_id in self.taken:
@@ -284,12 +291,12 @@ class _Reader:
             return None
         if app_id != server:
             fields = {"name": server, **fields}
-        self.taken.add(app_id)
+        self.ids.add(app_id)
         return ImportedApp(app_id, server, where, fields, tuple(self._needs), disabled)
 
     def _fields(self, where: str, app_id: str, d: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         d = {_ALIASES.get(k, k): v for k, v in d.items()}
-        kind = self._transport(where, d)
+        kind = self._transport(d)
         fields: dict[str, Any] = {} if kind == "stdio" else {"transport": kind}
         disabled = False
         for key, value in d.items():
@@ -332,7 +339,7 @@ class _Reader:
             fields.pop("headers", None)
         return fields, disabled
 
-    def _transport(self, where: str, d: dict[str, Any]) -> str:
+    def _transport(self, d: dict[str, Any]) -> str:
         given = d.get("type")
         if given is None:
             if "command" in d:
