@@ -26,7 +26,6 @@ from actors import asking
 from actors.agent import Engine
 from actors.asking import AnswerRefused, Questions, TurnAsker, sample
 from actors.bridge import CHAT_SESSION
-from actors.chatstore import ChatStore, SavedSession, StoreError
 from actors.messages import (
     AnswerQuestion,
     CancelTurn,
@@ -40,6 +39,7 @@ from actors.messages import (
 )
 from actors.metrics import Metrics
 from actors.runtime import Actor, Mailbox, Reply, unhandled
+from actors.sessionstore import SavedSession, SessionStore, StoreError
 from actors.turns import Event, Message, TurnFailed
 from actors.upstream import ServerRequestRefused
 
@@ -65,7 +65,7 @@ class ChatHub(Actor[HubMessage]):
     def __init__(
         self,
         engine: Engine,
-        store: ChatStore,  # already open
+        store: SessionStore,  # already open
         metrics: Metrics,
         *,
         idle_s: float = IDLE_S,
@@ -196,7 +196,7 @@ class ChatSession:
         self,
         session_id: str,
         engine: Engine,
-        store: ChatStore,
+        store: SessionStore,
         metrics: Metrics,
         hub: Mailbox[HubMessage],
         stopping: trio.Event,

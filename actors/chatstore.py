@@ -1,4 +1,5 @@
-"""Saved chat sessions: one SQLite database in the state dir.
+"""Saved chat sessions: one SQLite database in the state dir (the `SessionStore` of one
+supervisor, and the default).
 
 A turn is saved in one transaction once it is over, so a crash loses at most the turn that was
 still running. SQLite blocks, so every statement runs in a worker thread, one at a time (the
@@ -14,16 +15,15 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-import attrs
 import trio
 
+from actors.sessionstore import SavedSession, StoreError, Waiting
 from actors.turns import Message
 from supervisor.model import jsonout
-from supervisor.model.errors import McpappsError
 
 T = TypeVar("T")
 logger = logging.getLogger("mcpapps.chat")
@@ -49,24 +49,27 @@ _MIGRATIONS: dict[int, str] = {
 }
 
 
-class StoreError(McpappsError):
-    """The session database cannot be used; the message says which file and why."""
-
-
-@attrs.frozen
-class SavedSession:
-    id: str
-    messages: tuple[Message, ...]
-    turns: int
-    created_at: float | None = None
-    updated_at: float | None = None
+__all__ = ["SCHEMA_VERSION", "ChatStore", "SavedSession", "StoreError"]
 
 
 class ChatStore:
+    """The SQLite `SessionStore`: one supervisor's, so nothing else writes it while it runs."""
+
+    shared = False
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self._connection: sqlite3.Connection | None = None
         self._one_at_a_time = trio.CapacityLimiter(1)
+
+    @property
+    def where(self) -> str:
+        return str(self.path)
+
+    @contextlib.asynccontextmanager
+    async def hold_turn(self, session_id: str, waiting: Waiting) -> AsyncIterator[None]:
+        # One process: its session actor already runs the session's turns one at a time.
+        yield
 
     async def open(self) -> None:
         await self._in_thread(self._open)

@@ -15,8 +15,8 @@ import attrs
 import trio
 
 from actors.catalog import Catalog, Wire
-from actors.chatstore import SavedSession
 from actors.runtime import Abandonment, Answer, Recipient, Reply
+from actors.sessionstore import SavedSession
 from actors.toolreport import ToolRow
 from actors.tooltable import PublicTool, ToolTable
 from actors.turns import Event, UserTurn

@@ -15,14 +15,15 @@ import attrs
 import trio
 
 from actors.bridge import ToolBridge
-from actors.chat import CHAT_DATABASE, ChatHub
-from actors.chatstore import ChatStore, StoreError
+from actors.chat import ChatHub
 from actors.engines import make_engine
 from actors.messages import StopAll, StopChats, WhenReady
 from actors.metrics import Metrics
 from actors.reaper import Reaper
 from actors.registry import Registry
 from actors.runtime import ask
+from actors.sessionstore import StoreError
+from actors.stores import make_store
 from supervisor.model.address import ADDRESS_FILE, remove_address, write_address
 from supervisor.model.config import Config
 from supervisor.model.discovery import discover, log_discovery
@@ -63,7 +64,7 @@ async def run_supervisor(
         log_discovery(discovery)
         policy = _access_policy(config)
         metrics = Metrics()
-        store = ChatStore(config.state.dir / CHAT_DATABASE)
+        store = make_store(config.state, environ)
         try:
             await store.open()
         except StoreError as error:

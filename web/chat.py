@@ -19,9 +19,9 @@ import trio
 from quart import Blueprint, Response, request
 
 from actors.asking import Elicitation, Sampled
-from actors.chatstore import SavedSession, StoreError
 from actors.messages import CancelTurn, GetSession, HubMessage, Turn
 from actors.runtime import AskTimeout, Mailbox, ask
+from actors.sessionstore import SavedSession, StoreError
 from actors.turns import Event, TextPiece, ToolFinished, ToolStarted, TurnFailed, UserTurn
 from supervisor.model import jsonin, jsonout
 from supervisor.model.errors import McpappsError

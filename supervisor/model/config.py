@@ -138,6 +138,11 @@ class AgentConfig:
 @attrs.frozen(kw_only=True)
 class StateConfig:
     dir: Path = Path(".mcpapps")
+    # Where chat sessions are kept: absent, SQLite in `dir`; "postgresql://…" (`${env:NAME}`
+    # allowed), a PostgreSQL database several supervisors share.
+    database: str | None = None
+    # How long a turn waits while another supervisor runs one of the same session.
+    turn_wait_s: Seconds = 120.0
 
 
 @attrs.frozen(kw_only=True)

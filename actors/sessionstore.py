@@ -1,0 +1,74 @@
+"""What the chat hub and its sessions ask of the place chat sessions are kept: the
+`SessionStore` protocol, the values it answers with and its one error.
+
+Two stores implement it: SQLite in the state dir (`actors/chatstore.py`, the embedded default,
+one supervisor) and PostgreSQL (`actors/pgstore.py`, shared by several supervisors behind one
+address). `actors/stores.py` picks one from `[state]`. Each is held to the same contract
+(tests/test_sessionstore.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol
+
+import attrs
+
+from actors.turns import Message
+from supervisor.model.errors import McpappsError
+
+
+class StoreError(McpappsError):
+    """The session store cannot be used; the message says which one and why."""
+
+
+class TurnWaitTimeout(StoreError):
+    """Another supervisor held the session's turn for longer than `[state] turn_wait_s`."""
+
+
+@attrs.frozen
+class SavedSession:
+    id: str
+    messages: tuple[Message, ...]
+    turns: int
+    created_at: float | None = None
+    updated_at: float | None = None
+
+
+Waiting = Callable[[str], None]
+"""Told, once, that the turn waits for another supervisor (its replica id) to finish one."""
+
+
+class SessionStore(Protocol):
+    # Other supervisors write this store too: a session's history is read afresh at each turn,
+    # and `hold_turn` is what keeps its turns in order across them.
+    @property
+    def shared(self) -> bool: ...
+
+    @property
+    def where(self) -> str:
+        """Where the sessions are kept, for the log (never with a password)."""
+        ...
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def load(self, session_id: str) -> SavedSession:
+        """The saved session, or an empty one if there is none yet."""
+        ...
+
+    async def save_turn(self, session_id: str, messages: Sequence[Message]) -> None:
+        """Append one finished turn's messages (all or nothing)."""
+        ...
+
+    async def save_turns(self, session_id: str, turns: Sequence[Sequence[Message]]) -> None:
+        """Append finished turns, each as its own turn, all in one transaction."""
+        ...
+
+    def hold_turn(self, session_id: str, waiting: Waiting) -> AbstractAsyncContextManager[None]:
+        """The session's turn, held while the block runs: no other supervisor runs one of its
+        turns meanwhile. `waiting` is told when another holds it; `TurnWaitTimeout` when it
+        held it too long."""
+        ...
