@@ -39,8 +39,8 @@ from actors.messages import (
 )
 from actors.metrics import Metrics
 from actors.runtime import Actor, Mailbox, Reply, unhandled
-from actors.sessionstore import SavedSession, SessionStore, StoreError
-from actors.turns import Event, Message, TurnFailed
+from actors.sessionstore import SavedSession, SessionStore, StoreError, TurnWaitTimeout
+from actors.turns import Event, Message, TurnFailed, TurnWaiting
 from actors.upstream import ServerRequestRefused
 
 logger = logging.getLogger("mcpapps.chat")
@@ -50,6 +50,7 @@ IDLE_S = 600.0  # a session with no turn for this long leaves memory (it stays s
 SWEEP_S = 60.0
 STOPPING = "the supervisor is stopping: send this message again once it is back"
 CUT_SHORT = "the supervisor stopped before this turn was finished; the turn was not saved"
+CANCELLED_WAITING = "the turn was cancelled while it waited for another; nothing was kept"
 CANCELLED = "the turn was cancelled; what was asked is kept, nothing was answered"
 
 
@@ -235,16 +236,37 @@ class ChatSession:
         if self._stopping.is_set():
             _emit(turn.events, TurnFailed(STOPPING))
             return
+
+        def waiting(replica: str) -> None:
+            _emit(turn.events, TurnWaiting(replica))
+
+        ran = False
         try:
-            if self._history is None:
-                self._history = list((await self._store.load(self.id)).messages)
-            await self._run_turn(turn, self._history)
+            # The wait for another supervisor's turn of this session can be cancelled too.
+            wait = self._turn_scope = trio.CancelScope()
+            with wait:
+                async with self._store.hold_turn(self.id, waiting):
+                    self._turn_scope = None
+                    if self._history is None or self._store.shared:
+                        # Shared: another supervisor may have added turns since this one's last.
+                        saved = await self._store.load(self.id)
+                        unsaved = [m for messages in self._unsaved for m in messages]
+                        self._history = [*saved.messages, *unsaved]
+                    ran = True
+                    await self._run_turn(turn, self._history)
+            if wait.cancelled_caught:
+                _emit(turn.events, TurnFailed(CANCELLED_WAITING))
+        except TurnWaitTimeout as error:
+            _emit(turn.events, TurnFailed(str(error)))
         except StoreError as error:
             logger.error("chat session %s: %s", self.id, error)
-            _emit(turn.events, TurnFailed(f"the session could not be loaded: {error}"))
+            if not ran:
+                _emit(turn.events, TurnFailed(f"the session could not be loaded: {error}"))
         except Exception as error:  # a bug ends this turn, never the session or the others
             logger.exception("chat session %s: the turn failed", self.id)
             _emit(turn.events, TurnFailed(f"internal error in mcpapps: {error!r}; see the log"))
+        finally:
+            self._turn_scope = None
 
     async def _run_turn(self, turn: Turn, history: list[Message]) -> None:
         started = time.monotonic()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import socket
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NoReturn
@@ -64,11 +65,15 @@ async def run_supervisor(
         log_discovery(discovery)
         policy = _access_policy(config)
         metrics = Metrics()
-        store = make_store(config.state, environ)
+        replica = replica_id(config)
         try:
+            store = make_store(config.state, environ, replica)
             await store.open()
         except StoreError as error:
             raise StartupError(str(error)) from None
+        logger.info(
+            "chat sessions are kept in %s; this supervisor is replica %s", store.where, replica
+        )
         reaper: Reaper | None = None
         try:
             reaper = Reaper()
@@ -92,6 +97,12 @@ async def run_supervisor(
                 reaper.close()
             with trio.CancelScope(shield=True):
                 await store.close()
+
+
+def replica_id(config: Config) -> str:
+    """This supervisor's name among those that share a session database: its host and port
+    (the same again after a restart, so the cluster view shows it come back)."""
+    return f"{socket.gethostname()}:{config.server.port}"
 
 
 def _access_policy(config: Config) -> AccessPolicy:

@@ -6,14 +6,17 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
+import psycopg
 import pytest
 import trio
 
-from actors.sessionstore import SessionStore
+from actors.pgstore import SCHEMA_VERSION
+from actors.sessionstore import SessionStore, StoreError, TurnWaitTimeout
 from actors.stores import make_store
 from supervisor.model.config import StateConfig
+from tests.support.postgres import PASSWORD
 
-BACKENDS = ["sqlite"]
+BACKENDS = ["sqlite", "postgresql"]
 
 StoreMaker = Callable[[], SessionStore]
 
@@ -99,3 +102,88 @@ async def test_concurrent_loads_and_saves(store: SessionStore) -> None:
 
 def test_where_names_no_password(make: StoreMaker) -> None:
     assert "s3cret" not in make().where
+
+
+# What only a shared store does: PostgreSQL.
+
+
+async def _opened_pg(url: str, replica: str, turn_wait_s: float = 120.0) -> SessionStore:
+    state = StateConfig(dir=Path("unused"), database=url, turn_wait_s=turn_wait_s)
+    store = make_store(state, {}, replica)
+    await store.open()
+    return store
+
+
+async def test_postgresql_refuses_a_newer_schema(database_url: str) -> None:
+    store = await _opened_pg(database_url, "r1")
+    await store.close()
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        connection.execute("UPDATE mcpapps_schema SET version = version + 1")
+    with pytest.raises(StoreError, match="newer than this mcpapps understands") as refused:
+        await _opened_pg(database_url, "r1")
+    assert PASSWORD not in str(refused.value)
+
+
+async def test_postgresql_migrates_once_when_supervisors_start_together(database_url: str) -> None:
+    stores: list[SessionStore] = []
+
+    async def one(n: int) -> None:
+        stores.append(await _opened_pg(database_url, f"r{n}"))
+
+    async with trio.open_nursery() as nursery:
+        for n in range(3):
+            nursery.start_soon(one, n)
+    for store in stores:
+        await store.close()
+    with psycopg.connect(database_url) as connection:
+        assert connection.execute("SELECT version FROM mcpapps_schema").fetchall() == [
+            (SCHEMA_VERSION,)
+        ]
+
+
+async def test_postgresql_turns_of_one_session_wait_for_each_other(database_url: str) -> None:
+    one = await _opened_pg(database_url, "one")
+    two = await _opened_pg(database_url, "two", turn_wait_s=0.5)
+    waited: list[str] = []
+    try:
+        async with one.hold_turn("s", waited.append):
+            with pytest.raises(TurnWaitTimeout, match=r"running on one for more than 0\.5 s"):
+                async with two.hold_turn("s", waited.append):
+                    pytest.fail("two held a turn one was holding")
+            async with two.hold_turn("another session", waited.append):
+                pass
+        assert waited == ["one"]
+        async with two.hold_turn("s", waited.append):
+            pass
+        assert waited == ["one"]
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_postgresql_frees_the_turn_of_a_connection_that_died(database_url: str) -> None:
+    # What the database sees when a supervisor is killed: its connections close.
+    one = await _opened_pg(database_url, "one")
+    two = await _opened_pg(database_url, "two", turn_wait_s=30)
+    waited: list[str] = []
+    held_by_two = False
+
+    async def one_dies_in_its_turn() -> None:
+        nonlocal held_by_two
+        async with one.hold_turn("s", waited.append):
+            with psycopg.connect(database_url, autocommit=True) as connection:
+                connection.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    " WHERE application_name = 'mcpapps one'"
+                )
+            with trio.fail_after(20):
+                async with two.hold_turn("s", waited.append):
+                    held_by_two = True
+
+    try:
+        with pytest.raises(StoreError):  # one's own unlock fails: its connection is gone
+            await one_dies_in_its_turn()
+    finally:
+        await one.close()
+        await two.close()
+    assert held_by_two

@@ -22,7 +22,15 @@ from actors.asking import Elicitation, Sampled
 from actors.messages import CancelTurn, GetSession, HubMessage, Turn
 from actors.runtime import AskTimeout, Mailbox, ask
 from actors.sessionstore import SavedSession, StoreError
-from actors.turns import Event, TextPiece, ToolFinished, ToolStarted, TurnFailed, UserTurn
+from actors.turns import (
+    Event,
+    TextPiece,
+    ToolFinished,
+    ToolStarted,
+    TurnFailed,
+    TurnWaiting,
+    UserTurn,
+)
 from supervisor.model import jsonin, jsonout
 from supervisor.model.errors import McpappsError
 from web.errors import json_error
@@ -162,6 +170,8 @@ def event_data(event: Event) -> tuple[str, dict[str, Any]]:
             return "result", {**data, "view": view} if view is not None else data
         case TurnFailed(message):
             return "error", {"message": message}
+        case TurnWaiting(replica):
+            return "waiting", {"replica": replica}
         case Elicitation(request_id, app, tool, message, schema, url):
             asked = {"requestId": request_id, "app": app, "tool": tool, "message": message}
             return "elicitation", {**asked, "url": url} if url else {

@@ -302,7 +302,20 @@ def _rules(config: Config) -> list[tuple[KeyPath, str]]:
         *_sandbox_rules(config),
         *_apps_rules(config),
         *_agent_rules(config.agent),
+        *_state_rules(config.state),
     ]
+
+
+def _state_rules(state: StateConfig) -> Found:
+    if state.database is not None and not state.database.startswith(
+        ("postgresql://", "postgres://", "${env:")
+    ):
+        # Only the scheme: the rest may be `${env:…}` references, expanded at start.
+        yield (
+            ("state", "database"),
+            "must be a PostgreSQL URL such as postgresql://mcpapps:${env:PGPASSWORD}@db/mcpapps"
+            " (or absent: SQLite in state.dir)",
+        )
 
 
 def _server_rules(server: ServerConfig) -> Found:

@@ -460,6 +460,9 @@
             $("chat-log").scrollTop = $("chat-log").scrollHeight;
             assistant = null;
             break;
+          case "waiting":
+            chatLine("waiting", `waiting for another supervisor (${event.replica}) to finish a turn of this chat`);
+            break;
           case "sampling":
             chatLine("sampling", `${event.app} asked the model (${event.tool}, at most ${event.maxTokens} tokens): ${event.text}`);
             break;

@@ -1,0 +1,295 @@
+"""Saved chat sessions in PostgreSQL: the `SessionStore` several supervisors share.
+
+psycopg 3 is a blocking driver here, as sqlite3 is for the SQLite store: every call runs in a
+worker thread (`trio.to_thread.run_sync`), with connections from psycopg's pool, so the event
+loop never waits on the network. (psycopg's async API is asyncio's; a Trio process would need
+an asyncio bridge for it.)
+
+A session's turns run one at a time across every supervisor: a turn holds a PostgreSQL advisory
+lock keyed by the session, on a connection of its own for as long as the turn runs. If the
+supervisor holding it dies, its connection closes and the database frees the lock; no lease to
+expire, no row to clean up. Who holds it is read from `pg_locks` (each connection is named
+after its supervisor, `application_name`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import psycopg_pool
+import trio
+
+from actors.sessionstore import SavedSession, StoreError, TurnWaitTimeout, Waiting
+from actors.turns import Message
+from supervisor.model import jsonout
+
+T = TypeVar("T")
+logger = logging.getLogger("mcpapps.chat")
+
+# Bump, and add a step to `_MIGRATIONS`, whenever the tables change. Each step runs once, in
+# one transaction, under a lock: supervisors starting together migrate once.
+SCHEMA_VERSION = 1
+_MIGRATIONS: dict[int, Sequence[str]] = {
+    1: (
+        """CREATE TABLE mcpapps_sessions (
+            id TEXT PRIMARY KEY,
+            created_at DOUBLE PRECISION NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL,
+            turns INTEGER NOT NULL
+        )""",
+        """CREATE TABLE mcpapps_messages (
+            session_id TEXT NOT NULL REFERENCES mcpapps_sessions (id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            turn INTEGER NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (session_id, seq)
+        )""",
+    ),
+}
+# The advisory lock keys are two int4s: this namespace ("mcpa"), then the session's hash or 0
+# for the migrations.
+_NAMESPACE = 0x6D637061
+_MIGRATION_KEY = 0
+_UNLOCK = "SELECT pg_advisory_unlock(%s, %s)"
+POLL_S = 0.1  # how often a waiting turn tries the lock again
+POOL_MAX = 8  # connections for statements; a turn's lock takes one more, of its own
+TURNS_MAX = 100  # turns this supervisor runs at once before one waits for a lock connection
+
+
+def redacted(url: str) -> str:
+    """The URL with its password (if any) replaced, fit for the log and for errors."""
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        user = parts.username or ""
+        host = parts.netloc.rpartition("@")[2]
+        return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    except ValueError:
+        return "a PostgreSQL URL that cannot be parsed"
+
+
+def lock_key(session_id: str) -> int:
+    """The session's half of its advisory lock key: a non-negative int4 (two sessions that
+    share one only wait for each other's turns)."""
+    return int.from_bytes(hashlib.sha256(session_id.encode()).digest()[:4]) & 0x7FFFFFFF
+
+
+class PostgresStore:
+    shared = True
+
+    def __init__(self, url: str, *, replica: str, turn_wait_s: float) -> None:
+        self._url = url
+        self.replica = replica
+        self.turn_wait_s = turn_wait_s
+        self._pool: psycopg_pool.ConnectionPool | None = None
+        self._locks: psycopg_pool.ConnectionPool | None = None
+
+    @property
+    def where(self) -> str:
+        return redacted(self._url)
+
+    async def open(self) -> None:
+        await self._in_thread(self._open)
+
+    async def close(self) -> None:
+        pools, self._pool, self._locks = (self._pool, self._locks), None, None
+        for pool in pools:
+            if pool is not None:
+                await trio.to_thread.run_sync(pool.close)
+
+    async def load(self, session_id: str) -> SavedSession:
+        return await self._in_thread(self._load, session_id)
+
+    async def save_turn(self, session_id: str, messages: Sequence[Message]) -> None:
+        await self.save_turns(session_id, [messages])
+
+    async def save_turns(self, session_id: str, turns: Sequence[Sequence[Message]]) -> None:
+        await self._in_thread(self._save_turns, session_id, [tuple(t) for t in turns])
+
+    @contextlib.asynccontextmanager
+    async def hold_turn(self, session_id: str, waiting: Waiting) -> AsyncIterator[None]:
+        locks = self._opened(self._locks)
+        key = lock_key(session_id)
+        connection = await self._in_thread(locks.getconn)
+        try:
+            await self._take_lock(connection, session_id, key, waiting)
+            try:
+                yield
+            finally:
+                with trio.CancelScope(shield=True):
+                    await self._in_thread(
+                        _run, connection, "SELECT pg_advisory_unlock(%s, %s)", key
+                    )
+        finally:
+            # A connection that failed goes back closed: the pool makes a new one.
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(locks.putconn, connection)
+
+    async def holder(self, session_id: str) -> str | None:
+        """The supervisor running a turn of this session now, if any."""
+        return await self._in_thread(self._holder, lock_key(session_id))
+
+    async def _take_lock(
+        self, connection: psycopg.Connection, session_id: str, key: int, waiting: Waiting
+    ) -> None:
+        deadline = trio.current_time() + self.turn_wait_s
+        holder: str | None = None
+        while not await self._in_thread(
+            _run, connection, "SELECT pg_try_advisory_lock(%s, %s)", key
+        ):
+            if holder is None:
+                holder = await self._in_thread(self._holder, key) or "another supervisor"
+                waiting(holder)
+            if trio.current_time() >= deadline:
+                raise TurnWaitTimeout(
+                    f"a turn of session '{session_id}' has been running on {holder} for more"
+                    f" than {self.turn_wait_s:g} s ([state] turn_wait_s): send this message"
+                    " again once that turn is over, or cancel it"
+                )
+            await trio.sleep(POLL_S)
+
+    async def _in_thread(self, fn: Callable[..., T], *args: Any) -> T:
+        try:
+            return await trio.to_thread.run_sync(fn, *args)
+        except StoreError:
+            raise
+        except (psycopg.Error, psycopg_pool.PoolTimeout, OSError, ValueError) as error:
+            # Whatever the network or the server does, it is this store's error, never the
+            # supervisor's end: the caller says so and goes on.
+            raise StoreError(f"the session database {self.where}: {error}") from error
+
+    def _open(self) -> None:
+        name = f"mcpapps {self.replica}"[:63]  # PostgreSQL keeps 63 bytes of it
+        settings = {"autocommit": True, "application_name": name}
+
+        def pool(min_size: int, max_size: int) -> psycopg_pool.ConnectionPool:
+            return psycopg_pool.ConnectionPool(
+                self._url,
+                kwargs=settings,
+                min_size=min_size,
+                max_size=max_size,
+                open=False,
+                name=f"mcpapps-{min_size}",
+                timeout=30.0,
+                check=psycopg_pool.ConnectionPool.check_connection,
+            )
+
+        statements = pool(1, POOL_MAX)
+        try:
+            statements.open(wait=True, timeout=30.0)
+            with statements.connection() as connection:
+                self._migrate(connection)
+        except BaseException:
+            statements.close()
+            raise
+        # One connection per running turn, made when a turn asks (the turns are bounded by
+        # the sessions this supervisor runs at once).
+        locks = pool(0, TURNS_MAX)
+        locks.open()
+        self._pool, self._locks = statements, locks
+
+    def _migrate(self, connection: psycopg.Connection) -> None:
+        with connection.transaction():
+            connection.execute("SELECT pg_advisory_xact_lock(%s, %s)", (_NAMESPACE, _MIGRATION_KEY))
+            connection.execute("CREATE TABLE IF NOT EXISTS mcpapps_schema (version INTEGER)")
+            row = connection.execute("SELECT version FROM mcpapps_schema").fetchone()
+            version = 0 if row is None else row[0]
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"the session database {self.where} has schema version {version}, newer"
+                    f" than this mcpapps understands ({SCHEMA_VERSION}): upgrade mcpapps on"
+                    " every supervisor that shares it"
+                )
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in _MIGRATIONS[step]:
+                    connection.execute(statement)
+            if row is None:
+                connection.execute(
+                    "INSERT INTO mcpapps_schema (version) VALUES (%s)", (SCHEMA_VERSION,)
+                )
+            elif version < SCHEMA_VERSION:
+                connection.execute("UPDATE mcpapps_schema SET version = %s", (SCHEMA_VERSION,))
+        if version < SCHEMA_VERSION:
+            logger.info(
+                "session database %s: schema version %s → %s", self.where, version, SCHEMA_VERSION
+            )
+
+    def _load(self, session_id: str) -> SavedSession:
+        with self._opened(self._pool).connection() as connection:
+            row = connection.execute(
+                "SELECT turns, created_at, updated_at FROM mcpapps_sessions WHERE id = %s",
+                (session_id,),
+            ).fetchone()
+            if row is None:
+                return SavedSession(session_id, (), 0)
+            bodies = connection.execute(
+                "SELECT body FROM mcpapps_messages WHERE session_id = %s ORDER BY seq",
+                (session_id,),
+            ).fetchall()
+        messages = tuple(json.loads(body) for (body,) in bodies)
+        return SavedSession(session_id, messages, row[0], row[1], row[2])
+
+    def _save_turns(self, session_id: str, turns: list[tuple[Message, ...]]) -> None:
+        with self._opened(self._pool).connection() as connection, connection.transaction():
+            for messages in turns:
+                _append(connection, session_id, messages)
+
+    def _holder(self, key: int) -> str | None:
+        with self._opened(self._pool).connection() as connection:
+            row = connection.execute(
+                "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a USING (pid)"
+                " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2"
+                " AND l.classid = %s::bigint::oid AND l.objid = %s::bigint::oid",
+                (_NAMESPACE, key),
+            ).fetchone()
+        if row is None:
+            return None
+        name: str = row[0]
+        return name.removeprefix("mcpapps ")
+
+    def _opened(self, pool: psycopg_pool.ConnectionPool | None) -> psycopg_pool.ConnectionPool:
+        if pool is None:
+            raise StoreError(f"the session database {self.where} is not open")
+        return pool
+
+
+def _run(connection: psycopg.Connection, query: str, key: int) -> bool:
+    row = connection.execute(query, (_NAMESPACE, key)).fetchone()
+    return bool(row and row[0])
+
+
+def _append(connection: psycopg.Connection, session_id: str, messages: tuple[Message, ...]) -> None:
+    now = time.time()
+    # The row's lock, taken by the upsert, orders two savers of one session: the second reads
+    # the turn count and the last seq only once the first has committed.
+    row = connection.execute(
+        "INSERT INTO mcpapps_sessions (id, created_at, updated_at, turns) VALUES (%s, %s, %s, 1)"
+        " ON CONFLICT (id) DO UPDATE SET updated_at = EXCLUDED.updated_at,"
+        " turns = mcpapps_sessions.turns + 1 RETURNING turns",
+        (session_id, now, now),
+    ).fetchone()
+    assert row is not None
+    turn = row[0]
+    last = connection.execute(
+        "SELECT COALESCE(MAX(seq), 0) FROM mcpapps_messages WHERE session_id = %s", (session_id,)
+    ).fetchone()
+    start = last[0] if last else 0
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            "INSERT INTO mcpapps_messages (session_id, seq, turn, body) VALUES (%s, %s, %s, %s)",
+            [
+                # ASCII JSON: a lone surrogate or a NUL, which PostgreSQL text cannot hold,
+                # is kept as its escape.
+                (session_id, start + i, turn, jsonout.dumps(message))
+                for i, message in enumerate(messages, 1)
+            ],
+        )
