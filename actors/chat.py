@@ -38,8 +38,14 @@ from actors.messages import (
     TurnDone,
 )
 from actors.metrics import Metrics
-from actors.runtime import Actor, Mailbox, Reply, unhandled
-from actors.sessionstore import SavedSession, SessionStore, StoreError, TurnWaitTimeout
+from actors.runtime import Actor, Mailbox, Reply, ask, unhandled
+from actors.sessionstore import (
+    Relayed,
+    SavedSession,
+    SessionStore,
+    StoreError,
+    TurnWaitTimeout,
+)
 from actors.turns import Event, Message, TurnFailed, TurnWaiting
 from actors.upstream import ServerRequestRefused
 
@@ -84,6 +90,7 @@ class ChatHub(Actor[HubMessage]):
 
     async def _begin(self, nursery: trio.Nursery) -> None:
         await nursery.start(self._host_sessions)
+        await nursery.start(self._store.serve_relayed, self._serve_relayed)
         nursery.start_soon(self._sweeper)
 
     async def _host_sessions(self, *, task_status: trio.TaskStatus[None]) -> None:
@@ -113,11 +120,20 @@ class ChatHub(Actor[HubMessage]):
                 self._check_all_done()
             case GetSession(session_id, reply):
                 self._spawn(self._load, session_id, reply)
-            case CancelTurn(session_id, reply):
+            case CancelTurn(session_id, reply, here_only):
                 entry = self._sessions.get(session_id)
-                reply.send(entry is not None and entry.session.cancel_turn())
-            case AnswerQuestion(session_id, request_id, action, content, reply):
+                if entry is not None and entry.session.cancel_turn():
+                    reply.send(True)
+                elif self._store.shared and not here_only:
+                    self._spawn(self._cancel_elsewhere, session_id, reply)
+                else:
+                    reply.send(False)
+            case AnswerQuestion(session_id, request_id, action, content, reply, here_only):
                 entry = self._sessions.get(session_id)
+                running = entry is not None and entry.session.running
+                if self._store.shared and not here_only and not running:
+                    self._spawn(self._answer_elsewhere, message)
+                    return
                 try:
                     if entry is None:
                         raise AnswerRefused(404, f"session '{session_id}' asked no question")
@@ -178,6 +194,59 @@ class ChatHub(Actor[HubMessage]):
             logger.error("chat session %s: %s", session_id, error)
             reply.fail(error)
 
+    async def _cancel_elsewhere(self, session_id: str, reply: Reply[bool]) -> None:
+        """The turn may run on another supervisor that shares the store: it is asked there."""
+        try:
+            answer = await self._store.relay(session_id, {"kind": "cancel"})
+        except StoreError as error:
+            reply.fail(error)
+            return
+        reply.send(bool(answer and answer.get("cancelled")))
+
+    async def _answer_elsewhere(self, message: AnswerQuestion) -> None:
+        request = {
+            "kind": "answer-question",
+            "requestId": message.request_id,
+            "action": message.action,
+            "content": message.content,
+        }
+        try:
+            answer = await self._store.relay(message.session_id, request)
+        except StoreError as error:
+            message.reply.fail(error)
+            return
+        if answer is None:
+            # No other supervisor runs a turn of it: answered here, as one not relayed.
+            self.mailbox.tell(attrs.evolve(message, here_only=True))
+        elif answer.get("refused"):
+            message.reply.fail(AnswerRefused(int(answer["status"]), str(answer["refused"])))
+        else:
+            message.reply.send(None)
+
+    async def _serve_relayed(self, request: Relayed) -> Relayed:
+        """What another supervisor relayed about a turn this one runs."""
+        session_id = str(request.get("session"))
+        if request.get("kind") == "cancel":
+            cancelled: bool = await ask(
+                self.mailbox, lambda r: CancelTurn(session_id, r, here_only=True)
+            )
+            return {"cancelled": cancelled}
+        try:
+            await ask(
+                self.mailbox,
+                lambda r: AnswerQuestion(
+                    session_id,
+                    str(request.get("requestId")),
+                    request.get("action"),
+                    request.get("content"),
+                    r,
+                    here_only=True,
+                ),
+            )
+        except AnswerRefused as refused:
+            return {"refused": refused.message, "status": refused.status}
+        return {}
+
     async def _sample_for_view(self, message: SampleForView) -> None:
         sampler = getattr(self._engine, "sample", None)
         try:
@@ -213,6 +282,7 @@ class ChatSession:
         self._unsaved: list[list[Message]] = []  # turns in the history, not yet in the store
         self._turn_scope: trio.CancelScope | None = None  # the running turn's, for CancelTurn
         self.questions = Questions()  # what the apps of the running turn ask the person
+        self.running = False  # a turn is taken (waiting for its lock, or running)
 
     def cancel_turn(self) -> bool:
         """Cancel the running turn, if any (its own scope: the session goes on)."""
@@ -241,6 +311,7 @@ class ChatSession:
             _emit(turn.events, TurnWaiting(replica))
 
         ran = False
+        self.running = True
         try:
             # The wait for another supervisor's turn of this session can be cancelled too.
             wait = self._turn_scope = trio.CancelScope()
@@ -267,6 +338,7 @@ class ChatSession:
             _emit(turn.events, TurnFailed(f"internal error in mcpapps: {error!r}; see the log"))
         finally:
             self._turn_scope = None
+            self.running = False
 
     async def _run_turn(self, turn: Turn, history: list[Message]) -> None:
         started = time.monotonic()

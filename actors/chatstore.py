@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import trio
 
-from actors.sessionstore import SavedSession, StoreError, Waiting
+from actors.sessionstore import Relayed, SavedSession, Serve, StoreError, Waiting
 from actors.turns import Message
 from supervisor.model import jsonout
 
@@ -70,6 +70,14 @@ class ChatStore:
     async def hold_turn(self, session_id: str, waiting: Waiting) -> AsyncIterator[None]:
         # One process: its session actor already runs the session's turns one at a time.
         yield
+
+    async def serve_relayed(
+        self, serve: Serve, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        task_status.started()  # no other supervisor: nothing is ever relayed
+
+    async def relay(self, session_id: str, request: Relayed) -> Relayed | None:
+        return None
 
     async def open(self) -> None:
         await self._in_thread(self._open)

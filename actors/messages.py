@@ -410,6 +410,7 @@ class CancelTurn:
 
     session_id: str
     reply: Reply[bool]
+    here_only: bool = False  # relayed by another supervisor: never relayed on again
 
 
 @attrs.frozen
@@ -422,6 +423,7 @@ class AnswerQuestion:
     action: Any
     content: Any
     reply: Reply[None]
+    here_only: bool = False  # relayed by another supervisor: never relayed on again
 
 
 @attrs.frozen

@@ -10,6 +10,10 @@ lock keyed by the session, on a connection of its own for as long as the turn ru
 supervisor holding it dies, its connection closes and the database frees the lock; no lease to
 expire, no row to clean up. Who holds it is read from `pg_locks` (each connection is named
 after its supervisor, `application_name`).
+
+What reaches a turn wherever it runs (cancel, the person's answer to an app's question) is
+relayed with LISTEN/NOTIFY: one channel, each message addressed to one supervisor, answered on
+the same channel. A supervisor's listener is one more connection, read in a worker thread.
 """
 
 from __future__ import annotations
@@ -18,7 +22,10 @@ import contextlib
 import hashlib
 import json
 import logging
+import math
+import threading
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
@@ -27,7 +34,15 @@ import psycopg
 import psycopg_pool
 import trio
 
-from actors.sessionstore import SavedSession, StoreError, TurnWaitTimeout, Waiting
+from actors.sessionstore import (
+    Relayed,
+    RelayFailed,
+    SavedSession,
+    Serve,
+    StoreError,
+    TurnWaitTimeout,
+    Waiting,
+)
 from actors.turns import Message
 from supervisor.model import jsonout
 
@@ -59,6 +74,9 @@ _MIGRATIONS: dict[int, Sequence[str]] = {
 _NAMESPACE = 0x6D637061
 _MIGRATION_KEY = 0
 _UNLOCK = "SELECT pg_advisory_unlock(%s, %s)"
+CHANNEL = "mcpapps_relay"
+RELAY_TIMEOUT_S = 10.0  # a relayed request's answer; the other side answers from memory
+LISTEN_RETRY_S = 1.0  # the listener's connection lost: try again after this
 POLL_S = 0.1  # how often a waiting turn tries the lock again
 POOL_MAX = 8  # connections for statements; a turn's lock takes one more, of its own
 TURNS_MAX = 100  # turns this supervisor runs at once before one waits for a lock connection
@@ -92,6 +110,7 @@ class PostgresStore:
         self.turn_wait_s = turn_wait_s
         self._pool: psycopg_pool.ConnectionPool | None = None
         self._locks: psycopg_pool.ConnectionPool | None = None
+        self._answers: dict[str, trio.MemorySendChannel[Relayed]] = {}  # relayed, by id
 
     @property
     def where(self) -> str:
@@ -138,6 +157,101 @@ class PostgresStore:
         """The supervisor running a turn of this session now, if any."""
         return await self._in_thread(self._holder, lock_key(session_id))
 
+    async def relay(self, session_id: str, request: Relayed) -> Relayed | None:
+        holder = await self.holder(session_id)
+        if holder is None or holder == self.replica:
+            return None
+        request_id = uuid.uuid4().hex
+        send, receive = trio.open_memory_channel[Relayed](1)
+        self._answers[request_id] = send
+        try:
+            message = {**request, "to": holder, "from": self.replica, "id": request_id}
+            await self._in_thread(self._notify, message | {"session": session_id})
+            with trio.move_on_after(RELAY_TIMEOUT_S):
+                return await receive.receive()
+        finally:
+            del self._answers[request_id]
+        raise RelayFailed(
+            f"the turn of session '{session_id}' runs on {holder}, which did not answer within"
+            f" {RELAY_TIMEOUT_S:g} s: send it to that supervisor"
+        )
+
+    async def serve_relayed(
+        self, serve: Serve, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        arrived, incoming = trio.open_memory_channel[Relayed](math.inf)
+        listening = trio.Event()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._listen, arrived, listening)
+            with trio.move_on_after(RELAY_TIMEOUT_S):
+                await listening.wait()  # else it is logged, and tried again meanwhile
+            task_status.started()
+            async for message in incoming:
+                if message.get("to") != self.replica:
+                    continue
+                if message.get("kind") == "answer":
+                    if (waiter := self._answers.get(str(message.get("id")))) is not None:
+                        with contextlib.suppress(trio.WouldBlock, trio.BrokenResourceError):
+                            waiter.send_nowait(message.get("result") or {})
+                else:
+                    nursery.start_soon(self._answer, serve, message)
+
+    async def _answer(self, serve: Serve, message: Relayed) -> None:
+        try:
+            result = await serve(message)
+            answer = {"kind": "answer", "to": message.get("from"), "id": message.get("id")}
+            await self._in_thread(self._notify, answer | {"result": dict(result)})
+        except StoreError as error:
+            logger.warning(
+                "a request relayed by %s was not answered: %s", message.get("from"), error
+            )
+
+    async def _listen(
+        self, arrived: trio.MemorySendChannel[Relayed], listening: trio.Event
+    ) -> None:
+        """LISTEN on a connection of its own, read in a worker thread; what arrives is passed
+        to the Trio side. Lost, it is made again."""
+        token = trio.lowlevel.current_trio_token()
+
+        def listen(stop: threading.Event) -> None:
+            with psycopg.connect(self._url, autocommit=True, **self._settings()) as connection:
+                connection.execute(f"LISTEN {CHANNEL}")
+                trio.from_thread.run_sync(listening.set, trio_token=token)
+                while not stop.is_set():
+                    for note in connection.notifies(timeout=0.5, stop_after=100):
+                        with contextlib.suppress(ValueError):
+                            message = json.loads(note.payload)
+                            trio.from_thread.run_sync(
+                                arrived.send_nowait, message, trio_token=token
+                            )
+
+        def listen_until_stopped(stop: threading.Event) -> None:
+            with contextlib.suppress(trio.RunFinishedError):  # the process is ending
+                listen(stop)
+
+        while True:
+            stop = threading.Event()
+            try:
+                # Abandoned when cancelled: the thread sees `stop` within half a second and
+                # closes its connection itself.
+                await trio.to_thread.run_sync(listen_until_stopped, stop, abandon_on_cancel=True)
+            except (psycopg.Error, OSError) as error:
+                logger.warning(
+                    "requests relayed by other supervisors cannot be received: %s; trying again",
+                    error,
+                )
+            finally:
+                stop.set()
+            await trio.sleep(LISTEN_RETRY_S)
+
+    def _notify(self, message: Relayed) -> None:
+        with self._opened(self._pool).connection() as connection:
+            connection.execute("SELECT pg_notify(%s, %s)", (CHANNEL, jsonout.dumps(message)))
+
+    def _settings(self) -> dict[str, Any]:
+        # Who holds a turn's lock is read back from this name (PostgreSQL keeps 63 bytes).
+        return {"application_name": f"mcpapps {self.replica}"[:63]}
+
     async def _take_lock(
         self, connection: psycopg.Connection, session_id: str, key: int, waiting: Waiting
     ) -> None:
@@ -168,8 +282,7 @@ class PostgresStore:
             raise StoreError(f"the session database {self.where}: {error}") from error
 
     def _open(self) -> None:
-        name = f"mcpapps {self.replica}"[:63]  # PostgreSQL keeps 63 bytes of it
-        settings = {"autocommit": True, "application_name": name}
+        settings = {"autocommit": True, **self._settings()}
 
         def pool(min_size: int, max_size: int) -> psycopg_pool.ConnectionPool:
             return psycopg_pool.ConnectionPool(

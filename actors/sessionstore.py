@@ -9,11 +9,12 @@ address). `actors/stores.py` picks one from `[state]`. Each is held to the same 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Protocol
+from typing import Any, Protocol
 
 import attrs
+import trio
 
 from actors.turns import Message
 from supervisor.model.errors import McpappsError
@@ -38,6 +39,15 @@ class SavedSession:
 
 Waiting = Callable[[str], None]
 """Told, once, that the turn waits for another supervisor (its replica id) to finish one."""
+
+Relayed = Mapping[str, Any]
+"""A request about a session's running turn passed to the supervisor that runs it (cancel, an
+answer to an app's question), and what it answered: small JSON objects."""
+Serve = Callable[[Relayed], Awaitable[Relayed]]
+
+
+class RelayFailed(StoreError):
+    """The supervisor that runs the turn did not answer a relayed request."""
 
 
 class SessionStore(Protocol):
@@ -71,4 +81,15 @@ class SessionStore(Protocol):
         """The session's turn, held while the block runs: no other supervisor runs one of its
         turns meanwhile. `waiting` is told when another holds it; `TurnWaitTimeout` when it
         held it too long."""
+        ...
+
+    async def serve_relayed(
+        self, serve: Serve, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Answer, with `serve`, what other supervisors relay to this one, until cancelled."""
+        ...
+
+    async def relay(self, session_id: str, request: Relayed) -> Relayed | None:
+        """`request` answered by the supervisor running a turn of the session, or None when no
+        other supervisor runs one."""
         ...

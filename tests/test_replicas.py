@@ -181,3 +181,22 @@ async def _ignore_cut_stream(client: httpx2.AsyncClient, payload: dict[str, Any]
         async with chat_stream(client, payload) as frames:
             async for _ in frames:
                 pass
+
+
+async def test_a_turn_is_cancelled_through_the_other_supervisor(
+    tmp_path: Path, database_url: str
+) -> None:
+    timeline = Timeline()
+    async with two_replicas(tmp_path, database_url) as (a, b), http(a) as ca, http(b) as cb:
+        assert (await cb.post("/apps/chat/c/cancel")).json() == {"cancelled": False}
+        async with trio.open_nursery() as nursery:
+            slow = body(call("fx.sleep", {"seconds": 60}), "c")
+            nursery.start_soon(chat_into, ca, slow, timeline, "a")
+            await a.wait_for_log("sleep started")
+            response = await cb.post("/apps/chat/c/cancel")
+            assert response.json() == {"cancelled": True}
+        await a.wait_for_log("sleep cancelled")
+        assert (await cb.post("/apps/chat/c/cancel")).json() == {"cancelled": False}
+    last = timeline.seen[-2][2]
+    assert last["type"] == "error"
+    assert last["message"].startswith("the turn was cancelled")

@@ -95,7 +95,7 @@ def chat_blueprint(
             cancelled: bool = await ask(
                 chats, lambda r: CancelTurn(session_id, r), CHAT_ASK_TIMEOUT_S
             )
-        except AskTimeout as error:
+        except (AskTimeout, StoreError) as error:
             return json_error(503, "unavailable", f"the chat could not answer: {error}")
         return {"cancelled": cancelled}
 
