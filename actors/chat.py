@@ -29,6 +29,7 @@ from actors.bridge import CHAT_SESSION
 from actors.messages import (
     AnswerQuestion,
     CancelTurn,
+    GetCluster,
     GetSession,
     HubMessage,
     SampleForView,
@@ -41,6 +42,7 @@ from actors.metrics import Metrics
 from actors.runtime import Actor, Mailbox, Reply, ask, unhandled
 from actors.sessionstore import (
     Relayed,
+    ReplicaSeen,
     SavedSession,
     SessionStore,
     StoreError,
@@ -120,6 +122,8 @@ class ChatHub(Actor[HubMessage]):
                 self._check_all_done()
             case GetSession(session_id, reply):
                 self._spawn(self._load, session_id, reply)
+            case GetCluster(reply):
+                self._spawn(self._cluster, reply)
             case CancelTurn(session_id, reply, here_only):
                 entry = self._sessions.get(session_id)
                 if entry is not None and entry.session.cancel_turn():
@@ -192,6 +196,12 @@ class ChatHub(Actor[HubMessage]):
             reply.send(await self._store.load(session_id))
         except StoreError as error:
             logger.error("chat session %s: %s", session_id, error)
+            reply.fail(error)
+
+    async def _cluster(self, reply: Reply[list[ReplicaSeen]]) -> None:
+        try:
+            reply.send(await self._store.replicas())
+        except StoreError as error:
             reply.fail(error)
 
     async def _cancel_elsewhere(self, session_id: str, reply: Reply[bool]) -> None:

@@ -19,9 +19,17 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+import attrs
 import trio
 
-from actors.sessionstore import Relayed, SavedSession, Serve, StoreError, Waiting
+from actors.sessionstore import (
+    Relayed,
+    ReplicaSeen,
+    SavedSession,
+    Serve,
+    StoreError,
+    Waiting,
+)
 from actors.turns import Message
 from supervisor.model import jsonout
 
@@ -61,6 +69,7 @@ class ChatStore:
         self.path = path
         self._connection: sqlite3.Connection | None = None
         self._one_at_a_time = trio.CapacityLimiter(1)
+        self._seen: ReplicaSeen | None = None  # this supervisor: the only one
 
     @property
     def where(self) -> str:
@@ -70,6 +79,14 @@ class ChatStore:
     async def hold_turn(self, session_id: str, waiting: Waiting) -> AsyncIterator[None]:
         # One process: its session actor already runs the session's turns one at a time.
         yield
+
+    async def heartbeat(self, replica: ReplicaSeen) -> None:
+        self._seen = attrs.evolve(replica, last_seen=time.time())
+
+    async def replicas(self) -> list[ReplicaSeen]:
+        if self._seen is None:
+            return []
+        return [attrs.evolve(self._seen, silent_s=time.time() - self._seen.last_seen)]
 
     async def serve_relayed(
         self, serve: Serve, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED

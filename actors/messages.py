@@ -16,7 +16,7 @@ import trio
 
 from actors.catalog import Catalog, Wire
 from actors.runtime import Abandonment, Answer, Recipient, Reply
-from actors.sessionstore import SavedSession
+from actors.sessionstore import ReplicaSeen, SavedSession
 from actors.toolreport import ToolRow
 from actors.tooltable import PublicTool, ToolTable
 from actors.turns import Event, UserTurn
@@ -404,6 +404,13 @@ class GetSession:
 
 
 @attrs.frozen
+class GetCluster:
+    """Every supervisor that shares the session store, as last seen (this one only, on SQLite)."""
+
+    reply: Reply[list[ReplicaSeen]]
+
+
+@attrs.frozen
 class CancelTurn:
     """Cut short the turn `session_id` is running now (the person pressed Cancel); the reply
     says whether one was running. Turns waiting behind it still run."""
@@ -459,5 +466,13 @@ class SampleForView:
 
 # What the chat hub's mailbox takes; a session's takes only `Turn`.
 HubMessage = (
-    Turn | GetSession | CancelTurn | AnswerQuestion | SampleForView | StopChats | TurnDone | Sweep
+    Turn
+    | GetSession
+    | GetCluster
+    | CancelTurn
+    | AnswerQuestion
+    | SampleForView
+    | StopChats
+    | TurnDone
+    | Sweep
 )

@@ -37,6 +37,7 @@ import trio
 from actors.sessionstore import (
     Relayed,
     RelayFailed,
+    ReplicaSeen,
     SavedSession,
     Serve,
     StoreError,
@@ -51,7 +52,7 @@ logger = logging.getLogger("mcpapps.chat")
 
 # Bump, and add a step to `_MIGRATIONS`, whenever the tables change. Each step runs once, in
 # one transaction, under a lock: supervisors starting together migrate once.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _MIGRATIONS: dict[int, Sequence[str]] = {
     1: (
         """CREATE TABLE mcpapps_sessions (
@@ -68,7 +69,18 @@ _MIGRATIONS: dict[int, Sequence[str]] = {
             PRIMARY KEY (session_id, seq)
         )""",
     ),
+    2: (
+        """CREATE TABLE mcpapps_replicas (
+            id TEXT PRIMARY KEY,
+            url TEXT NOT NULL,
+            version TEXT NOT NULL,
+            started DOUBLE PRECISION NOT NULL,
+            last_seen DOUBLE PRECISION NOT NULL,
+            apps TEXT NOT NULL
+        )""",
+    ),
 }
+FORGET_AFTER_S = 24 * 3600.0  # a replica silent this long leaves the cluster view
 # The advisory lock keys are two int4s: this namespace ("mcpa"), then the session's hash or 0
 # for the migrations.
 _NAMESPACE = 0x6D637061
@@ -156,6 +168,41 @@ class PostgresStore:
     async def holder(self, session_id: str) -> str | None:
         """The supervisor running a turn of this session now, if any."""
         return await self._in_thread(self._holder, lock_key(session_id))
+
+    async def heartbeat(self, replica: ReplicaSeen) -> None:
+        await self._in_thread(self._heartbeat, replica)
+
+    async def replicas(self) -> list[ReplicaSeen]:
+        return await self._in_thread(self._replicas)
+
+    def _heartbeat(self, replica: ReplicaSeen) -> None:
+        apps = json.dumps([list(app) for app in replica.apps])
+        # The database's clock, not each host's: replicas on several machines compare alike.
+        with self._opened(self._pool).connection() as connection, connection.transaction():
+            connection.execute(
+                "INSERT INTO mcpapps_replicas (id, url, version, started, last_seen, apps)"
+                " VALUES (%s, %s, %s, %s, EXTRACT(EPOCH FROM now()), %s)"
+                " ON CONFLICT (id) DO UPDATE SET url = EXCLUDED.url, version = EXCLUDED.version,"
+                " started = EXCLUDED.started, last_seen = EXCLUDED.last_seen, apps = EXCLUDED.apps",
+                (replica.id, replica.url, replica.version, replica.started, apps),
+            )
+            connection.execute(
+                "DELETE FROM mcpapps_replicas WHERE last_seen < EXTRACT(EPOCH FROM now()) - %s",
+                (FORGET_AFTER_S,),
+            )
+
+    def _replicas(self) -> list[ReplicaSeen]:
+        with self._opened(self._pool).connection() as connection:
+            rows = connection.execute(
+                "SELECT id, url, version, started, apps, last_seen,"
+                " EXTRACT(EPOCH FROM now())::float8 - last_seen FROM mcpapps_replicas ORDER BY id"
+            ).fetchall()
+        return [
+            ReplicaSeen(
+                id, url, version, started, tuple((a, s) for a, s in json.loads(apps)), seen, silent
+            )
+            for id, url, version, started, apps, seen, silent in rows
+        ]
 
     async def relay(self, session_id: str, request: Relayed) -> Relayed | None:
         holder = await self.holder(session_id)

@@ -37,6 +37,20 @@ class SavedSession:
     updated_at: float | None = None
 
 
+@attrs.frozen
+class ReplicaSeen:
+    """A supervisor that shares the store, as its last heartbeat said (times: Unix seconds).
+    `silent_s` is how long ago that was, by the store's clock."""
+
+    id: str
+    url: str
+    version: str
+    started: float
+    apps: tuple[tuple[str, str], ...]  # (app id, state)
+    last_seen: float = 0.0
+    silent_s: float = 0.0
+
+
 Waiting = Callable[[str], None]
 """Told, once, that the turn waits for another supervisor (its replica id) to finish one."""
 
@@ -81,6 +95,14 @@ class SessionStore(Protocol):
         """The session's turn, held while the block runs: no other supervisor runs one of its
         turns meanwhile. `waiting` is told when another holds it; `TurnWaitTimeout` when it
         held it too long."""
+        ...
+
+    async def heartbeat(self, replica: ReplicaSeen) -> None:
+        """Say this supervisor is alive, and what it runs; forget those long silent."""
+        ...
+
+    async def replicas(self) -> list[ReplicaSeen]:
+        """Every supervisor that shares the store, this one included, as last seen."""
         ...
 
     async def serve_relayed(

@@ -23,8 +23,9 @@ from actors.metrics import Metrics
 from actors.reaper import Reaper
 from actors.registry import Registry
 from actors.runtime import ask
-from actors.sessionstore import StoreError
+from actors.sessionstore import SessionStore, StoreError
 from actors.stores import make_store
+from supervisor.cluster import heartbeat
 from supervisor.model.address import ADDRESS_FILE, remove_address, write_address
 from supervisor.model.config import Config
 from supervisor.model.discovery import discover, log_discovery
@@ -89,7 +90,7 @@ async def run_supervisor(
             except ValueError as error:
                 raise StartupError(f"the {config.agent.engine} agent engine: {error}") from None
             chats = ChatHub(engine, store, metrics)
-            parts = _Parts(config, policy, registry, chats, metrics, reaper)
+            parts = _Parts(config, policy, registry, chats, metrics, reaper, store, replica)
             await _supervise(parts, signals, environ, task_status)
         finally:
             remove_address(config.state.dir, os.getpid())
@@ -118,6 +119,8 @@ class _Parts:
     chats: ChatHub
     metrics: Metrics
     reaper: Reaper
+    store: SessionStore
+    replica: str
 
 
 async def _supervise(
@@ -151,6 +154,8 @@ async def _supervise(
         await nursery.start(chats.run)
         await nursery.start(front_door)
         _record_address(config)
+        url = config.server.public_url or config.control_origin
+        nursery.start_soon(heartbeat, parts.store, registry.mailbox, parts.replica, url)
         nursery.start_soon(_announce_ready, registry, environ)
         if (interval := watchdog_interval(environ)) is not None:
             nursery.start_soon(_watchdog, interval, environ)

@@ -17,7 +17,7 @@ import trio
 
 from tests.support.chatting import Timeline, body, chat_data, chat_into, chat_stream
 from tests.support.frontdoor import http, write
-from tests.support.helpers import Project
+from tests.support.helpers import Project, run_mcpapps
 from tests.support.postgres import PASSWORD
 from tests.support.running import GUARD_S, Supervisor, supervisor_running
 
@@ -59,6 +59,13 @@ def replica_of(supervisor: Supervisor) -> str:
         for line in supervisor.log.splitlines()
         if "replica " in line and "chat sessions are kept in" in line
     )
+
+
+async def replicas(client: httpx2.AsyncClient) -> dict[str, dict[str, Any]]:
+    """`GET /admin/cluster`, by replica id."""
+    response = await client.get("/admin/cluster")
+    assert response.status_code == 200, response.text
+    return {r["id"]: r for r in response.json()["replicas"]}
 
 
 async def saved(client: httpx2.AsyncClient, session_id: str) -> dict[str, Any]:
@@ -170,6 +177,19 @@ async def test_a_killed_supervisor_frees_its_session_and_loses_no_completed_turn
                     await trio.sleep(0.02)
             await a.stop(signal.SIGKILL)
         session = await saved(cb, "k")
+        # The killed one stays in the cluster view, marked silent once it missed heartbeats.
+        with trio.fail_after(GUARD_S):
+            while not (cluster := await replicas(cb)).get(replica_of(a), {}).get("silent"):
+                await trio.sleep(0.5)
+        listed = run_mcpapps("cluster", "--url", b.url(), cwd=tmp_path)
+    assert set(cluster) == {replica_of(a), replica_of(b)}
+    assert not cluster[replica_of(b)]["silent"]
+    assert cluster[replica_of(b)]["apps"] == [{"id": "fx", "state": "Running"}]
+    assert cluster[replica_of(b)]["url"] == b.url()
+    assert listed.returncode == 0, listed.stderr
+    assert replica_of(a) in listed.stdout
+    assert "(silent)" in listed.stdout
+    assert "2 supervisors, 1 silent" in listed.stdout
     kinds = [d["type"] for _, _, d in timeline.seen]
     assert kinds == ["session", "waiting", "tool", "result", "done"]
     assert session["turns"] == 2
@@ -200,3 +220,20 @@ async def test_a_turn_is_cancelled_through_the_other_supervisor(
     last = timeline.seen[-2][2]
     assert last["type"] == "error"
     assert last["message"].startswith("the turn was cancelled")
+
+
+async def test_one_supervisor_on_sqlite_is_a_cluster_of_one(project: Project) -> None:
+    write(project, "", ("fx", ()), grocery=False)
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        running = [{"id": "fx", "state": "Running"}]
+        with trio.fail_after(GUARD_S):  # the first heartbeat may come while fx starts
+            while True:
+                cluster = await replicas(client)
+                if [r["apps"] for r in cluster.values()] == [running]:
+                    break
+                await trio.sleep(0.2)
+    assert list(cluster) == [replica_of(supervisor)]
+    [me] = cluster.values()
+    assert me["url"] == supervisor.url()
+    assert not me["silent"]
+    assert "sessions.sqlite3" in supervisor.log
