@@ -31,6 +31,7 @@ from actors.messages import (
     CancelTurn,
     GetCluster,
     GetSession,
+    GetSessionPage,
     HubMessage,
     SampleForView,
     StopChats,
@@ -44,11 +45,12 @@ from actors.sessionstore import (
     Relayed,
     ReplicaSeen,
     SavedSession,
+    SessionPage,
     SessionStore,
     StoreError,
     TurnWaitTimeout,
 )
-from actors.turns import Event, Message, TurnFailed, TurnWaiting
+from actors.turns import Event, Message, TurnFailed, TurnWaiting, messages_so_far
 from actors.upstream import ServerRequestRefused
 
 logger = logging.getLogger("mcpapps.chat")
@@ -59,7 +61,7 @@ SWEEP_S = 60.0
 STOPPING = "the supervisor is stopping: send this message again once it is back"
 CUT_SHORT = "the supervisor stopped before this turn was finished; the turn was not saved"
 CANCELLED_WAITING = "the turn was cancelled while it waited for another; nothing was kept"
-CANCELLED = "the turn was cancelled; what was asked is kept, nothing was answered"
+CANCELLED = "the turn was cancelled; what it said and did until then is kept"
 
 
 @attrs.define
@@ -124,6 +126,8 @@ class ChatHub(Actor[HubMessage]):
                 self._spawn(self._load, session_id, reply)
             case GetCluster(reply):
                 self._spawn(self._cluster, reply)
+            case GetSessionPage(session_id, before, limit, reply):
+                self._spawn(self._load_page, session_id, before, limit, reply)
             case CancelTurn(session_id, reply, here_only):
                 entry = self._sessions.get(session_id)
                 if entry is not None and entry.session.cancel_turn():
@@ -257,6 +261,15 @@ class ChatHub(Actor[HubMessage]):
             return {"refused": refused.message, "status": refused.status}
         return {}
 
+    async def _load_page(
+        self, session_id: str, before: int | None, limit: int, reply: Reply[SessionPage]
+    ) -> None:
+        try:
+            reply.send(await self._store.load_page(session_id, before, limit))
+        except StoreError as error:
+            logger.error("chat session %s: %s", session_id, error)
+            reply.fail(error)
+
     async def _sample_for_view(self, message: SampleForView) -> None:
         sampler = getattr(self._engine, "sample", None)
         try:
@@ -353,10 +366,12 @@ class ChatSession:
     async def _run_turn(self, turn: Turn, history: list[Message]) -> None:
         started = time.monotonic()
         failed = False
+        emitted: list[Event] = []  # what a cancelled turn did is saved from these
 
         def emit(event: Event) -> None:
             nonlocal failed
             failed = failed or isinstance(event, TurnFailed)
+            emitted.append(event)
             _emit(turn.events, event)
 
         added: list[Message] = []
@@ -380,6 +395,10 @@ class ChatSession:
             asking.CURRENT.reset(asked)
             self.questions.cancel_all("its turn ended, so it was cancelled")
         if scope.cancelled_caught:
+            # The engine was stopped mid-way and returned nothing: what the person saw
+            # happen (text, calls started, their results) is kept, the unanswered call as
+            # cancelled.
+            added = messages_so_far(emitted)
             emit(TurnFailed(CANCELLED))
         messages = [turn.user.message(), *added]
         history.extend(messages)

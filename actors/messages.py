@@ -16,7 +16,7 @@ import trio
 
 from actors.catalog import Catalog, Wire
 from actors.runtime import Abandonment, Answer, Recipient, Reply
-from actors.sessionstore import ReplicaSeen, SavedSession
+from actors.sessionstore import ReplicaSeen, SavedSession, SessionPage
 from actors.toolreport import ToolRow
 from actors.tooltable import PublicTool, ToolTable
 from actors.turns import Event, UserTurn
@@ -411,6 +411,17 @@ class GetCluster:
 
 
 @attrs.frozen
+class GetSessionPage:
+    """At most `limit` saved turns of a session, the last ones before turn `before` (its
+    latest when None)."""
+
+    session_id: str
+    before: int | None
+    limit: int
+    reply: Reply[SessionPage]
+
+
+@attrs.frozen
 class CancelTurn:
     """Cut short the turn `session_id` is running now (the person pressed Cancel); the reply
     says whether one was running. Turns waiting behind it still run."""
@@ -469,6 +480,7 @@ HubMessage = (
     Turn
     | GetSession
     | GetCluster
+    | GetSessionPage
     | CancelTurn
     | AnswerQuestion
     | SampleForView

@@ -40,6 +40,8 @@ from actors.sessionstore import (
     ReplicaSeen,
     SavedSession,
     Serve,
+    SessionPage,
+    SessionSummary,
     StoreError,
     TurnWaitTimeout,
     Waiting,
@@ -139,6 +141,15 @@ class PostgresStore:
 
     async def load(self, session_id: str) -> SavedSession:
         return await self._in_thread(self._load, session_id)
+
+    async def load_page(self, session_id: str, before: int | None, limit: int) -> SessionPage:
+        return await self._in_thread(self._load_page, session_id, before, limit)
+
+    async def list_sessions(self) -> tuple[SessionSummary, ...]:
+        return await self._in_thread(self._list_sessions)
+
+    async def delete_sessions(self, session_ids: Sequence[str]) -> int:
+        return await self._in_thread(self._delete_sessions, list(session_ids))
 
     async def save_turn(self, session_id: str, messages: Sequence[Message]) -> None:
         await self.save_turns(session_id, [messages])
@@ -397,6 +408,40 @@ class PostgresStore:
             ).fetchall()
         messages = tuple(json.loads(body) for (body,) in bodies)
         return SavedSession(session_id, messages, row[0], row[1], row[2])
+
+    def _load_page(self, session_id: str, before: int | None, limit: int) -> SessionPage:
+        with self._opened(self._pool).connection() as connection, connection.transaction():
+            # One transaction: the count and the page agree even while another saves a turn.
+            row = connection.execute(
+                "SELECT turns FROM mcpapps_sessions WHERE id = %s", (session_id,)
+            ).fetchone()
+            turns = row[0] if row is not None else 0
+            # Turns are numbered 1, 2, ... with no gap: the page's bounds are known first.
+            last = turns if before is None else min(turns, before - 1)
+            first = max(1, last - limit + 1)
+            bodies = connection.execute(
+                "SELECT body FROM mcpapps_messages WHERE session_id = %s AND turn >= %s"
+                " AND turn <= %s ORDER BY seq",
+                (session_id, first, last),
+            ).fetchall()
+        messages = tuple(json.loads(body) for (body,) in bodies)
+        return SessionPage(session_id, messages, turns, min(first, last + 1), max(last, 0))
+
+    def _list_sessions(self) -> tuple[SessionSummary, ...]:
+        with self._opened(self._pool).connection() as connection:
+            rows = connection.execute(
+                "SELECT id, turns, created_at, updated_at FROM mcpapps_sessions"
+                " ORDER BY updated_at DESC, id"
+            ).fetchall()
+        return tuple(SessionSummary(*row) for row in rows)
+
+    def _delete_sessions(self, session_ids: list[str]) -> int:
+        with self._opened(self._pool).connection() as connection, connection.transaction():
+            # Messages go with their session (ON DELETE CASCADE).
+            cursor = connection.execute(
+                "DELETE FROM mcpapps_sessions WHERE id = ANY(%s)", (session_ids,)
+            )
+            return cursor.rowcount
 
     def _save_turns(self, session_id: str, turns: list[tuple[Message, ...]]) -> None:
         with self._opened(self._pool).connection() as connection, connection.transaction():

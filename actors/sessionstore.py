@@ -51,6 +51,29 @@ class ReplicaSeen:
     silent_s: float = 0.0
 
 
+@attrs.frozen
+class SessionPage:
+    """Some consecutive turns of a saved session, the latest first asked for: the turns
+    `first_turn` to `last_turn` (numbered from 1), of `turns` in all. An empty page (no such
+    session, or nothing before the turn asked for) has `first_turn` = `last_turn` + 1."""
+
+    id: str
+    messages: tuple[Message, ...]
+    turns: int
+    first_turn: int
+    last_turn: int
+
+
+@attrs.frozen
+class SessionSummary:
+    """A saved session as a listing shows it: no messages. Times are Unix seconds."""
+
+    id: str
+    turns: int
+    created_at: float
+    updated_at: float
+
+
 Waiting = Callable[[str], None]
 """Told, once, that the turn waits for another supervisor (its replica id) to finish one."""
 
@@ -81,6 +104,19 @@ class SessionStore(Protocol):
 
     async def load(self, session_id: str) -> SavedSession:
         """The saved session, or an empty one if there is none yet."""
+        ...
+
+    async def load_page(self, session_id: str, before: int | None, limit: int) -> SessionPage:
+        """At most `limit` turns of the session, the last ones before turn `before` (all of
+        its latest when None)."""
+        ...
+
+    async def list_sessions(self) -> tuple[SessionSummary, ...]:
+        """Every saved session, the one with the latest turn first."""
+        ...
+
+    async def delete_sessions(self, session_ids: Sequence[str]) -> int:
+        """Delete these sessions (all or none); returns how many there were."""
         ...
 
     async def save_turn(self, session_id: str, messages: Sequence[Message]) -> None:

@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
+import attrs
 import psycopg
 import pytest
 import trio
 
 from actors.pgstore import SCHEMA_VERSION
-from actors.sessionstore import SessionStore, StoreError, TurnWaitTimeout
+from actors.sessionstore import ReplicaSeen, SessionStore, StoreError, TurnWaitTimeout
 from actors.stores import make_store
 from supervisor.model.config import StateConfig
 from tests.support.postgres import PASSWORD
@@ -98,6 +99,62 @@ async def test_concurrent_loads_and_saves(store: SessionStore) -> None:
             nursery.start_soon(store.save_turn, f"s{n % 2}", [{"role": "user", "content": n}])
             nursery.start_soon(store.load, "s0")
     assert (await store.load("s0")).turns + (await store.load("s1")).turns == 8
+
+
+async def test_a_session_is_read_page_by_page(store: SessionStore) -> None:
+    for turn in range(1, 8):
+        await store.save_turn("s", [{"role": "user", "content": f"{turn}"}, {"turn": turn}])
+    await store.save_turn("other", [{"role": "user", "content": "x"}])
+    last = await store.load_page("s", None, 3)
+    before = await store.load_page("s", last.first_turn, 3)
+    first = await store.load_page("s", before.first_turn, 3)
+    nothing = await store.load_page("s", first.first_turn, 3)
+    beyond = await store.load_page("s", 100, 2)
+    nobody = await store.load_page("nobody", None, 3)
+    assert (last.turns, last.first_turn, last.last_turn) == (7, 5, 7)
+    assert [m.get("content") for m in last.messages] == ["5", None, "6", None, "7", None]
+    assert (before.first_turn, before.last_turn) == (2, 4)
+    assert (first.first_turn, first.last_turn) == (1, 1)
+    assert first.messages == ({"role": "user", "content": "1"}, {"turn": 1})
+    assert (nothing.messages, nothing.first_turn, nothing.last_turn) == ((), 1, 0)
+    assert (beyond.first_turn, beyond.last_turn) == (6, 7)
+    assert (nobody.turns, nobody.messages, nobody.first_turn, nobody.last_turn) == (0, (), 1, 0)
+
+
+async def test_sessions_are_listed_and_deleted(store: SessionStore) -> None:
+    for session_id in ("a", "b", "c", "b"):
+        await store.save_turn(session_id, [{"role": "user", "content": session_id}])
+    listed = await store.list_sessions()
+    assert await store.delete_sessions(["a", "nobody", "c"]) == 2
+    assert await store.delete_sessions([]) == 0
+    left = await store.list_sessions()
+    gone = await store.load("a")
+    kept = await store.load("b")
+    # A deleted session's id can start again from nothing.
+    await store.save_turn("a", [{"role": "user", "content": "again"}])
+    again = await store.load("a")
+    assert [(s.id, s.turns) for s in listed] == [("b", 2), ("c", 1), ("a", 1)]
+    assert all(s.created_at <= s.updated_at for s in listed)
+    assert [s.id for s in left] == ["b"]
+    assert (gone.turns, gone.messages) == (0, ())
+    assert kept.turns == 2
+    assert (again.turns, again.messages) == (1, ({"role": "user", "content": "again"},))
+
+
+async def test_the_cluster_holds_whoever_beat(store: SessionStore) -> None:
+    beat = ReplicaSeen("host:1", "http://host:1", "1.0", 1000.0, (("fx", "Running"),))
+    await store.heartbeat(beat)
+    await store.heartbeat(attrs.evolve(beat, apps=(("fx", "Stopped"),)))
+    [seen] = await store.replicas()
+    assert (seen.id, seen.url, seen.version, seen.started) == (
+        beat.id,
+        beat.url,
+        beat.version,
+        beat.started,
+    )
+    assert seen.apps == (("fx", "Stopped"),)
+    assert seen.last_seen > 0
+    assert 0 <= seen.silent_s < 60
 
 
 def test_where_names_no_password(make: StoreMaker) -> None:
