@@ -337,7 +337,14 @@ class PostgresStore:
         except (psycopg.Error, psycopg_pool.PoolTimeout, OSError, ValueError) as error:
             # Whatever the network or the server does, it is this store's error, never the
             # supervisor's end: the caller says so and goes on.
-            raise StoreError(f"the session database {self.where}: {error}") from error
+            raise StoreError(self._scrub(f"the session database {self.where}: {error}")) from None
+
+    def _scrub(self, text: str) -> str:
+        """`text` without the password, should the driver have quoted the URL."""
+        with contextlib.suppress(ValueError):
+            if password := urlsplit(self._url).password:
+                return text.replace(password, "***")
+        return text
 
     def _open(self) -> None:
         settings = {"autocommit": True, **self._settings()}
