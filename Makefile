@@ -62,6 +62,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/calls.py
 	$(BIN)/python bench/proxy.py
+	$(BIN)/python bench/turns.py
 
 clean:
 	rm -rf $(VENV) .tools .pytest_cache .ruff_cache .hypothesis .screenshots
