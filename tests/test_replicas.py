@@ -15,6 +15,7 @@ import httpx2
 import psycopg
 import trio
 
+from tests.support.asking import answer, asking_project, command, result_text, turn
 from tests.support.chatting import Timeline, body, chat_data, chat_into, chat_stream
 from tests.support.frontdoor import http, write
 from tests.support.helpers import Project, run_mcpapps
@@ -237,3 +238,38 @@ async def test_one_supervisor_on_sqlite_is_a_cluster_of_one(project: Project) ->
     assert me["url"] == supervisor.url()
     assert not me["silent"]
     assert "sessions.sqlite3" in supervisor.log
+
+
+async def test_an_answer_reaches_the_turn_through_the_other_supervisor(
+    tmp_path: Path, database_url: str
+) -> None:
+    projects = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        project = Project(tmp_path / name)
+        asking_project(project)
+        project.config(project.config_path.read_text() + "\n" + DATABASE)
+        projects.append(project)
+    env = {"CHAT_DATABASE_URL": database_url}
+    user = {"username": "ada", "email": "ada@example.com"}
+    async with (
+        supervisor_running(projects[0], env) as a,
+        supervisor_running(projects[1], env) as b,
+        http(a) as ca,
+        http(b) as cb,
+    ):
+        ask = command("hs.test_elicitation", {"message": "who are you?"})
+        async with turn(ca, {**ask, "sessionId": "q"}) as t:
+            asked = await t.until("elicitation")
+            # Checked by the supervisor that runs the turn, refused through the other one.
+            bad = await answer(cb, "q", asked["requestId"], "accept", content={"x": 1})
+            assert bad.status_code == 400
+            assert "'email' is a required property" in bad.json()["error"]["message"]
+            ok = await answer(cb, "q", asked["requestId"], "accept", content=user)
+            assert ok.status_code == 200, ok.text
+            events = await t.rest()
+        unknown = await answer(cb, "q", "q-never-asked", "decline")
+        assert unknown.status_code == 404
+    assert result_text(events) == (
+        'User response: action=accept, content={"username": "ada", "email": "ada@example.com"}'
+    )

@@ -14,7 +14,7 @@ import trio
 from actors.pgstore import SCHEMA_VERSION
 from actors.sessionstore import ReplicaSeen, SessionStore, StoreError, TurnWaitTimeout
 from actors.stores import make_store
-from supervisor.model.config import StateConfig
+from supervisor.model.config import ConfigError, StateConfig, config_from_data
 from tests.support.postgres import PASSWORD
 
 BACKENDS = ["sqlite", "postgresql"]
@@ -244,3 +244,20 @@ async def test_postgresql_frees_the_turn_of_a_connection_that_died(database_url:
         await one.close()
         await two.close()
     assert held_by_two
+
+
+def test_the_database_must_be_a_postgresql_url(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"state\.database must be a PostgreSQL URL"):
+        config_from_data({"state": {"database": "mysql://db/x"}}, tmp_path / "config.toml", {})
+    for fine in ("postgresql://db/x", "postgres://u@db/x", "${env:DB_URL}"):
+        data = {"state": {"database": fine, "turn_wait_s": 5}}
+        assert config_from_data(data, tmp_path / "config.toml", {}).state.database == fine
+
+
+def test_a_reference_to_a_variable_not_set_stops_the_start(tmp_path: Path) -> None:
+    state = StateConfig(dir=tmp_path, database="postgresql://u:${env:NOPE_PW}@db/x")
+    with pytest.raises(StoreError, match=r"NOPE_PW is not set"):
+        make_store(state, {})
+    store = make_store(state, {"NOPE_PW": PASSWORD}, "r1")
+    assert store.where == "postgresql://u:***@db/x"
+    assert store.shared
