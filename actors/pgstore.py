@@ -259,9 +259,10 @@ class PostgresStore:
             result = await serve(message)
             answer = {"kind": "answer", "to": message.get("from"), "id": message.get("id")}
             await self._in_thread(self._notify, answer | {"result": dict(result)})
-        except StoreError as error:
+        except Exception as error:  # one relayed request's failure, never the listener's end
+            # Unanswered, the other supervisor tells its client so (RelayFailed) in time.
             logger.warning(
-                "a request relayed by %s was not answered: %s", message.get("from"), error
+                "a request relayed by %s was not answered: %r", message.get("from"), error
             )
 
     async def _listen(
@@ -277,8 +278,10 @@ class PostgresStore:
                 trio.from_thread.run_sync(listening.set, trio_token=token)
                 while not stop.is_set():
                     for note in connection.notifies(timeout=0.5, stop_after=100):
+                        message = None
                         with contextlib.suppress(ValueError):
                             message = json.loads(note.payload)
+                        if isinstance(message, dict):  # ours are objects; others are dropped
                             trio.from_thread.run_sync(
                                 arrived.send_nowait, message, trio_token=token
                             )

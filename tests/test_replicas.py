@@ -210,6 +210,10 @@ async def test_a_turn_is_cancelled_through_the_other_supervisor(
     timeline = Timeline()
     async with two_replicas(tmp_path, database_url) as (a, b), http(a) as ca, http(b) as cb:
         assert (await cb.post("/apps/chat/c/cancel")).json() == {"cancelled": False}
+        # Whatever else is said on the channel is dropped, and breaks nothing.
+        with psycopg.connect(database_url, autocommit=True) as connection:
+            for noise in ("[1]", "not json", '{"to": "nobody"}', '{"kind": "answer"}'):
+                connection.execute("SELECT pg_notify('mcpapps_relay', %s)", (noise,))
         async with trio.open_nursery() as nursery:
             slow = body(call("fx.sleep", {"seconds": 60}), "c")
             nursery.start_soon(chat_into, ca, slow, timeline, "a")
