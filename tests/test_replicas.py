@@ -277,3 +277,25 @@ async def test_an_answer_reaches_the_turn_through_the_other_supervisor(
     assert result_text(events) == (
         'User response: action=accept, content={"username": "ada", "email": "ada@example.com"}'
     )
+
+
+async def test_a_turn_that_waits_too_long_for_the_other_supervisor_says_so(
+    tmp_path: Path, database_url: str
+) -> None:
+    gate = tmp_path / "open"
+    async with (
+        two_replicas(tmp_path, database_url, extra="turn_wait_s = 1\n") as (a, b),
+        http(a) as ca,
+        http(b) as cb,
+        trio.open_nursery() as nursery,
+    ):
+        first = body(call("fx.gate", {"path": str(gate)}), "long")
+        nursery.start_soon(chat_data, ca, first)
+        await a.wait_for_log("gate waiting")
+        second = await chat_data(cb, body(call("fx.echo", {"text": "late"}), "long"))
+        gate.touch()
+    assert [d["type"] for d in second] == ["session", "waiting", "error", "done"]
+    assert second[2]["message"] == (
+        f"a turn of session 'long' has been running on {replica_of(a)} for more than 1 s"
+        " ([state] turn_wait_s): send this message again once that turn is over, or cancel it"
+    )
