@@ -15,8 +15,8 @@ import attrs
 import trio
 
 from actors.catalog import Catalog, Wire
-from actors.chatstore import SavedSession, SessionPage, SessionSummary
 from actors.runtime import Abandonment, Answer, Recipient, Reply
+from actors.sessionstore import ReplicaSeen, SavedSession, SessionPage, SessionSummary
 from actors.toolreport import ToolRow
 from actors.tooltable import PublicTool, ToolTable
 from actors.turns import Event, UserTurn
@@ -404,6 +404,13 @@ class GetSession:
 
 
 @attrs.frozen
+class GetCluster:
+    """Every supervisor that shares the session store, as last seen (this one only, on SQLite)."""
+
+    reply: Reply[list[ReplicaSeen]]
+
+
+@attrs.frozen
 class GetSessionPage:
     """At most `limit` saved turns of a session, the last ones before turn `before` (its
     latest when None)."""
@@ -421,6 +428,7 @@ class CancelTurn:
 
     session_id: str
     reply: Reply[bool]
+    here_only: bool = False  # relayed by another supervisor: never relayed on again
 
 
 @attrs.frozen
@@ -433,6 +441,7 @@ class AnswerQuestion:
     action: Any
     content: Any
     reply: Reply[None]
+    here_only: bool = False  # relayed by another supervisor: never relayed on again
 
 
 @attrs.frozen
@@ -512,6 +521,7 @@ class SampleForView:
 HubMessage = (
     Turn
     | GetSession
+    | GetCluster
     | GetSessionPage
     | CancelTurn
     | AnswerQuestion
