@@ -472,13 +472,16 @@ _SAMPLING_WITH_TOOLS: TypeAdapter[Any] = TypeAdapter(types.CreateMessageResultWi
 _ELICIT: TypeAdapter[Any] = TypeAdapter(types.ElicitResult)
 
 
-def http_transport(url: str, headers: Mapping[str, str], timeout_s: float) -> Any:
+def http_transport(
+    url: str, headers: Mapping[str, str], timeout_s: float, *, auth: httpx2.Auth | None = None
+) -> Any:
     """The SDK's Streamable HTTP client with the app's headers. The read timeout is the app's
     request timeout plus a margin: our own deadline is the one that should fire first. Idle
     connections are dropped after 2 s, well before servers close theirs (uvicorn and Hypercorn
     at 5 s, httpx's own default too): a request sent on a connection the server is closing at
-    that moment would be lost."""
+    that moment would be lost. `auth`: the app's OAuth client (`actors/signin.py`)."""
     client = httpx2.AsyncClient(
+        auth=auth,
         headers=dict(headers),
         timeout=httpx2.Timeout(30.0, read=timeout_s + 30.0),
         limits=httpx2.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S),
