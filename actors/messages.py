@@ -202,6 +202,10 @@ class Restart:
 # Signing in (`auth = "oauth"`): the SDK's OAuth client of an incarnation tells its app actor
 # where the person must go, and waits for the answer that the front door's callback brings.
 
+# The front door's callback, followed by the app's id: where the authorization server sends the
+# person's browser back (the redirect URI each app registers).
+SIGN_IN_CALLBACK = "/apps/oauth/callback/"
+
 
 @attrs.frozen
 class SignInAnswer:

@@ -42,12 +42,11 @@ from mcp.shared.auth import (
 )
 from pydantic import ValidationError
 
-from actors.messages import AppMessage, SignInAnswer, SignInNeeded
+from actors.messages import SIGN_IN_CALLBACK, AppMessage, SignInAnswer, SignInNeeded
 from supervisor import __version__
 
 logger = logging.getLogger("mcpapps.app")
 
-CALLBACK_PATH = "/apps/oauth/callback/"
 SIGN_IN_FOLDER = "signin"
 # Refresh this long before the token expires (at most a tenth of its life): a request sent
 # with a token about to expire would reach the server expired.
@@ -63,7 +62,7 @@ class SignInPlace:
     base_url: str
 
     def callback_url(self, app_id: str) -> str:
-        return f"{self.base_url}{CALLBACK_PATH}{quote(app_id, safe='')}"
+        return f"{self.base_url}{SIGN_IN_CALLBACK}{quote(app_id, safe='')}"
 
     def token_path(self, app_id: str) -> Path:
         return self.folder / f"{app_id}.json"
