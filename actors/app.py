@@ -178,7 +178,7 @@ class AppActor(Actor[AppMessage]):
                 reply.send(self.status())
             case GetCatalog(reply):
                 reply.send(self._catalog)
-            case Start() | Stop() | Restart() | Drain():
+            case Start() | Stop() | Restart() | Drain() | SignOut():
                 self._commands_in.send_nowait(message)
             case ReleaseSubscriptions(owner) if self._successor is not None:
                 self._successor.tell(message)  # the subscriptions are the successor's now
@@ -196,8 +196,6 @@ class AppActor(Actor[AppMessage]):
                 self._asked(message)
             case SignInCallback():
                 self._answered_sign_in(message)
-            case SignOut(reply):
-                self._sign_out(reply)
             case _:
                 unhandled(f"app {self.id}", message)
 
@@ -274,6 +272,10 @@ class AppActor(Actor[AppMessage]):
                 case Restart(reply):
                     await self._stop(Stopping.RESTART)
                     await self._start()
+                case SignOut(reply):
+                    if self._sign_out(reply):
+                        await self._stop(Stopping.RESTART)
+                        await self._start()
             reply.send(self.status())
 
     async def _start(self) -> None:
@@ -537,20 +539,20 @@ class AppActor(Actor[AppMessage]):
         logger.info("app %s: signed in; connecting", self.id)
         reply.send(self.status())
 
-    def _sign_out(self, reply: Any) -> None:
-        """Forget the token and the client registration; a connected app asks again."""
+    def _sign_out(self, reply: Any) -> bool:
+        """Forget the token and the client registration; whether the app must connect again
+        (it is connected, or connecting, with what was forgotten)."""
         if self._sign_in is None:
             reply.fail(
                 SignInRefused(self.id, f"app '{self.id}' does not sign in (its auth is not oauth)")
             )
-            return
+            return False
         self._sign_in.file.forget()
         logger.info("app %s: signed out (its sign-in is forgotten)", self.id)
-        incarnation = self._current
-        live = not self._loop_done.is_set() and not incarnation.died.is_set()
-        if live and self._state in (AppState.LOADED, AppState.RUNNING):
-            incarnation.declare(SignInLost("signed out by request"))
-        reply.send(self.status())
+        if self._loop_done.is_set() or self._state not in (AppState.LOADED, AppState.RUNNING):
+            return False
+        self._last_error = "needs a new sign-in: signed out by request"
+        return True
 
     def _stopped_text(self) -> str:
         return f"app '{self.id}' {(self._stopping or Stopping.STOP).told} during the call"
