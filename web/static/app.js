@@ -1,5 +1,6 @@
 // The control page: the apps with their live state (from /admin/events), their tools, start /
-// stop / restart, sign in and out (apps with auth = "oauth"), the stderr tail, the chat pane, and the app canvas (host.js).
+// stop / restart, sign in and out (apps with auth = "oauth"), the stderr tail, the chat pane,
+// and the app canvas (host.js).
 "use strict";
 
 (function () {
