@@ -90,6 +90,14 @@ async def test_sign_in_runs_the_app_and_survives_a_restart_of_the_supervisor(
             async with httpx2.AsyncClient(timeout=GUARD_S) as http:
                 health = (await http.get(supervisor.url("/apps/health"))).json()
             assert [a["state"] for a in health["apps"]] == ["NeedsSignIn"]
+            async with httpx2.AsyncClient(timeout=GUARD_S) as http:
+                refused = await http.post(
+                    supervisor.url("/apps/mcp/secure"),
+                    json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                    headers={"accept": "application/json, text/event-stream"},
+                )
+            assert refused.status_code == 503
+            assert "a person must sign in for it" in refused.json()["error"]["message"]
             port = {"MCPAPPS_PORT": str(supervisor.port)}
             listed = await trio.to_thread.run_sync(
                 lambda: run_mcpapps("apps", cwd=project.root, env=port)
@@ -209,6 +217,7 @@ async def test_a_client_registered_by_hand(project: Project, tmp_path: Path) -> 
         entry = {
             "client_id": "mcpapps-test",
             "client_secret": "${env:SECURE_SECRET}",
+            "scopes": ["notes", "extra"],  # more than the server names: asked as configured
         }
         write_config(project, {"secure": entry})
         env = {"MCPAPPS_PORT": str(port), "SECURE_SECRET": "sesame"}
@@ -216,7 +225,9 @@ async def test_a_client_registered_by_hand(project: Project, tmp_path: Path) -> 
             await sign_in(supervisor, server)
             assert text_of(await add_through_app_endpoint(supervisor)) == "5"
             assert "sesame" not in supervisor.log
-        assert (await server.stats())["registrations"] == 0
+        stats = await server.stats()
+        assert stats["registrations"] == 0
+        assert stats["scopes"] == [["notes", "extra"]]
         saved = json.loads((project.root / TOKEN_FILE).read_text())
         assert "client" not in saved  # the config's client is not copied into the file
 
