@@ -17,6 +17,7 @@ import json
 import stat
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import httpx2
 import trio
@@ -206,6 +207,34 @@ async def test_logout_forgets_the_sign_in(project: Project, tmp_path: Path) -> N
             async with httpx2.AsyncClient(timeout=GUARD_S) as http:
                 refused = await http.post(supervisor.url("/admin/apps/nope/logout"))
             assert refused.status_code == 404
+
+
+async def test_a_sign_in_the_person_refuses_is_asked_again(
+    project: Project, tmp_path: Path
+) -> None:
+    async with protected_server(tmp_path / "fixture.log") as server:
+        project.manifest("apps/secure", secure_manifest(server.url))
+        write_config(project)
+        async with supervisor_running(project) as supervisor:
+            first = (await wait_state(supervisor, "NeedsSignIn", sign_in=True))["signInUrl"]
+            state = parse_qs(urlsplit(first).query)["state"][0]
+            async with httpx2.AsyncClient(timeout=GUARD_S) as http:
+                refused = await http.get(
+                    supervisor.url("/apps/oauth/callback/secure"),
+                    params={"error": "access_denied", "state": state},
+                )
+            assert refused.status_code == 400
+            assert "did not sign you in to app &#x27;secure&#x27; (access_denied)" in refused.text
+            with trio.fail_after(GUARD_S):
+                while True:
+                    status = await wait_state(supervisor, "NeedsSignIn", sign_in=True)
+                    if status["signInUrl"] != first:
+                        break
+                    await trio.sleep(0.05)
+            # Asked again at once (the reason stays the app's lastError, unless the new
+            # connection failed in between, which is then the newer news).
+            assert "needs a new sign-in: the sign-in was refused (access_denied)" in supervisor.log
+            await sign_in(supervisor, server)
 
 
 async def test_a_client_registered_by_hand(project: Project, tmp_path: Path) -> None:
