@@ -140,6 +140,9 @@ class AppActor(Actor[AppMessage]):
         self._changes = Changes(self.id, events, self._catalog_changed, self._session.subscribers)
         # The sign-in in progress (while NeedsSignIn): where the person's answer goes.
         self._pending: SignInNeeded | None = None
+        # Why the app must be signed in again, until it runs: what NeedsSignIn shows as its
+        # last error, even if a connection failed in between.
+        self._sign_in_lost: str | None = None
         self._sign_in = _sign_in(definition, environ, sign_in, self.mailbox.tell)
         self._setup = Setup(
             definition,
@@ -393,7 +396,7 @@ class AppActor(Actor[AppMessage]):
         self._catalog = Catalog()
         self._events.tell(CatalogChanged(self.id, self._catalog))
         if exit.at_once:  # connected again at once (`_incarnation` enters Loaded)
-            self._last_error = exit.reason
+            self._last_error = self._sign_in_lost = exit.reason
             logger.info("app %s: %s", self.id, exit.reason)
         elif exit.abnormal or wants_restart(self.definition.supervision.restart, exit):
             self._enter(AppState.FAILED, error=exit.reason)
@@ -406,6 +409,7 @@ class AppActor(Actor[AppMessage]):
         """The incarnation's session listed its catalog: the app is Running, and its tasks
         start (each ends the incarnation if it fails)."""
         self._catalog = catalog
+        self._sign_in_lost = None
         upstream.log_level = self._session.log_level
         self._heard.now()
         self._enter(AppState.RUNNING)
@@ -486,7 +490,9 @@ class AppActor(Actor[AppMessage]):
         self._pending = message
         incarnation.wait_for_person(True)
         if message.why is not None:
-            self._last_error = f"needs a new sign-in: {message.why}"
+            self._sign_in_lost = f"needs a new sign-in: {message.why}"
+        if self._sign_in_lost is not None:
+            self._last_error = self._sign_in_lost
         self._enter(AppState.NEEDS_SIGN_IN)
 
     def _answered_sign_in(self, message: SignInCallback) -> None:
@@ -551,7 +557,7 @@ class AppActor(Actor[AppMessage]):
         logger.info("app %s: signed out (its sign-in is forgotten)", self.id)
         if self._loop_done.is_set() or self._state not in (AppState.LOADED, AppState.RUNNING):
             return False
-        self._last_error = "needs a new sign-in: signed out by request"
+        self._last_error = self._sign_in_lost = "needs a new sign-in: signed out by request"
         return True
 
     def _stopped_text(self) -> str:
