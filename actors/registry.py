@@ -129,7 +129,7 @@ class Registry(Actor[RegistryMessage]):
 
     def _make_actor(self, app: DiscoveredApp, *, stopped: bool = False) -> tuple[AppActor, _Facts]:
         assert app.definition is not None
-        facts = _Facts(self.mailbox, app.definition.id)
+        facts = self._voice(app.definition.id)
         actor = AppActor(
             app.definition,
             events=facts,
@@ -142,6 +142,10 @@ class Registry(Actor[RegistryMessage]):
             stopped=stopped,
         )
         return actor, facts
+
+    def _voice(self, app_id: str) -> _Facts:
+        """Where a new app actor tells its facts."""
+        return _Facts(self.mailbox, app_id)
 
     def _register(self, actor: AppActor, facts: _Facts, source: Path) -> None:
         """From now on `actor` is the app's: requests are routed to it, its facts are heard."""
