@@ -137,6 +137,7 @@ class AppActor(Actor[AppMessage]):
             on_running=self._on_running,
             on_message=self._changes.on_message,
             on_server_request=self._on_server_request,
+            linger=self._spawn,
         )
         self._calls = Calls(
             self.id,
