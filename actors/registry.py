@@ -39,6 +39,7 @@ from actors.messages import (
     RegistryMessage,
     ReleaseSubscriptions,
     Reloaded,
+    Restart,
     SamplingAllowed,
     Snapshot,
     Start,
@@ -108,6 +109,9 @@ class Registry(Actor[RegistryMessage]):
         self._sources: dict[str, Path] = {}
         self._facts: dict[str, _Facts] = {}  # the current actor's voice, per app id
         self._scopes: dict[str, trio.CancelScope] = {}
+        # Apps a reload is replacing: the Start, Stop and Restart sent to each meanwhile, kept
+        # for its successor (its old actor would act on them only to be stopped and replaced).
+        self._replacing: dict[str, list[Start | Stop | Restart]] = {}
         self._stopping = False
         self._order = DiscoveryOrder(apps)
         for app in apps:
@@ -306,6 +310,10 @@ class Registry(Actor[RegistryMessage]):
                     logger.warning("%s", warning)
 
     def _route(self, app_id: str, request: Any) -> None:
+        held = self._replacing.get(app_id)
+        if held is not None and isinstance(request, Start | Stop | Restart):
+            held.append(request)
+            return
         actor = self._actors.get(app_id)
         if actor is not None:
             actor.mailbox.tell(request)
@@ -417,6 +425,9 @@ class Registry(Actor[RegistryMessage]):
         restarted = {app.id for app in plan.restart}
         redefined = {app.id for app in plan.redefine}
         replaced = (*plan.restart, *plan.redefine)
+        for app in replaced:
+            assert app.id is not None
+            self._replacing[app.id] = []
         async with trio.open_nursery() as nursery:
             for app_id in plan.stop:
                 nursery.start_soon(self._retire, app_id)
@@ -445,11 +456,18 @@ class Registry(Actor[RegistryMessage]):
                 # while Stopped) is then `stopped` in the diff; a new one is in no list (it
                 # never ran). An actor set up already is stopped with the others.
                 logger.warning("app %s: not started by the reload: shutdown has begun", app.id)
+                for command in self._replacing.pop(app.id, ()):
+                    why = f"app '{app.id}' is not started: the supervisor is shutting down"
+                    command.reply.fail(AppUnavailable(app.id, why))
                 continue
             if actor.id in redefined:
                 self._publish(StateChanged(self._statuses[actor.id]))  # Stopped, new definition
             else:
                 actor.mailbox.tell(Start(Reply()))
+            # What was asked of the app while it was being replaced is asked of its successor,
+            # after the reload's own start: a start given meanwhile is not undone, nor a stop.
+            for command in self._replacing.pop(actor.id, ()):
+                actor.mailbox.tell(command)
             started.append(actor.id)
         self._statuses = self._listed(discovery.apps)
         self._rebuild()
