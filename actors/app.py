@@ -193,7 +193,7 @@ class AppActor(Actor[AppMessage]):
             entered_at=dict(self._entered),
             transport=self.definition.transport,
             source=str(self._source) if self._source else None,
-            url=m.url if self.definition.transport == "http" else None,
+            url=m.url if self.definition.transport_spec.remote else None,
             pid=self._current.pid,
             protocol_version=self._current.protocol_version,
             counts=self._catalog.counts(),
@@ -346,7 +346,7 @@ class AppActor(Actor[AppMessage]):
 
     async def _incarnation(self) -> Exit:
         """Connect, enumerate, serve until the connection dies; say how it ended."""
-        incarnation = self._current = Incarnation(stdio=self.definition.transport == "stdio")
+        incarnation = self._current = Incarnation(process=self.definition.transport_spec.process)
         if self._stopping is Stopping.RESTART:
             self._stopping = None  # the restart asked for is under way
         self._stderr.new_process()

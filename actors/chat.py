@@ -26,11 +26,12 @@ from actors import asking
 from actors.agent import Engine
 from actors.asking import AnswerRefused, Questions, TurnAsker, sample
 from actors.bridge import CHAT_SESSION
-from actors.chatstore import ChatStore, SavedSession, StoreError
+from actors.chatstore import ChatStore, SavedSession, SessionPage, StoreError
 from actors.messages import (
     AnswerQuestion,
     CancelTurn,
     GetSession,
+    GetSessionPage,
     HubMessage,
     SampleForView,
     StopChats,
@@ -40,7 +41,7 @@ from actors.messages import (
 )
 from actors.metrics import Metrics
 from actors.runtime import Actor, Mailbox, Reply, unhandled
-from actors.turns import Event, Message, TurnFailed
+from actors.turns import Event, Message, TurnFailed, messages_so_far
 from actors.upstream import ServerRequestRefused
 
 logger = logging.getLogger("mcpapps.chat")
@@ -50,7 +51,7 @@ IDLE_S = 600.0  # a session with no turn for this long leaves memory (it stays s
 SWEEP_S = 60.0
 STOPPING = "the supervisor is stopping: send this message again once it is back"
 CUT_SHORT = "the supervisor stopped before this turn was finished; the turn was not saved"
-CANCELLED = "the turn was cancelled; what was asked is kept, nothing was answered"
+CANCELLED = "the turn was cancelled; what it said and did until then is kept"
 
 
 @attrs.define
@@ -112,6 +113,8 @@ class ChatHub(Actor[HubMessage]):
                 self._check_all_done()
             case GetSession(session_id, reply):
                 self._spawn(self._load, session_id, reply)
+            case GetSessionPage(session_id, before, limit, reply):
+                self._spawn(self._load_page, session_id, before, limit, reply)
             case CancelTurn(session_id, reply):
                 entry = self._sessions.get(session_id)
                 reply.send(entry is not None and entry.session.cancel_turn())
@@ -173,6 +176,15 @@ class ChatHub(Actor[HubMessage]):
     async def _load(self, session_id: str, reply: Reply[SavedSession]) -> None:
         try:
             reply.send(await self._store.load(session_id))
+        except StoreError as error:
+            logger.error("chat session %s: %s", session_id, error)
+            reply.fail(error)
+
+    async def _load_page(
+        self, session_id: str, before: int | None, limit: int, reply: Reply[SessionPage]
+    ) -> None:
+        try:
+            reply.send(await self._store.load_page(session_id, before, limit))
         except StoreError as error:
             logger.error("chat session %s: %s", session_id, error)
             reply.fail(error)
@@ -249,10 +261,12 @@ class ChatSession:
     async def _run_turn(self, turn: Turn, history: list[Message]) -> None:
         started = time.monotonic()
         failed = False
+        emitted: list[Event] = []  # what a cancelled turn did is saved from these
 
         def emit(event: Event) -> None:
             nonlocal failed
             failed = failed or isinstance(event, TurnFailed)
+            emitted.append(event)
             _emit(turn.events, event)
 
         added: list[Message] = []
@@ -276,6 +290,10 @@ class ChatSession:
             asking.CURRENT.reset(asked)
             self.questions.cancel_all("its turn ended, so it was cancelled")
         if scope.cancelled_caught:
+            # The engine was stopped mid-way and returned nothing: what the person saw
+            # happen (text, calls started, their results) is kept, the unanswered call as
+            # cancelled.
+            added = messages_so_far(emitted)
             emit(TurnFailed(CANCELLED))
         messages = [turn.user.message(), *added]
         history.extend(messages)

@@ -62,6 +62,29 @@ class SavedSession:
     updated_at: float | None = None
 
 
+@attrs.frozen
+class SessionPage:
+    """Some consecutive turns of a saved session, the latest first asked for: the turns
+    `first_turn` to `last_turn` (numbered from 1), of `turns` in all. An empty page (no such
+    session, or nothing before the turn asked for) has `first_turn` = `last_turn` + 1."""
+
+    id: str
+    messages: tuple[Message, ...]
+    turns: int
+    first_turn: int
+    last_turn: int
+
+
+@attrs.frozen
+class SessionSummary:
+    """A saved session as a listing shows it: no messages. Times are Unix seconds."""
+
+    id: str
+    turns: int
+    created_at: float
+    updated_at: float
+
+
 class ChatStore:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -79,6 +102,19 @@ class ChatStore:
     async def load(self, session_id: str) -> SavedSession:
         """The saved session, or an empty one if there is none yet."""
         return await self._in_thread(self._load, session_id)
+
+    async def load_page(self, session_id: str, before: int | None, limit: int) -> SessionPage:
+        """At most `limit` turns of the session, the last ones before turn `before` (all of
+        its latest when None)."""
+        return await self._in_thread(self._load_page, session_id, before, limit)
+
+    async def list_sessions(self) -> tuple[SessionSummary, ...]:
+        """Every saved session, the one with the latest turn first."""
+        return await self._in_thread(self._list_sessions)
+
+    async def delete_sessions(self, session_ids: Sequence[str]) -> int:
+        """Delete these sessions (all or none); returns how many there were."""
+        return await self._in_thread(self._delete_sessions, tuple(session_ids))
 
     async def save_turn(self, session_id: str, messages: Sequence[Message]) -> None:
         """Append one finished turn's messages (all or nothing)."""
@@ -147,6 +183,37 @@ class ChatStore:
         ).fetchall()
         messages = tuple(json.loads(body) for (body,) in bodies)
         return SavedSession(session_id, messages, row[0], row[1], row[2])
+
+    def _load_page(self, session_id: str, before: int | None, limit: int) -> SessionPage:
+        db = self._db()
+        row = db.execute("SELECT turns FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        turns = row[0] if row is not None else 0
+        # Turns are numbered 1, 2, ... with no gap, so the page's bounds are known before
+        # any message is read.
+        last = turns if before is None else min(turns, before - 1)
+        first = max(1, last - limit + 1)
+        bodies = db.execute(
+            "SELECT body FROM messages WHERE session_id = ? AND turn >= ? AND turn <= ?"
+            " ORDER BY seq",
+            (session_id, first, last),
+        ).fetchall()
+        messages = tuple(json.loads(body) for (body,) in bodies)
+        return SessionPage(session_id, messages, turns, min(first, last + 1), max(last, 0))
+
+    def _list_sessions(self) -> tuple[SessionSummary, ...]:
+        rows = self._db().execute(
+            "SELECT id, turns, created_at, updated_at FROM sessions ORDER BY updated_at DESC, id"
+        )
+        return tuple(SessionSummary(*row) for row in rows.fetchall())
+
+    def _delete_sessions(self, session_ids: tuple[str, ...]) -> int:
+        db = self._db()
+        deleted = 0
+        with _transaction(db):
+            for session_id in session_ids:
+                db.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+                deleted += db.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount
+        return deleted
 
     def _save_turns(self, session_id: str, turns: list[tuple[Message, ...]]) -> None:
         db = self._db()

@@ -23,7 +23,7 @@ import trio
 
 from actors.cancellation import split_cancelled
 from actors.catalog import Catalog
-from actors.child import STDERR_DRAIN_S, StderrTail, stdio_child
+from actors.child import STDERR_DRAIN_S, StderrTail
 from actors.death import (
     Cause,
     ConnectionFailed,
@@ -35,15 +35,14 @@ from actors.death import (
 from actors.process import SpawnError
 from actors.reaper import Reaper
 from actors.supervision import Exit
+from actors.transports import CONNECTS, Link, Wiring
 from actors.upstream import (
     ServerRequestHandler,
     Upstream,
     connect,
     error_text,
-    http_transport,
     upstream_error,
 )
-from supervisor.model.envrefs import expand
 from supervisor.model.errors import UpstreamLost
 from supervisor.model.manifest import AppDefinition
 
@@ -51,8 +50,8 @@ logger = logging.getLogger("mcpapps.app")
 
 
 class Incarnation:
-    def __init__(self, *, stdio: bool = False) -> None:
-        self.stdio = stdio  # an app process (its exit status says more than a broken pipe)
+    def __init__(self, *, process: bool = False) -> None:
+        self.process = process  # an app process (its exit status says more than a broken pipe)
         self.died = trio.Event()
         self.cause: Cause | None = None
         self.pid: int | None = None
@@ -93,7 +92,7 @@ class Incarnation:
         """Declare it dead because a request found the connection broken; the reason. A dying
         process breaks the pipe a moment before its exit status is known, and the status says
         more; so wait that moment for it."""
-        if self.stdio:
+        if self.process:
             with trio.move_on_after(STDERR_DRAIN_S * 3):
                 await self.died.wait()
         self.declare(ConnectionFailed(error_text(error)))
@@ -188,13 +187,14 @@ class _Life:
     async def _serve(self, nursery: trio.Nursery) -> None:
         setup, incarnation = self.setup, self.incarnation
         async with (
-            self._transport(nursery) as transport,
+            self._link(nursery) as link,
             connect(
-                transport,
+                link.transport,
                 protocol=setup.definition.protocol,
                 ui=setup.ui,
                 on_message=setup.on_message,
                 on_server_request=setup.on_server_request,
+                direct=link.direct,
             ) as upstream,
         ):
             try:
@@ -236,30 +236,20 @@ class _Life:
                 logger.exception("app %s: unexpected error in %s", self.app_id, fn.__name__)
                 incarnation.declare(InternalError(error_text(leaf)))
 
-    def _transport(self, nursery: trio.Nursery) -> contextlib.AbstractAsyncContextManager[Any]:
-        """What the SDK client runs over: the SDK's HTTP client, or the app's process."""
-        setup, definition = self.setup, self.setup.definition
-        manifest, environ = definition.manifest, setup.environ
-        if definition.transport == "http":
-            headers = {k: expand(v, environ) for k, v in manifest.headers.items()}
-            assert manifest.url is not None
-            http = http_transport(manifest.url, headers, manifest.request_timeout_seconds)
-            return contextlib.nullcontext(http)
-        assert manifest.command is not None
-        env = dict(environ)
-        env.update({k: expand(v, environ) for k, v in manifest.environment.items()})
-        return stdio_child(
-            self.incarnation,
-            app_id=self.app_id,
-            command=[manifest.command, *manifest.arguments],
-            env=env,
-            cwd=manifest.working_directory,
-            stop_grace_s=definition.supervision.stop_grace_s,
-            tail=setup.tail,
-            reaper=setup.reaper,
-            start_task=self._tasks(nursery),
-            on_failure=self._failure,
-            linger=setup.linger,
+    def _link(self, nursery: trio.Nursery) -> contextlib.AbstractAsyncContextManager[Link]:
+        """What the SDK client runs over, opened as the app's transport says."""
+        setup = self.setup
+        return CONNECTS[setup.definition.transport](
+            Wiring(
+                definition=setup.definition,
+                environ=setup.environ,
+                incarnation=self.incarnation,
+                tail=setup.tail,
+                reaper=setup.reaper,
+                start_task=self._tasks(nursery),
+                on_failure=self._failure,
+                linger=setup.linger,
+            )
         )
 
 

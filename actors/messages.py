@@ -15,7 +15,7 @@ import attrs
 import trio
 
 from actors.catalog import Catalog, Wire
-from actors.chatstore import SavedSession
+from actors.chatstore import SavedSession, SessionPage
 from actors.runtime import Abandonment, Answer, Recipient, Reply
 from actors.toolreport import ToolRow
 from actors.tooltable import PublicTool, ToolTable
@@ -404,6 +404,17 @@ class GetSession:
 
 
 @attrs.frozen
+class GetSessionPage:
+    """At most `limit` saved turns of a session, the last ones before turn `before` (its
+    latest when None)."""
+
+    session_id: str
+    before: int | None
+    limit: int
+    reply: Reply[SessionPage]
+
+
+@attrs.frozen
 class CancelTurn:
     """Cut short the turn `session_id` is running now (the person pressed Cancel); the reply
     says whether one was running. Turns waiting behind it still run."""
@@ -457,5 +468,13 @@ class SampleForView:
 
 # What the chat hub's mailbox takes; a session's takes only `Turn`.
 HubMessage = (
-    Turn | GetSession | CancelTurn | AnswerQuestion | SampleForView | StopChats | TurnDone | Sweep
+    Turn
+    | GetSession
+    | GetSessionPage
+    | CancelTurn
+    | AnswerQuestion
+    | SampleForView
+    | StopChats
+    | TurnDone
+    | Sweep
 )

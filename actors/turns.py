@@ -15,6 +15,8 @@ from typing import Any
 
 import attrs
 
+from supervisor.model import jsonout
+
 Message = dict[str, Any]
 
 # appEvents are the user's own clicks, so they are worth showing the agent, but a UI may report
@@ -83,6 +85,48 @@ def for_model(message: Message) -> Message:
     if SAVED_ONLY.isdisjoint(message):
         return message
     return {key: value for key, value in message.items() if key not in SAVED_ONLY}
+
+
+# A tool call a cancelled turn left without an answer, as its saved result says it.
+CALL_CANCELLED = "Error: the call was cancelled before it answered"
+
+
+def messages_so_far(events: Sequence[object]) -> list[Message]:
+    """What a turn cut short (the person cancelled it) said and did, from the events it
+    emitted: its text as assistant messages, each tool call it started as an assistant
+    message asking for it followed by its result, and a call without a result answered as
+    cancelled, so that the saved conversation is one a model takes (every call answered).
+    Events other than text and tool calls (questions, sampling, failures) add nothing."""
+    added: list[Message] = []
+    text = ""
+    unanswered: dict[str, None] = {}  # in the order they started
+
+    def answer_pending() -> None:
+        added.extend(tool_message(i, CALL_CANCELLED, True) for i in unanswered)
+        unanswered.clear()
+
+    for event in events:
+        match event:
+            case TextPiece(piece):
+                answer_pending()
+                text += piece
+            case ToolStarted(call_id, name, arguments):
+                answer_pending()  # a call runs to its end before the next starts
+                call = {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": jsonout.dumps(arguments)},
+                }
+                added.append({"role": "assistant", "content": text or None, "tool_calls": [call]})
+                text = ""
+                unanswered[call_id] = None
+            case ToolFinished(call_id, result, is_error) if call_id in unanswered:
+                del unanswered[call_id]
+                added.append(tool_message(call_id, result, is_error))
+    answer_pending()
+    if text:
+        added.append({"role": "assistant", "content": text})
+    return added
 
 
 @attrs.frozen

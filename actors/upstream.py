@@ -1,5 +1,6 @@
 """One connection to an app, as the SDK sees it: the `mcp.Client` over our stdio streams or the
-SDK's Streamable HTTP client, the catalog it enumerates, liveness probes and how SDK errors read.
+SDK's Streamable HTTP or HTTP+SSE client, the catalog it enumerates, liveness probes and how
+SDK errors read.
 
 Everything here is per connection: the app actor makes a new `Upstream` after every restart.
 The SDK's and the transport's errors enter here and leave as our own (`UpstreamLost`,
@@ -19,6 +20,7 @@ import mcp_types as types
 import trio
 from mcp.client import advertise
 from mcp.client.session import _preconnect_stamp
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import SubscriptionLost
 from mcp.shared.exceptions import MCPError
@@ -28,7 +30,6 @@ from pydantic import TypeAdapter
 
 from actors.catalog import Catalog, Wire
 from actors.direct import DirectRequests
-from actors.stdio import StdioTransport
 from supervisor import __version__
 from supervisor.model.era import Era, EraSetting
 from supervisor.model.errors import (
@@ -46,7 +47,7 @@ _RAW: TypeAdapter[Wire] = TypeAdapter(dict[str, Any])
 UI_EXTENSION = "io.modelcontextprotocol/ui"
 UI_MIME_TYPE = "text/html;profile=mcp-app"
 MAX_PAGES = 10_000  # a server that hands out cursors forever must not hold start-up forever
-KEEPALIVE_EXPIRY_S = 2.0  # idle connections to an http app; see `http_transport`
+KEEPALIVE_EXPIRY_S = 2.0  # idle connections to an http or sse app; see `http_transport`
 
 # How the SDK client starts. "auto" starts pinned (no wire traffic) and `connect` negotiates:
 # the handshake first, then `server/discover` if the app refuses the handshake.
@@ -371,10 +372,12 @@ async def connect(
     ui: bool,
     on_message: Callable[[Any], Awaitable[None]],
     on_server_request: ServerRequestHandler | None = None,
+    direct: DirectRequests | None = None,
 ) -> AsyncIterator[Upstream]:
     """Negotiate a session over `transport` (`_MODES`, `_handshake_first`). With
     `on_server_request`, the app may ask for sampling and elicitation (the front door relays
-    them to the client whose call caused them)."""
+    them to the client whose call caused them). `direct`: a stdio app's requests that pass by
+    the session on the same pipes."""
     callbacks: dict[str, Any] = {}
     if on_server_request is not None:
         callbacks = _server_request_callbacks(on_server_request)
@@ -396,7 +399,7 @@ async def connect(
                 await _discover(client.session)
         # The SDK's own teardown (leaving `client`) may still raise its errors, grouped with
         # the body's: the app actor reads those as the incarnation's death.
-        yield Upstream(client, transport.direct if isinstance(transport, StdioTransport) else None)
+        yield Upstream(client, direct)
 
 
 async def _handshake_first(session: Any) -> None:
@@ -490,3 +493,27 @@ def http_transport(url: str, headers: Mapping[str, str], timeout_s: float) -> An
 async def _owned_http_transport(client: httpx2.AsyncClient, url: str) -> AsyncIterator[Any]:
     async with client, streamable_http_client(url, http_client=client) as streams:
         yield streams
+
+
+def sse_transport(url: str, headers: Mapping[str, str], timeout_s: float) -> Any:
+    """The SDK's client of the HTTP+SSE transport (protocol revision 2024-11-05): one GET
+    stream carries everything the app sends, and each of our messages is a POST to the address
+    the stream names first. A POST is answered at once (202), its answer comes on the stream,
+    so `timeout_s` (the request's deadline, ours to enforce) plays no part here: connecting and
+    sending get 30 s, as for Streamable HTTP. The stream may stay quiet for the SDK's 300 s,
+    which liveness pings (every `ping_interval_s` while idle) never let a live app reach. Idle
+    connections are dropped early, as in `http_transport`."""
+
+    def client(
+        headers: dict[str, str] | None = None,
+        timeout: httpx2.Timeout | None = None,
+        auth: httpx2.Auth | None = None,
+    ) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(
+            headers=headers,
+            timeout=timeout,
+            auth=auth,
+            limits=httpx2.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S),
+        )
+
+    return sse_client(url, headers=dict(headers), timeout=30.0, httpx_client_factory=client)

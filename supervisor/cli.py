@@ -66,12 +66,52 @@ def main(argv: Sequence[str] | None = None) -> int:
     import_parser.add_argument(
         "--out", metavar="PATH", help="write the config here (default: print it)"
     )
+    servers_parser = commands.add_parser(
+        "import",
+        help="add the MCP servers of a Claude Desktop, Cursor or VS Code config as apps",
+        description="Read the MCP servers of a Claude Desktop or Cursor config (mcpServers) or"
+        " a VS Code one (servers, inputs), JSON with comments included, and add them to"
+        " config.toml as [apps.inline.<id>] tables (appended: the file's own text is kept)."
+        " Secrets in env and headers become ${env:NAME} references, never copied: the"
+        " variables to set are listed. Every key that cannot be mapped is reported, with why;"
+        " a server whose id the config has already is skipped.",
+    )
+    servers_parser.add_argument("file", metavar="FILE", help="the MCP client's config file")
+    servers_parser.add_argument(
+        "--config",
+        metavar="CFG",
+        help=f"the config to add to (default: ${CONFIG_ENV}, else ./config.toml)",
+    )
+    written = servers_parser.add_mutually_exclusive_group()
+    written.add_argument(
+        "--out",
+        metavar="PATH|-",
+        help="write the new tables to PATH (a new file), or print them with '-',"
+        " instead of adding them to the config",
+    )
+    written.add_argument(
+        "--manifests",
+        metavar="DIR",
+        help="write one manifest folder per server under DIR instead",
+    )
     remote_parsers = _add_remote_commands(commands)
     args = parser.parse_args(argv)
     if args.command == "run":
         return run(args.config, environ=os.environ)
     if args.command == "import-openclaw":
         return import_openclaw(Path(args.appsettings), args.out and Path(args.out))
+    if args.command == "import":
+        from supervisor.importing import run_import
+
+        return run_import(
+            Path(args.file),
+            config_file=config_path(args.config, os.environ),
+            out=args.out,
+            manifests=args.manifests and Path(args.manifests),
+            environ=os.environ,
+            stdout=_printable_stream(sys.stdout),
+            stderr=_printable_stream(sys.stderr),
+        )
     if args.command in remote_parsers:
         return _remote_command(args, remote_parsers[args.command])
     try:

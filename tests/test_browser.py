@@ -884,6 +884,70 @@ def test_a_result_saved_without_is_error_is_restored_with_no_mark(
     assert page.locator("#chat-log details.tool pre.error").count() == 0
 
 
+def test_a_long_session_shows_its_last_turns_and_earlier_ones_on_demand(
+    served: Served, page: Any
+) -> None:
+    # 30 saved turns: each a call of fx.echo and its result; the page shows the last 20.
+    def turn(n: int) -> list[dict[str, Any]]:
+        asked = {
+            "id": f"call-{n}",
+            "type": "function",
+            "function": {"name": "fx.echo", "arguments": json.dumps({"text": f"echo {n}"})},
+        }
+        return [
+            {"role": "user", "content": f"turn {n}"},
+            {"role": "assistant", "content": None, "tool_calls": [asked]},
+            {
+                "role": "tool",
+                "tool_call_id": f"call-{n}",
+                "content": f"echo {n}",
+                "isError": n == 30,
+            },
+        ]
+
+    session = f"long-{time.monotonic_ns()}"
+
+    async def save() -> None:
+        store = ChatStore(served.root / ".mcpapps" / CHAT_DATABASE)
+        await store.open()
+        try:
+            await store.save_turns(session, [turn(n) for n in range(1, 31)])
+        finally:
+            await store.close()
+
+    trio.run(save)
+    page.goto(served.url(f"/?session={session}"))
+    users = page.locator("#chat-log .msg.user")
+    page.locator("#chat-log .msg.user", has_text="turn 30").wait_for()
+    assert users.all_inner_texts() == [f"turn {n}" for n in range(11, 31)]
+    # A restored result is in the block of the call it answers, named by its tool.
+    blocks = page.locator("#chat-log details.tool")
+    assert blocks.count() == 20
+    summaries = blocks.locator("summary").all_inner_texts()
+    assert summaries[0].startswith("tool fx.echo")
+    outcomes = blocks.locator("summary .outcome").all_inner_texts()
+    assert outcomes == ["ok"] * 19 + ["error"]
+    assert blocks.nth(0).locator("pre").nth(0).text_content() == json.dumps(
+        {"text": "echo 11"}, indent=2
+    )
+    assert blocks.nth(0).locator("pre").nth(1).text_content() == "echo 11"
+    # The log shows its end; the earlier turns come when asked for, above, and then no more.
+    log = page.locator("#chat-log")
+    assert log.evaluate("l => l.scrollTop + l.clientHeight >= l.scrollHeight - 2")
+    page.click("#chat-earlier")
+    page.locator("#chat-log .msg.user", has_text="turn 1").first.wait_for()
+    assert users.all_inner_texts() == [f"turn {n}" for n in range(1, 31)]
+    assert page.locator("#chat-earlier").count() == 0
+    assert blocks.count() == 30
+    assert blocks.locator("summary").nth(0).inner_text().startswith("tool fx.echo")
+    # Scrolling to the top asks for them too.
+    page.reload()
+    page.locator("#chat-log .msg.user", has_text="turn 30").wait_for()
+    log.evaluate("l => { l.scrollTop = 0; }")
+    page.locator("#chat-log .msg.user", has_text="turn 10").wait_for()
+    assert users.count() == 30
+
+
 def _sandbox_port(served: Served) -> int:
     text = (served.root / "config.toml").read_text()
     return int(text.split("[sandbox]\nport = ")[1].split("\n")[0])

@@ -252,6 +252,104 @@ async def test_a_session_saved_before_results_kept_is_error_loads_and_goes_on(
     assert [m.get("isError") for m in results] == [None, True]
 
 
+async def test_a_long_session_is_read_a_page_at_a_time(project: Project) -> None:
+    write(project, "", ("fx", ()), grocery=False)
+    big = "x" * 20_000
+    turns = [
+        [{"role": "user", "content": f"turn {n}"}, {"role": "assistant", "content": big}]
+        for n in range(1, 46)
+    ]
+    store = ChatStore(project.root / ".mcpapps" / CHAT_DATABASE)
+    await store.open()
+    try:
+        await store.save_turns("long", turns)
+    finally:
+        await store.close()
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        # By default, the last 20 turns, and how to ask for those before them.
+        last = await client.get("/apps/chat/long")
+        assert last.status_code == 200
+        page = last.json()
+        assert (page["turns"], page["firstTurn"], page["lastTurn"]) == (45, 26, 45)
+        assert page["messages"] == [m for turn in turns[25:] for m in turn]
+        assert page["previous"] == {"before": 26, "limit": 20}
+        assert last.headers["link"] == '<?before=26&limit=20>; rel="prev"'
+        assert len(last.content) < 45 * 20_000 / 2
+        # Following "previous" (or the Link) page by page reads every turn once, in order.
+        seen = page["messages"]
+        while page["previous"] is not None:
+            response = await client.get("/apps/chat/long", params=page["previous"])
+            page = response.json()
+            seen = page["messages"] + seen
+        assert seen == [m for turn in turns for m in turn]
+        assert (page["firstTurn"], page["lastTurn"]) == (1, 5)
+        assert "link" not in response.headers
+        few = (await client.get("/apps/chat/long?before=3&limit=7")).json()
+        assert (few["firstTurn"], few["lastTurn"], few["previous"]) == (1, 2, None)
+        one = (await client.get("/apps/chat/long?limit=1")).json()
+        assert one["messages"] == turns[-1]
+        assert one["previous"] == {"before": 45, "limit": 1}
+        empty = (await client.get("/apps/chat/long?before=1")).json()
+        assert (empty["messages"], empty["previous"], empty["turns"]) == ([], None, 45)
+        # A session shorter than a page comes whole, as before pages.
+        await chat(client, body(ECHO, "short"))
+        short = (await client.get("/apps/chat/short")).json()
+        assert (short["turns"], short["firstTurn"], short["previous"]) == (1, 1, None)
+        assert [m["role"] for m in short["messages"]] == ["user", "assistant", "tool"]
+        bad = {
+            "before=0": "'before' must be a turn number (1 or more)",
+            "before=x": "'before' must be a turn number",
+            "before=-3": "'before' must be a turn number",
+            "before=": "'before' must be a turn number",
+            "limit=0": "'limit' must be a number of turns from 1 to 200, got '0'",
+            "limit=201": "'limit' must be a number of turns from 1 to 200",
+            "limit=2.5": "'limit' must be a number of turns",
+            "limit=99999999999999": "'limit' must be a number of turns",
+        }
+        for query, expected in bad.items():
+            response = await client.get(f"/apps/chat/long?{query}")
+            assert response.status_code == 400, query
+            error = response.json()["error"]
+            assert error["code"] == "bad_request"
+            assert expected in error["message"], (query, error)
+        assert (await client.get("/apps/chat/nobody?limit=5")).status_code == 404
+
+
+async def test_a_cancelled_turn_keeps_what_it_did(project: Project) -> None:
+    write(project, "", ("fx", ()), grocery=False)
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        async with chat_stream(client, body(SLOW, "cancelled")) as frames:
+            async for frame in frames:
+                if frame.event == "tool":
+                    started = frame.json()
+                    cancelled = await client.post("/apps/chat/cancelled/cancel")
+                    assert cancelled.json() == {"cancelled": True}
+        saved = await _saved(supervisor, "cancelled")
+        assert saved is not None
+        user, asked, answer = saved["messages"]
+        assert user == {"role": "user", "content": SLOW}
+        assert asked["role"] == "assistant"
+        assert asked["tool_calls"] == [
+            {
+                "id": started["id"],
+                "type": "function",
+                "function": {"name": "fx.sleep", "arguments": '{"seconds": 30}'},
+            }
+        ]
+        assert answer == {
+            "role": "tool",
+            "tool_call_id": started["id"],
+            "content": "Error: the call was cancelled before it answered",
+            "isError": True,
+        }
+        # The next turn follows it, as after any other turn.
+        await chat(client, body(ECHO, "cancelled"))
+        after = await _saved(supervisor, "cancelled")
+    assert after is not None
+    assert after["turns"] == 2
+    assert after["messages"][:3] == saved["messages"]
+
+
 async def test_app_events_reach_the_agent_as_marked_data(project: Project) -> None:
     write(project, "", ("fx", ()), grocery=False)
     events = [

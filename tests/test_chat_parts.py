@@ -30,6 +30,7 @@ from actors.turns import (
     TurnFailed,
     UserTurn,
     app_events_text,
+    messages_so_far,
 )
 from web.chat import BadChatRequest, parse_chat_request, sse_stream
 from web.keepalives import KEEP_ALIVE_S
@@ -106,6 +107,49 @@ def test_app_events_are_capped_and_marked() -> None:
     assert UserTurn("and now?", ({"tool": "t"},)).message()["content"].endswith("\n\nand now?")
 
 
+def test_a_cut_short_turn_is_kept_as_it_went() -> None:
+    events = [
+        TextPiece("Let me "),
+        TextPiece("look."),
+        ToolStarted("c1", "a.find", {"q": "x"}),
+        ToolFinished("c1", "found", False),
+        ToolStarted("c2", "a.slow", {}),
+        TurnFailed("the turn was cancelled"),
+    ]
+    assert messages_so_far(events) == [
+        {
+            "role": "assistant",
+            "content": "Let me look.",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "a.find", "arguments": '{"q": "x"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "found", "isError": False},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c2", "type": "function", "function": {"name": "a.slow", "arguments": "{}"}}
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "c2",
+            "content": "Error: the call was cancelled before it answered",
+            "isError": True,
+        },
+    ]
+    # Text the person read after the last call is kept too; nothing is made of nothing.
+    assert messages_so_far([TextPiece("half an answ")]) == [
+        {"role": "assistant", "content": "half an answ"}
+    ]
+    assert messages_so_far([]) == []
+
+
 async def test_the_store_appends_turns_in_order(tmp_path: Path) -> None:
     store = ChatStore(tmp_path / "state" / "db.sqlite3")
     await store.open()
@@ -124,6 +168,59 @@ async def test_the_store_appends_turns_in_order(tmp_path: Path) -> None:
         assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
         turns = db.execute("SELECT turn FROM messages WHERE session_id = 's' ORDER BY seq")
         assert [t for (t,) in turns] == [1, 1, 2]
+
+
+async def test_the_store_reads_a_session_page_by_page(tmp_path: Path) -> None:
+    store = ChatStore(tmp_path / "db.sqlite3")
+    await store.open()
+    try:
+        for turn in range(1, 8):
+            await store.save_turn("s", [{"role": "user", "content": f"{turn}"}, {"turn": turn}])
+        await store.save_turn("other", [{"role": "user", "content": "x"}])
+        last = await store.load_page("s", None, 3)
+        before = await store.load_page("s", last.first_turn, 3)
+        first = await store.load_page("s", before.first_turn, 3)
+        nothing = await store.load_page("s", first.first_turn, 3)
+        beyond = await store.load_page("s", 100, 2)
+        nobody = await store.load_page("nobody", None, 3)
+    finally:
+        await store.close()
+    assert (last.turns, last.first_turn, last.last_turn) == (7, 5, 7)
+    assert [m.get("content") for m in last.messages] == ["5", None, "6", None, "7", None]
+    assert (before.first_turn, before.last_turn) == (2, 4)
+    assert (first.first_turn, first.last_turn) == (1, 1)
+    assert first.messages == ({"role": "user", "content": "1"}, {"turn": 1})
+    assert (nothing.messages, nothing.first_turn, nothing.last_turn) == ((), 1, 0)
+    assert (beyond.first_turn, beyond.last_turn) == (6, 7)
+    assert (nobody.turns, nobody.messages, nobody.first_turn, nobody.last_turn) == (0, (), 1, 0)
+
+
+async def test_the_store_lists_and_deletes_sessions(tmp_path: Path) -> None:
+    store = ChatStore(tmp_path / "db.sqlite3")
+    await store.open()
+    try:
+        for session_id in ("a", "b", "c", "b"):
+            await store.save_turn(session_id, [{"role": "user", "content": session_id}])
+        listed = await store.list_sessions()
+        assert await store.delete_sessions(["a", "nobody", "c"]) == 2
+        assert await store.delete_sessions([]) == 0
+        left = await store.list_sessions()
+        gone = await store.load("a")
+        kept = await store.load("b")
+        # A deleted session's id can start again from nothing.
+        await store.save_turn("a", [{"role": "user", "content": "again"}])
+        again = await store.load("a")
+    finally:
+        await store.close()
+    assert [(s.id, s.turns) for s in listed] == [("b", 2), ("c", 1), ("a", 1)]
+    assert all(s.created_at <= s.updated_at for s in listed)
+    assert [s.id for s in left] == ["b"]
+    assert (gone.turns, gone.messages) == (0, ())
+    assert kept.turns == 2
+    assert (again.turns, again.messages) == (1, ({"role": "user", "content": "again"},))
+    with sqlite3.connect(tmp_path / "db.sqlite3") as db:
+        rows = db.execute("SELECT session_id, turn FROM messages ORDER BY session_id, seq")
+        assert rows.fetchall() == [("a", 1), ("b", 1), ("b", 2)]
 
 
 async def test_the_store_is_private(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ import pytest
 import trio
 
 from supervisor import remote
-from supervisor.model.address import process_start, remove_address
+from supervisor.model.address import process_start, remove_address, salvaged
 from tests.support.helpers import Project, free_port, free_port_pair, run_mcpapps
 from tests.support.running import (
     FAST,
@@ -321,6 +321,48 @@ async def test_the_commands_reach_the_supervisor_whatever_the_config_says_now(
         "the supervisor's address cannot be read from it, so nothing was sent to the"
         " supervisor; use --url (and --token if it needs one)"
     )
+
+
+async def test_a_config_that_does_not_parse_still_names_its_own_state_dir(
+    project: Project,
+) -> None:
+    """With `[state] dir` set and a syntax error elsewhere in the file, the commands still find
+    the address file in that dir (the locating keys are read line by line), so `reload` shows
+    the supervisor's answer instead of saying that nothing could be sent."""
+    port = write(project, ("plain", ()))
+    written = project.config_path.read_text() + '\n[state]\ndir = "./var/state"\n'
+    project.config(written)
+    async with serving_its_config(project, port) as supervisor:
+        assert (project.root / "var" / "state" / "supervisor.json").exists()
+        project.config(written.replace("[apps]\n", "[apps]\nwatch = tru\n"))  # TOML breaks
+        result = await mcpapps("reload", cwd=project.root)
+        assert (result.returncode, result.stdout) == (1, ""), result.stderr
+        assert result.stderr.startswith(
+            "mcpapps: error: the config cannot be loaded, so nothing was changed: "
+        ), result.stderr
+        assert "is not valid TOML" in result.stderr
+        assert "reload refused: the config cannot be loaded: " in supervisor.log
+        result = await mcpapps("apps", cwd=project.root)
+        assert result.returncode == 0, result.stderr
+        assert rows(result.stdout)["plain"][1] == "Running"
+        project.config(written)
+
+
+def test_the_locating_keys_of_toml_that_does_not_parse() -> None:
+    """Each `[server]` or `[state]` key on a line that parses alone; nothing from other tables
+    or from the broken line."""
+    text = (
+        'server.host = "127.0.0.1"\n'
+        "[server]  # where it listens\n"
+        'port = 8123\ntoken = "abc\n'
+        "[apps]\nwatch = tru\n"
+        '[ state ]\ndir = "./var/state"\n'
+        '[apps.entries.x]\nstate.dir = "not this"\n'
+    )
+    assert salvaged(text) == {
+        "server": {"host": "127.0.0.1", "port": 8123},
+        "state": {"dir": "./var/state"},
+    }
 
 
 async def test_start_says_when_the_app_fails(project: Project) -> None:

@@ -193,7 +193,14 @@ def test_required_fields_and_unsupported_transport(project: Project) -> None:
     assert [(a.id, a.state, messages(a)) for a in apps] == [
         ("no-command", "Discovered", ["transport is 'stdio' but no 'command' is given"]),
         ("no-url", "Discovered", ["transport is 'http' but no 'url' is given"]),
-        ("ws", "Discovered", ["'transport' \"websocket\" is not supported: use 'stdio' or 'http'"]),
+        (
+            "ws",
+            "Discovered",
+            [
+                "'transport' \"websocket\" is not supported: use 'stdio', 'http', 'sse'"
+                " ('streamable-http' is read as 'http')"
+            ],
+        ),
         (
             None,
             "Discovered",

@@ -108,7 +108,8 @@ def test_a_stdio_manifest_and_an_http_manifest_are_valid() -> None:
         ("streamable-http", "http"),
         ("streamable_http", "http"),
         ("Streamable-HTTP", "http"),
-        ("sse", None),
+        ("sse", "sse"),
+        ("SSE", "sse"),
         ("websocket", None),
         ("", None),
     ],
@@ -117,9 +118,19 @@ def test_transport_spellings(written: str, read: str | None) -> None:
     assert normalize_transport(written) == read
 
 
-def test_an_unsupported_transport_is_an_error() -> None:
-    assert rules({"id": "x", "transport": "sse"})[0] == [
-        "'transport' \"sse\" is not supported: use 'stdio' or 'http'"
+def test_an_unsupported_transport_is_an_error_naming_the_allowed_ones() -> None:
+    assert rules({"id": "x", "transport": "websocket"})[0] == [
+        "'transport' \"websocket\" is not supported: use 'stdio', 'http', 'sse'"
+        " ('streamable-http' is read as 'http')"
+    ]
+
+
+def test_an_sse_app_needs_an_absolute_http_url() -> None:
+    assert rules({"id": "x", "transport": "sse", "url": "http://127.0.0.1:8000/sse"}) == ([], [])
+    assert rules({"id": "x", "transport": "sse"})[0] == ["transport is 'sse' but no 'url' is given"]
+    assert rules({"id": "x", "transport": "sse", "url": "/sse"})[0] == [
+        "'url' \"/sse\" must be an absolute http:// or https:// URL, such as"
+        " http://127.0.0.1:8000/sse"
     ]
 
 

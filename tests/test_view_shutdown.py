@@ -6,6 +6,7 @@ request to the model) is cut short."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 from typing import Any
@@ -16,6 +17,7 @@ import trio
 from tests.support.asking import asking_project, openai_agent
 from tests.support.frontdoor import http
 from tests.support.helpers import Project
+from tests.support.rawhttp import raw_connection, request
 from tests.support.running import GUARD_S, supervisor_running
 from tests.support.views import open_view
 from web.relay import APP_ERROR
@@ -176,3 +178,67 @@ async def stopped_while_held(project: Project, model: SilentModel) -> None:
         }
     ]
     assert "tools/call test_simple_text: stopping" in supervisor.log
+
+
+async def test_a_new_view_call_is_refused_once_the_supervisor_is_stopping(
+    project: Project,
+) -> None:
+    """A view's call that needs no approval and reaches the door after shutdown began (its
+    request came in before, its body after) is not run, as a call held for approval is not and
+    a chat's new turn is not: the supervisor takes no new work while it stops. A chat turn
+    waiting for the model holds the shutdown's chat grace open meanwhile, with the apps up."""
+    model = SilentModel()
+    async with trio.open_nursery() as background:
+        await background.start(model.serve)
+        asking_project(project, entries=ENTRIES, agent=openai_agent(model.url))
+        # The chat grace, long enough for the call to come during it; not a speed claim.
+        project.config(
+            project.config_path.read_text().replace("stop_grace_s = 1.0", "stop_grace_s = 10")
+        )
+        async with supervisor_running(project) as supervisor, http(supervisor) as client:
+            view_id = await open_view(client, "cf")  # the 2026-07-28 app: approval never
+            message = {
+                "jsonrpc": "2.0",
+                "id": 21,
+                "method": "tools/call",
+                "params": {"name": "test_simple_text", "arguments": {}},
+            }
+            body = json.dumps(message).encode()
+            head = request(
+                "POST",
+                f"/apps/views/{view_id}/mcp",
+                supervisor.port,
+                content_length=str(len(body)),
+                content_type="application/json",
+            )
+            async with trio.open_nursery() as turns, raw_connection(supervisor.port) as late:
+                turns.start_soon(_a_turn_the_model_never_answers, client)
+                with trio.fail_after(GUARD_S):
+                    await model.asked.wait()
+                    await late.send(head)  # the request is in; its body is not
+                    assert supervisor.process is not None
+                    supervisor.process.send_signal(signal.SIGTERM)
+                    await supervisor.wait_for_log("received SIGTERM: stopping")
+                    await late.send(body)
+                    answer = await late.response()
+            assert await supervisor.wait() == 0
+        background.cancel_scope.cancel()
+    assert answer is not None
+    assert answer.status == 200, answer
+    assert json.loads(answer.body) == {
+        "jsonrpc": "2.0",
+        "id": 21,
+        "error": {
+            "code": APP_ERROR,
+            "message": "the supervisor is stopping: the call of 'test_simple_text' was not run;"
+            " make it again once it is back",
+        },
+    }
+
+
+async def _a_turn_the_model_never_answers(client: httpx2.AsyncClient) -> None:
+    """A chat turn, read until the supervisor ends it (it waits for the model meanwhile)."""
+    with contextlib.suppress(httpx2.HTTPError):
+        async with client.stream("POST", "/apps/chat", json={"message": "hello"}) as response:
+            async for _ in response.aiter_lines():
+                pass

@@ -25,6 +25,7 @@ from web.fastpath import query_value
 from web.intake import (
     CLOSE,
     Refused,
+    bodies_closed,
     finishing,
     mcp_body_problem,
     read_body,
@@ -213,7 +214,8 @@ class FrontDoor:
                 send, 503, "app_unavailable", down.message, headers=retry_after(down.retry_at)
             )
         else:
-            await self._routes(scope, receive, send)
+            async with bodies_closed(scope):  # an answer never sent still gives back what it held
+                await self._routes(scope, receive, send)
 
     async def _app(
         self,

@@ -1,5 +1,6 @@
 """`POST /apps/chat`: a chat turn as a stream of server-sent events, and
-`GET /apps/chat/<sessionId>`: what is saved of a session.
+`GET /apps/chat/<sessionId>`: what is saved of a session, a page of turns at a time (the
+latest first: a long session is megabytes, and a page shows its end).
 
 The route only checks the request and turns the session actor's events into SSE frames; the
 turn itself runs in the session actor (`actors.chat`), so it goes on, and is saved, whatever
@@ -19,8 +20,8 @@ import trio
 from quart import Blueprint, Response, request
 
 from actors.asking import Elicitation, Sampled
-from actors.chatstore import SavedSession, StoreError
-from actors.messages import CancelTurn, GetSession, HubMessage, Turn
+from actors.chatstore import SessionPage, StoreError
+from actors.messages import CancelTurn, GetSessionPage, HubMessage, Turn
 from actors.runtime import AskTimeout, Mailbox, ask
 from actors.turns import Event, TextPiece, ToolFinished, ToolStarted, TurnFailed, UserTurn
 from supervisor.model import jsonin, jsonout
@@ -31,6 +32,11 @@ from web.keepalives import KEEP_ALIVE, with_keep_alives
 CHAT_ASK_TIMEOUT_S = 30.0
 MESSAGE_MAX = 100_000  # characters: a chat message, not a document upload
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
+# Turns per page of `GET /apps/chat/<id>`: a page shows the end of a conversation at once;
+# the most a client may ask for keeps one answer to a few megabytes even with large results.
+PAGE_TURNS = 20
+PAGE_TURNS_MAX = 200
+_COUNT = re.compile(r"[0-9]{1,9}", re.ASCII)
 
 
 class BadChatRequest(McpappsError, ValueError):
@@ -69,14 +75,23 @@ def chat_blueprint(
         if not SESSION_ID.fullmatch(session_id):
             return json_error(400, "bad_request", SESSION_ID_RULE)
         try:
-            saved: SavedSession = await ask(
-                chats, lambda r: GetSession(session_id, r), CHAT_ASK_TIMEOUT_S
+            before, limit = page_query(request.args)
+        except BadChatRequest as error:
+            return json_error(400, "bad_request", str(error))
+        try:
+            page: SessionPage = await ask(
+                chats,
+                lambda r: GetSessionPage(session_id, before, limit, r),
+                CHAT_ASK_TIMEOUT_S,
             )
         except (StoreError, AskTimeout) as error:
             return json_error(503, "unavailable", f"the session cannot be read: {error}")
-        if not saved.turns:
+        if not page.turns:
             return json_error(404, "not_found", f"there is no saved session '{session_id}'")
-        return {"sessionId": saved.id, "turns": saved.turns, "messages": list(saved.messages)}
+        body, previous = page_json(page, limit)
+        # The same, as a link relative to this URL (RFC 8288), for clients that follow links.
+        headers = {"Link": f'<?before={previous}&limit={limit}>; rel="prev"'} if previous else {}
+        return body, 200, headers
 
     @chat.post("/apps/chat/<session_id>/cancel")
     async def cancel_turn(session_id: str) -> Any:
@@ -98,6 +113,39 @@ SESSION_ID_RULE = (
     "'sessionId' must be 1 to 128 characters: letters, digits and '_.:-', starting with a"
     " letter or digit"
 )
+
+
+def page_query(args: Mapping[str, str]) -> tuple[int | None, int]:
+    """`?before=<turn>&limit=<turns>` of `GET /apps/chat/<id>`: the turn the page ends
+    before (None: the latest turns) and how many turns at most; `BadChatRequest` says what is
+    wrong."""
+    before = args.get("before")
+    limit = args.get("limit")
+    if before is not None and not (_COUNT.fullmatch(before) and int(before) >= 1):
+        raise BadChatRequest(
+            f"'before' must be a turn number (1 or more), as the answer's 'previous' gives it,"
+            f" got {before!r}"
+        )
+    if limit is not None and not (_COUNT.fullmatch(limit) and 1 <= int(limit) <= PAGE_TURNS_MAX):
+        raise BadChatRequest(
+            f"'limit' must be a number of turns from 1 to {PAGE_TURNS_MAX}, got {limit!r}"
+        )
+    return (int(before) if before else None), (int(limit) if limit else PAGE_TURNS)
+
+
+def page_json(page: SessionPage, limit: int) -> tuple[dict[str, Any], int | None]:
+    """The answer to `GET /apps/chat/<id>`, and the `before` of the page before it (None when
+    this page starts at the first turn)."""
+    previous = page.first_turn if page.first_turn > 1 else None
+    return {
+        "sessionId": page.id,
+        "turns": page.turns,
+        "firstTurn": page.first_turn,
+        "lastTurn": page.last_turn,
+        "messages": list(page.messages),
+        # How to ask for the turns before these: the same URL with these query parameters.
+        "previous": {"before": previous, "limit": limit} if previous else None,
+    }, previous
 
 
 def parse_chat_request(body: Any) -> tuple[str, UserTurn]:

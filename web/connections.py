@@ -14,6 +14,17 @@ The same class closes a connection whose WebSocket handshake Hypercorn refused i
 close` and never closes it: its idle clock was stopped when the request came and no request
 ends to start it again, so any client could hold descriptors for as long as it liked, before
 any check of ours (no token needed).
+
+And it closes a connection as soon as its client has gone. Hypercorn's reading loop ends when
+the client closes (or resets) the connection, and it tells the open request so (ASGI's
+`http.disconnect`); but it closes the socket only once every task of the connection has ended,
+and one of them is its idle timer, which sleeps out the whole keep-alive time
+(`[limits] keep_alive_s`) whatever the client did. Each connection a client closed was kept in
+CLOSE_WAIT for that long: at a few hundred clients a minute, hundreds of dead sockets and their
+descriptors. No Hypercorn setting changes it (a shorter keep-alive would close live idle ones
+too). A client's end of stream means nothing more can be read and, in HTTP, that it has gone:
+Hypercorn already ends the request for it; now the timer is stopped and the socket closed
+then too.
 """
 
 from __future__ import annotations
@@ -45,6 +56,11 @@ class IsolatedTCPServer(TCPServer):
                 peer,
                 _short(error),
             )
+
+    async def _read_data(self) -> None:
+        await super()._read_data()  # returns when the client has gone (or sent nothing in time)
+        await self.idle_task.stop()  # else it holds the connection for the keep-alive time
+        await self._close()  # what is still being answered can reach nobody
 
     async def protocol_send(self, event: Event) -> None:
         await super().protocol_send(event)

@@ -5,7 +5,8 @@ replays it.
 Reading it here, once, is what makes the limits the same everywhere (the MCP endpoints, Quart's
 routes), and it leaves no body unread on a kept-alive connection whatever a route answers (a 405
 or a 404 that never looks at the body): the next request on that connection is served as usual.
-`finishing` sees the last message of the answer through whatever cancels the route's task.
+`finishing` sees the last message of the answer through whatever cancels the route's task;
+`bodies_closed` closes the answer's body when the request is over, whether or not it was sent.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import codecs
 import contextlib
 import json
 import re
-from typing import Any
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Protocol
 
 import attrs
 import trio
@@ -172,6 +174,41 @@ def finishing(send: Any) -> Any:
             await send(message)
 
     return send_to_the_end
+
+
+class Closable(Protocol):
+    async def aclose(self) -> None: ...
+
+
+_BODIES = "mcpapps.bodies"  # the scope's key: the bodies a route made for the request's answer
+
+
+def close_with_request(scope: Mapping[str, Any], body: Closable) -> None:
+    """`body`, a route's answer that holds something until it ends, is closed when the request
+    is over (by `bodies_closed`), whether or not it was sent."""
+    bodies = scope.get(_BODIES)
+    if bodies is not None:
+        bodies.append(body)
+
+
+@contextlib.asynccontextmanager
+async def bodies_closed(scope: dict[str, Any]) -> AsyncIterator[None]:
+    """Close the bodies a route made for this request once it is over, sent or not.
+
+    Quart-Trio closes a streamed body once it has sent it, but a client that leaves between the
+    route's return and the first send cancels the request before Quart has taken the body up:
+    then nothing closes it, and what it holds (a view's call slot, the call itself) would be
+    held for ever. Closing what was closed already does nothing."""
+    bodies: list[Closable] = []
+    scope[_BODIES] = bodies
+    try:
+        yield
+    finally:
+        # Shielded: it is run when the request was cancelled; a body's close gives back what
+        # it holds without waiting on anything.
+        with trio.CancelScope(shield=True):
+            for body in bodies:
+                await body.aclose()
 
 
 class InFlightIds:

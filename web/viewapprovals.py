@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -51,9 +51,19 @@ class Pending:
             self.answered.set()
 
 
+def not_run_while_stopping(tool: str) -> Refused:
+    """A view's call that was to start once the supervisor began shutting down: new work is not
+    taken then (a chat's new turn is refused the same way), and the call is not run."""
+    return Refused(
+        APP_ERROR,
+        f"the supervisor is stopping: the call of '{tool}' was not run; make it again once it"
+        " is back",
+    )
+
+
 async def held_for_approval(
     door: ViewDoor, lease: Lease, rpc_id: Any, tool: str, call: Wire
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes]:
     """A call that waits for the person: `approval` is sent at once; the call goes to the app
     only if they allow it in time."""
     pending = Pending(lease, tool)
@@ -107,11 +117,7 @@ async def held_for_approval(
             finally:
                 scope.cancel()
         elif decision == STOPPING:
-            why = (
-                f"the supervisor is stopping: the call of '{tool}' was not run; make it again"
-                " once it is back"
-            )
-            outcome = {"error": Refused(APP_ERROR, why).error()}
+            outcome = {"error": not_run_while_stopping(tool).error()}
         elif decision == ENDED:
             why = f"the view ended ({pending.why}): the call of '{tool}' was not run; open it again"
             outcome = {"error": Refused(UNKNOWN_VIEW, why).error()}

@@ -6,11 +6,11 @@ server-sent events."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import trio
-from quart import Response
+from quart import Response, request
 
 from actors.asking import until_complete
 from actors.catalog import Catalog, Wire
@@ -20,6 +20,7 @@ from actors.upstream import ServerRequestRefused
 from supervisor.model import jsonout
 from supervisor.model.errors import McpappsError
 from supervisor.model.lifecycle import AppState
+from web.intake import close_with_request
 from web.keepalives import KEEP_ALIVE, with_keep_alives
 from web.relay import APP_ERROR, mcp_error
 from web.viewcaller import ViewCaller
@@ -155,8 +156,38 @@ def sse_event(name: str, data: Any) -> bytes:
     return f"event: {name}\ndata: {jsonout.dumps(data)}\n\n".encode()
 
 
-def event_stream(events: AsyncIterator[bytes]) -> Response:
-    response = Response(events, mimetype="text/event-stream")
+class EventStream:
+    """A response body of server-sent events whose generator has begun: run to its first event,
+    it is inside its `try`, so its `finally` (which gives back what the view's call holds: its
+    slot, its call) runs whenever it is closed. A generator never begun would never run it,
+    and one whose client left before the first send is never begun by Quart."""
+
+    def __init__(self, first: bytes, rest: AsyncGenerator[bytes]) -> None:
+        self._first: bytes | None = first
+        self._rest = rest
+
+    def __aiter__(self) -> EventStream:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if self._first is not None:
+            first, self._first = self._first, None
+            return first
+        return await anext(self._rest)
+
+    async def aclose(self) -> None:
+        self._first = None
+        await self._rest.aclose()
+
+
+async def event_stream(events: AsyncGenerator[bytes]) -> Response:
+    """The answer that streams `events`, closed by the front door once the request is over
+    even if none of it was sent (web/intake.py). The generator must reach its first event with
+    no checkpoint, so that no cancellation falls between what it was given to hold and its
+    `try`."""
+    body = EventStream(await anext(events), events)
+    close_with_request(request.scope, body)
+    response = Response(body, mimetype="text/event-stream")
     response.headers["Cache-Control"] = "no-store"
     response.timeout = None  # the person may take a while (bounded by the door)
     return response
@@ -178,7 +209,7 @@ async def asking_stream(
     events: trio.MemoryReceiveChannel[Any],
     scope: Any,
     first: bytes,
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes]:
     """A call whose app asks the person: each question as an `elicitation` event, then the
     answer as `message`. The page going away cancels the call (and so its questions)."""
     try:

@@ -34,7 +34,7 @@ from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, ask
 from supervisor.model import jsonin
 from web.chat import SESSION_ID
 from web.errors import json_error
-from web.viewapprovals import held_for_approval
+from web.viewapprovals import held_for_approval, not_run_while_stopping
 from web.viewcalls import (
     PASSED_ON,
     allowed_tool,
@@ -217,7 +217,9 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[HubMessage]) -> Blueprint:
                 table.hold(admitted)
                 held = held_for_approval(door, admitted, rpc_id, tool["name"], call)
                 release = False  # released when the held call ends
-                return event_stream(held)
+                return await event_stream(held)
+            if door.stopping:  # held calls are answered so too (web/viewapprovals.py)
+                raise not_run_while_stopping(tool["name"])
             events, scope = door.start_call(admitted, call)
             kind, first = await first_event(events, scope)
             if kind == "message":
@@ -225,7 +227,7 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[HubMessage]) -> Blueprint:
             # The app asked the person: the rest of the answer is a stream.
             streamed = asking_stream(door, admitted, rpc_id, events, scope, sse_event(kind, first))
             release = False  # released when the stream ends
-            return event_stream(streamed)
+            return await event_stream(streamed)
         except Refused as refused:
             door.refusals.labels(lease.app_id, str(refused.code)).inc()
             return rpc_answer(rpc_id, error=refused.error())

@@ -15,6 +15,7 @@ import contextlib
 import ipaddress
 import json
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -81,15 +82,20 @@ class Locator:
 
 def read_locator(path: Path, environ: Mapping[str, str]) -> Locator:
     """The locating keys of a config that cannot be loaded (an unknown key, a bad value
-    elsewhere, even TOML that does not parse): each one that is present and well-formed, the
-    default when absent, the `MCPAPPS_*` overrides applied. A malformed `host` or `port` is
+    elsewhere, even TOML that does not parse, whose lines are read one by one: `salvaged`):
+    each one that is present and well-formed, the default when absent, the `MCPAPPS_*`
+    overrides applied. A malformed `host` or `port` is
     None: a guessed address would reach some other server."""
     path = Path(os.path.abspath(path))
+    raw: dict[str, Any] = {}
+    parsed = False  # no default is assumed for the address then: it may be elsewhere
     try:
-        raw = tomllib.loads(path.read_bytes().decode("utf-8"))
-        parsed = True
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        raw, parsed = {}, False  # no default is assumed for the address: it may be elsewhere
+        text = path.read_bytes().decode("utf-8")
+        raw, parsed = tomllib.loads(text), True
+    except (OSError, UnicodeDecodeError):
+        pass
+    except tomllib.TOMLDecodeError:
+        raw = salvaged(text)
     server = _table(raw, "server")
     state = _table(raw, "state")
     for variable, (_, key) in ENV_OVERRIDES.items():  # all of them [server] keys
@@ -113,6 +119,38 @@ def read_locator(path: Path, environ: Mapping[str, str]) -> Locator:
         _beside(path, token_file) if _usable_path(token_file) else None,
         _beside(path, state_dir if _usable_path(state_dir) else StateConfig().dir),
     )
+
+
+# A table's header on a line of its own: `[name]`, spaces and a comment allowed.
+_HEADER = re.compile(r"\s*\[\s*([A-Za-z0-9_-]+)\s*\]\s*(?:#.*)?")
+_LOCATING = ("server", "state")  # the tables whose keys locate a supervisor
+
+
+def salvaged(text: str) -> dict[str, Any]:
+    """The `[server]` and `[state]` keys of TOML that does not parse, as far as they can be
+    read: each from a line of its own that parses alone, `key = value` under its table's
+    header or `table.key = value` before any header. A syntax error elsewhere (the common
+    case: a typo while editing) spoils nothing here; a line it spoils is left out, and a key
+    left out is taken as absent. Only the address file can then give the address, unless the
+    line that gives it parsed: a state dir read wrongly finds no address file for this
+    config, which names its config."""
+    found: dict[str, dict[str, Any]] = {}
+    table: str | None = ""  # "" before any header; None under one that is not `[name]`
+    for line in text.splitlines():
+        if line.lstrip().startswith("["):
+            header = _HEADER.fullmatch(line)
+            table = header.group(1) if header else None
+            continue
+        if table is None or (table and table not in _LOCATING):
+            continue
+        try:
+            pairs = tomllib.loads(line)
+        except tomllib.TOMLDecodeError:
+            continue
+        for name, value in pairs.items() if not table else [(table, pairs)]:
+            if name in _LOCATING and isinstance(value, dict):
+                found.setdefault(name, {}).update(value)
+    return found
 
 
 def _usable_path(value: Any) -> TypeGuard[str | Path]:

@@ -16,8 +16,7 @@ import os.path
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
+from typing import Annotated, Any
 
 import attrs
 from cattrs.errors import ClassValidationError
@@ -28,8 +27,14 @@ from supervisor.model.era import EraSetting
 from supervisor.model.errors import McpappsError
 from supervisor.model.policy import SupervisionPolicy
 from supervisor.model.structuring import Between, KeyPath, did_you_mean, make_converter, problems
+from supervisor.model.transports import (
+    TRANSPORTS,
+    TransportName,
+    TransportSpec,
+    normalize_transport,
+    transport_problems,
+)
 
-Transport = Literal["stdio", "http"]
 StartupTimeout = Annotated[int, Between(1, 600)]
 RequestTimeout = Annotated[int, Between(1, 3600)]
 
@@ -96,8 +101,13 @@ class AppDefinition:
         return self.manifest.id
 
     @property
-    def transport(self) -> Transport:
-        return "http" if self.manifest.transport == "http" else "stdio"
+    def transport_spec(self) -> TransportSpec:
+        # `make_definition` wrote the transport's own name, from a manifest that named one.
+        return TRANSPORTS[self.manifest.transport]
+
+    @property
+    def transport(self) -> TransportName:
+        return self.transport_spec.name
 
 
 class ManifestSyntaxError(McpappsError, ValueError):
@@ -202,16 +212,6 @@ def manifest_to_json(manifest: Manifest) -> dict[str, Any]:
     return {**_to_json(manifest), **manifest.metadata}
 
 
-def normalize_transport(value: str) -> Transport | None:
-    """`stdio`, or `http` for any spelling of http/streamable-http; None when unsupported."""
-    spelled = value.strip().lower().replace("_", "-")
-    if spelled == "stdio":
-        return "stdio"
-    if spelled in ("http", "streamable-http"):
-        return "http"
-    return None
-
-
 def id_problem(app_id: str) -> str | None:
     """Why `app_id` is not a valid app id, or None."""
     if _ID.fullmatch(app_id):
@@ -266,24 +266,7 @@ def _rule_problems(
     elif problem := id_problem(m.id):
         yield ("id",), problem
 
-    transport = normalize_transport(m.transport)
-    if transport is None:
-        yield (
-            ("transport",),
-            f"{quote('transport')} {json.dumps(m.transport)} is not supported:"
-            " use 'stdio' or 'http'",
-        )
-    elif transport == "stdio" and not (m.command or "").strip():
-        yield ("command",), f"transport is 'stdio' but no {quote('command')} is given"
-    elif transport == "http":
-        if m.url is None:
-            yield ("url",), f"transport is 'http' but no {quote('url')} is given"
-        elif not _is_absolute_http_url(m.url):
-            yield (
-                ("url",),
-                f"{quote('url')} {json.dumps(m.url)} must be an absolute http:// or https://"
-                " URL, such as http://127.0.0.1:8000/mcp",
-            )
+    yield from transport_problems(m, quote)
 
     seen_headers: dict[str, str] = {}
     for header, value in m.headers.items():
@@ -336,14 +319,6 @@ def _rule_problems(
             f"{quote('working_directory')} {json.dumps(directory)} starts with '~', which is not"
             " expanded: write an absolute path, or one relative to the manifest's folder",
         )
-
-
-def _is_absolute_http_url(url: str) -> bool:
-    try:
-        parts = urlsplit(url)
-        return parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
-    except ValueError:  # a port that is not a number, an unclosed bracket
-        return False
 
 
 def make_definition(

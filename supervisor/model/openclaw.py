@@ -12,7 +12,6 @@ not mapped is reported with the reason, and written into the TOML as a comment.
 
 from __future__ import annotations
 
-import json
 import os.path
 import re
 from collections.abc import Mapping
@@ -24,6 +23,7 @@ import attrs
 from supervisor.model.config import ConfigError, config_from_data
 from supervisor.model.errors import McpappsError
 from supervisor.model.structuring import dotted, show
+from supervisor.model.tomltext import toml_key, toml_value
 
 
 @attrs.frozen
@@ -296,27 +296,8 @@ def _toml(
         lines.append("# Not imported:")
         lines += [f"#   {problem}" for problem in out]
     lines += ["", "[apps]"]
-    lines += [f"{key} = {_value(value)}" for key, value in apps.items()]
+    lines += [f"{key} = {toml_value(value)}" for key, value in apps.items()]
     for app_id, entry in entries.items():
-        lines += ["", f"[apps.entries.{_key(app_id)}]"]
-        lines += [f"{key} = {_value(value)}" for key, value in entry.items()]
+        lines += ["", f"[apps.entries.{toml_key(app_id)}]"]
+        lines += [f"{key} = {toml_value(value)}" for key, value in entry.items()]
     return "\n".join(lines) + "\n"
-
-
-def _key(key: str) -> str:
-    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _value(key)
-
-
-def _value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        # A JSON string is a TOML basic string (same escapes, \uXXXX included).
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + " }"
-    raise TypeError(f"cannot write {value!r} as TOML")

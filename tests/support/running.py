@@ -301,11 +301,13 @@ async def fixture_upstream(
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(pump_stderr, child, stderr.append)
+            transport = StdioTransport(child, "fx", lambda: None)
             async with connect(
-                StdioTransport(child, "fx", lambda: None),
+                transport,
                 protocol="handshake",
                 ui=False,
                 on_message=ignore,
+                direct=transport.direct,
             ) as upstream:
                 yield child, upstream, stderr
             nursery.cancel_scope.cancel()

@@ -338,10 +338,14 @@
     return node;
   }
 
-  function toolBlock(name, input) {
-    const block = el("details", { class: "tool" },
+  function toolNode(name, input) {
+    return el("details", { class: "tool" },
       el("summary", {}, `tool ${name}`),
-      el("pre", {}, JSON.stringify(input, null, 2)));
+      el("pre", {}, typeof input === "string" ? input : JSON.stringify(input, null, 2)));
+  }
+
+  function toolBlock(name, input) {
+    const block = toolNode(name, input);
     $("chat-log").append(block);
     return block;
   }
@@ -359,18 +363,92 @@
     if (typeof isError === "boolean") markOutcome(block, isError);
   }
 
-  async function restoreChat() {
-    if (!sessionId) return;
-    const response = await fetch(`apps/chat/${encodeURIComponent(sessionId)}`, { credentials: "same-origin" });
-    if (!response.ok) return;
-    const saved = await response.json();
-    for (const message of saved.messages || []) {
-      if (message.role === "user") chatLine("user", message.content);
-      else if (message.role === "assistant" && message.content) chatLine("assistant", message.content);
-      else if (message.role === "tool") {
-        showResult(toolBlock("result", {}), message.content, message.isError);
+  // A saved session is read a page of turns at a time, its latest first (a long one is
+  // megabytes): `earlier` is how to ask for the turns before those shown, null when none are.
+  let earlier = null;
+  let loadingEarlier = false;
+
+  // Saved messages as the live turn showed them: each tool call a block named by its tool,
+  // which its result fills (the call and its result are saved in the same turn, so on the
+  // same page).
+  function savedNodes(messages) {
+    const calls = new Map();
+    const nodes = [];
+    for (const message of messages) {
+      if (message.role === "user") nodes.push(el("div", { class: "msg user" }, message.content));
+      else if (message.role === "assistant") {
+        if (message.content) nodes.push(el("div", { class: "msg assistant" }, message.content));
+        for (const call of message.tool_calls || []) {
+          const fn = call.function || {};
+          let input = fn.arguments || "{}";
+          try { input = JSON.parse(input); } catch (error) { /* shown as it was saved */ }
+          const block = toolNode(fn.name || "?", input);
+          calls.set(call.id, block);
+          nodes.push(block);
+        }
+      } else if (message.role === "tool") {
+        let block = calls.get(message.tool_call_id);
+        if (!block) nodes.push(block = toolNode("result", {}));
+        showResult(block, message.content, message.isError);
       }
     }
+    return nodes;
+  }
+
+  async function readSaved(query) {
+    const response = await fetch(`apps/chat/${encodeURIComponent(sessionId)}${query}`, { credentials: "same-origin" });
+    if (!response.ok) return null;
+    const saved = await response.json();
+    earlier = saved.previous || null;
+    return saved;
+  }
+
+  function earlierButton() {
+    let button = $("chat-earlier");
+    if (!earlier) {
+      if (button) button.remove();
+      return;
+    }
+    if (!button) {
+      button = el("button", { type: "button", id: "chat-earlier", onclick: () => loadEarlier() }, "Load earlier messages");
+      $("chat-log").prepend(button);
+    }
+  }
+
+  // The turns before those shown, put above them; what the person was reading stays in place.
+  async function loadEarlier() {
+    if (!earlier || loadingEarlier) return;
+    loadingEarlier = true;
+    const forSession = sessionId;
+    try {
+      const query = `?before=${earlier.before}&limit=${earlier.limit}`;
+      const saved = await readSaved(query);
+      if (!saved || sessionId !== forSession) return;
+      const log = $("chat-log");
+      const fromBottom = log.scrollHeight - log.scrollTop;
+      const button = $("chat-earlier");
+      const nodes = savedNodes(saved.messages || []);
+      if (button) button.after(...nodes);
+      else log.prepend(...nodes);
+      earlierButton();
+      log.scrollTop = log.scrollHeight - fromBottom;
+    } finally {
+      loadingEarlier = false;
+    }
+  }
+
+  // Scrolled to the top: the earlier turns come as if the button had been pressed.
+  $("chat-log").addEventListener("scroll", () => {
+    if ($("chat-log").scrollTop < 8 && earlier) loadEarlier().catch(() => {});
+  });
+
+  async function restoreChat() {
+    if (!sessionId) return;
+    const saved = await readSaved("");
+    if (!saved) return;
+    $("chat-log").append(...savedNodes(saved.messages || []));
+    earlierButton();
+    $("chat-log").scrollTop = $("chat-log").scrollHeight;
     // The last view the chat opened is opened again (its tool runs again: no result is kept).
     const opened = await fetch(`apps/chat/${encodeURIComponent(sessionId)}/views`, { credentials: "same-origin" });
     const views = opened.ok ? (await opened.json()).views : [];
@@ -507,6 +585,7 @@
   });
   $("chat-new").addEventListener("click", () => {
     sessionId = null;
+    earlier = null;
     localStorage.removeItem(SESSION_KEY);
     $("chat-log").replaceChildren();
   });
