@@ -7,6 +7,7 @@ App actors run in the registry's nursery, started in discovery order and stopped
 
 from __future__ import annotations
 
+import itertools
 import logging
 import random
 import time
@@ -21,6 +22,7 @@ from actors.app import AppActor
 from actors.asking import bind_caller
 from actors.catalog import Catalog
 from actors.messages import (
+    ActorOf,
     AppFact,
     ApplyReload,
     AppNotification,
@@ -108,6 +110,8 @@ class Registry(Actor[RegistryMessage]):
         self._statuses: dict[str, AppStatus] = {}
         self._sources: dict[str, Path] = {}
         self._facts: dict[str, _Facts] = {}  # the current actor's voice, per app id
+        self._numbers = itertools.count(1)
+        self._actor_numbers: dict[str, int] = {}  # the current actor's number, per app id
         self._scopes: dict[str, trio.CancelScope] = {}
         # Apps a reload is replacing: the Start, Stop and Restart sent to each meanwhile, kept
         # for its successor (its old actor would act on them only to be stopped and replaced).
@@ -154,6 +158,7 @@ class Registry(Actor[RegistryMessage]):
     def _register(self, actor: AppActor, facts: _Facts, source: Path) -> None:
         """From now on `actor` is the app's: requests are routed to it, its facts are heard."""
         self._actors[actor.id] = actor
+        self._actor_numbers[actor.id] = next(self._numbers)
         self._facts[actor.id] = facts
         self._sources[actor.id] = source
 
@@ -202,8 +207,22 @@ class Registry(Actor[RegistryMessage]):
                 self._replay(channel)
             case CallPublicTool():
                 self._call(message)
+            case ToApp(app_id, request, number) if number not in (
+                None,
+                self._actor_numbers.get(app_id),
+            ):
+                if (reply := getattr(request, "reply", None)) is not None:
+                    why = f"app '{app_id}' was changed by a reload since this was asked of it"
+                    reply.fail(AppUnavailable(app_id, why))
             case ToApp(app_id, request):
                 self._route(app_id, request)
+            case ActorOf(app_id, reply):
+                if app_id in self._actors:
+                    reply.send(self._actor_numbers[app_id])
+                elif app_id in self._statuses:
+                    reply.send(None)
+                else:
+                    reply.fail(UnknownApp(app_id, f"unknown app '{app_id}'"))
             case SamplingAllowed(app_id):
                 if (actor := self._actors.get(app_id)) is not None:
                     message.reply.send(actor.definition.sampling)
@@ -526,6 +545,7 @@ class Registry(Actor[RegistryMessage]):
         app_id = actor.id
         if self._actors.get(app_id) is actor:
             self._actors.pop(app_id)
+            self._actor_numbers.pop(app_id, None)
             self._facts.pop(app_id, None)
             self._sources.pop(app_id, None)
         self._catalogs.pop(app_id, None)
