@@ -7,6 +7,11 @@ does not stop the turn or its saving. The hub creates a session actor on the fir
 id (loading what was saved) and retires it when it has been idle for a while; only the hub sends
 turns to a session, so it knows for certain when one has none waiting.
 
+The hub also deletes sessions: one asked for (`mcpapps sessions delete`), refused while it has
+a turn running or waiting, and those `[state]`'s retention no longer keeps, chosen at start and
+then every ten minutes by one sweep (`actors.retention`). A session being deleted leaves memory
+first; a turn sent for it meanwhile waits until the store is done, then starts it afresh.
+
 On shutdown the hub takes no new turns, lets the running ones finish for up to the
 grace period while the apps are still up, then cuts the rest short; every waiting client is
 told, and every stream ends with `done`.
@@ -29,20 +34,28 @@ from actors.bridge import CHAT_SESSION
 from actors.chatstore import ChatStore, SavedSession, SessionPage, StoreError
 from actors.messages import (
     AnswerQuestion,
+    ApplyRetention,
     CancelTurn,
+    DeleteSession,
     GetSession,
     GetSessionPage,
     HubMessage,
+    ListSessions,
     SampleForView,
+    SessionListing,
+    SessionsDeleted,
+    SessionsExpired,
     StopChats,
     Sweep,
     Turn,
     TurnDone,
 )
 from actors.metrics import Metrics
+from actors.retention import KEEP_EVERYTHING, RETENTION_EVERY_S, Retention, expired
 from actors.runtime import Actor, Mailbox, Reply, unhandled
 from actors.turns import Event, Message, TurnFailed, messages_so_far
 from actors.upstream import ServerRequestRefused
+from supervisor.model.errors import McpappsError
 
 logger = logging.getLogger("mcpapps.chat")
 
@@ -52,6 +65,10 @@ SWEEP_S = 60.0
 STOPPING = "the supervisor is stopping: send this message again once it is back"
 CUT_SHORT = "the supervisor stopped before this turn was finished; the turn was not saved"
 CANCELLED = "the turn was cancelled; what it said and did until then is kept"
+
+
+class SessionBusy(McpappsError):
+    """A session cannot be deleted now: it has a turn running or waiting."""
 
 
 @attrs.define
@@ -70,13 +87,19 @@ class ChatHub(Actor[HubMessage]):
         metrics: Metrics,
         *,
         idle_s: float = IDLE_S,
+        retention: Retention = KEEP_EVERYTHING,
+        retention_every_s: float = RETENTION_EVERY_S,
     ) -> None:
         self.mailbox: Mailbox[HubMessage] = Mailbox()
         self._engine = engine
         self._store = store
         self._metrics = metrics
         self._idle_s = idle_s
+        self._retention = retention
+        self._retention_every_s = retention_every_s
         self._sessions: dict[str, _Entry] = {}
+        # Sessions being deleted from the store, and the turns sent for them meanwhile.
+        self._deleting: dict[str, list[Turn]] = {}
         self._nursery: trio.Nursery | None = None
         self._session_nursery: trio.Nursery | None = None
         self._stopping = trio.Event()
@@ -85,6 +108,8 @@ class ChatHub(Actor[HubMessage]):
     async def _begin(self, nursery: trio.Nursery) -> None:
         await nursery.start(self._host_sessions)
         nursery.start_soon(self._sweeper)
+        if not self._retention.keeps_everything:
+            nursery.start_soon(self._retention_sweeper)
 
     async def _host_sessions(self, *, task_status: trio.TaskStatus[None]) -> None:
         # Sessions live in a nursery of their own, so that cutting them short at shutdown
@@ -99,6 +124,9 @@ class ChatHub(Actor[HubMessage]):
             case Turn(session_id, _, events):
                 if self._stopping.is_set():
                     _refuse(events, STOPPING)
+                    return
+                if session_id in self._deleting:
+                    self._deleting[session_id].append(message)  # it starts once deleted
                     return
                 entry = self._sessions.get(session_id)
                 if entry is None:
@@ -135,6 +163,31 @@ class ChatHub(Actor[HubMessage]):
                 self._spawn(self._stop, grace, reply)
             case Sweep():
                 self._retire_idle()
+            case ListSessions(reply):
+                running = frozenset(i for i, e in self._sessions.items() if e.waiting)
+                self._spawn(self._list, running, reply)
+            case DeleteSession(session_id, reply):
+                entry = self._sessions.get(session_id)
+                if entry is not None and entry.waiting:
+                    reply.fail(
+                        SessionBusy(
+                            f"session '{session_id}' has a turn running: cancel it (POST"
+                            f" /apps/chat/{session_id}/cancel) or wait for it to end, then"
+                            " delete the session"
+                        )
+                    )
+                else:
+                    self._delete([session_id], reply)
+            case ApplyRetention():
+                in_use = frozenset(i for i in self._sessions if self._in_use(i))
+                self._spawn(self._find_expired, in_use)
+            case SessionsExpired(session_ids):
+                # Chosen from the store a moment ago: one that took a turn since stays.
+                self._delete([i for i in session_ids if not self._in_use(i)], None)
+            case SessionsDeleted(session_ids):
+                for session_id in session_ids:
+                    for waiting in self._deleting.pop(session_id, ()):
+                        self._handle(waiting)
             case _:
                 unhandled("chat hub", message)
 
@@ -147,6 +200,67 @@ class ChatHub(Actor[HubMessage]):
         assert self._session_nursery is not None
         self._session_nursery.start_soon(session.run)
         return entry
+
+    def _in_use(self, session_id: str) -> bool:
+        """Whether retention must leave the session alone: a turn runs or waits, or one is
+        still to be saved (it will be, with the next)."""
+        entry = self._sessions.get(session_id)
+        return entry is not None and (entry.waiting > 0 or entry.unsaved)
+
+    def _delete(self, session_ids: list[str], reply: Reply[bool] | None) -> None:
+        """Take the sessions out of memory now, and out of the store in a task; a turn sent
+        for one of them meanwhile waits for that."""
+        session_ids = [i for i in session_ids if i not in self._deleting]
+        if not session_ids:
+            if reply is not None:
+                reply.send(False)  # being deleted already: not this request's to report
+            return
+        for session_id in session_ids:
+            self._deleting[session_id] = []
+            if (entry := self._sessions.pop(session_id, None)) is not None:
+                entry.session.mailbox.close()
+        self._spawn(self._delete_from_store, tuple(session_ids), reply)
+
+    async def _delete_from_store(
+        self, session_ids: tuple[str, ...], reply: Reply[bool] | None
+    ) -> None:
+        try:
+            deleted = await self._store.delete_sessions(session_ids)
+        except StoreError as error:
+            logger.error("chat sessions %s were not deleted: %s", ", ".join(session_ids), error)
+            if reply is not None:
+                reply.fail(error)
+        else:
+            if reply is not None:
+                reply.send(deleted > 0)
+            elif deleted:
+                logger.info("deleted %d chat sessions that [state] no longer keeps", deleted)
+        finally:
+            # Sent, not told: the turns waiting for these sessions must not be dropped.
+            await self.mailbox.send(SessionsDeleted(session_ids))
+
+    async def _find_expired(self, in_use: frozenset[str]) -> None:
+        try:
+            sessions = await self._store.list_sessions()
+        except StoreError as error:
+            logger.error("chat session retention: %s", error)
+            return
+        # A session that comes into use meanwhile is left out when the hub gets the answer.
+        doomed = expired(sessions, time.time(), self._retention, in_use)
+        if doomed:
+            self.mailbox.tell(SessionsExpired(tuple(doomed)))
+
+    async def _retention_sweeper(self) -> None:
+        while True:
+            self.mailbox.tell(ApplyRetention())
+            await trio.sleep(self._retention_every_s)
+
+    async def _list(self, running: frozenset[str], reply: Reply[SessionListing]) -> None:
+        try:
+            reply.send(SessionListing(await self._store.list_sessions(), running))
+        except StoreError as error:
+            logger.error("chat sessions: %s", error)
+            reply.fail(error)
 
     def _check_all_done(self) -> None:
         if self._stopping.is_set() and all(e.waiting == 0 for e in self._sessions.values()):

@@ -15,7 +15,7 @@ import attrs
 import trio
 
 from actors.catalog import Catalog, Wire
-from actors.chatstore import SavedSession, SessionPage
+from actors.chatstore import SavedSession, SessionPage, SessionSummary
 from actors.runtime import Abandonment, Answer, Recipient, Reply
 from actors.toolreport import ToolRow
 from actors.tooltable import PublicTool, ToolTable
@@ -470,6 +470,48 @@ class Sweep:
 
 
 @attrs.frozen
+class SessionListing:
+    """Every saved chat session, and which of them have a turn running or waiting."""
+
+    sessions: tuple[SessionSummary, ...]
+    running: frozenset[str]
+
+
+@attrs.frozen
+class ListSessions:
+    reply: Reply[SessionListing]
+
+
+@attrs.frozen
+class DeleteSession:
+    """Delete a saved session; the reply says whether there was one, and fails with
+    `SessionBusy` while it has a turn running or waiting."""
+
+    session_id: str
+    reply: Reply[bool]
+
+
+@attrs.frozen
+class ApplyRetention:
+    """The hub tells itself: time to delete the sessions `[state]` no longer keeps."""
+
+
+@attrs.frozen
+class SessionsExpired:
+    """The hub's retention task tells it: these sessions are past what `[state]` keeps."""
+
+    session_ids: tuple[str, ...]
+
+
+@attrs.frozen
+class SessionsDeleted:
+    """The hub's deletion task tells it: these sessions are gone from the store (or could
+    not be deleted); turns sent for them meanwhile may run."""
+
+    session_ids: tuple[str, ...]
+
+
+@attrs.frozen
 class SampleForView:
     """Ask the chat hub: answer a sampling request an app's view made through the page."""
 
@@ -490,4 +532,9 @@ HubMessage = (
     | StopChats
     | TurnDone
     | Sweep
+    | ListSessions
+    | DeleteSession
+    | ApplyRetention
+    | SessionsExpired
+    | SessionsDeleted
 )

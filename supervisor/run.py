@@ -22,6 +22,7 @@ from actors.messages import StopAll, StopChats, WhenReady
 from actors.metrics import Metrics
 from actors.reaper import Reaper
 from actors.registry import Registry
+from actors.retention import Retention
 from actors.runtime import ask
 from supervisor.model.address import ADDRESS_FILE, remove_address, write_address
 from supervisor.model.config import Config
@@ -82,7 +83,10 @@ async def run_supervisor(
                 engine = make_engine(config.agent, ToolBridge(registry.mailbox), environ)
             except ValueError as error:
                 raise StartupError(f"the {config.agent.engine} agent engine: {error}") from None
-            chats = ChatHub(engine, store, metrics)
+            retention = Retention.of(
+                config.state.chat_sessions_max_age_days, config.state.chat_sessions_max_count
+            )
+            chats = ChatHub(engine, store, metrics, retention=retention)
             parts = _Parts(config, policy, registry, chats, metrics, reaper)
             await _supervise(parts, signals, environ, task_status)
         finally:

@@ -135,9 +135,16 @@ class AgentConfig:
     max_steps: Count = 8
 
 
+Days = Annotated[float, Between(0, low_exclusive=True)]
+
+
 @attrs.frozen(kw_only=True)
 class StateConfig:
     dir: Path = Path(".mcpapps")
+    # Chat session retention: a session whose last turn is older, or that is beyond the newest
+    # this many, is deleted (at start, then every 10 minutes). Unset: kept until deleted.
+    chat_sessions_max_age_days: Days | None = None
+    chat_sessions_max_count: Count | None = None
 
 
 @attrs.frozen(kw_only=True)
