@@ -121,7 +121,8 @@ class Setup:
     """What each incarnation of one app is made from, and the app actor's hooks: `mourn` acts
     on a death (once, however often it is called), `on_running` adopts a session that has
     listed its catalog and starts the actor's tasks for it; `on_message` and
-    `on_server_request` are the SDK client's handlers."""
+    `on_server_request` are the SDK client's handlers; `linger` starts a task that may outlive
+    the incarnation (what a dead process left behind is taken down there)."""
 
     definition: AppDefinition
     environ: Mapping[str, str]
@@ -132,6 +133,7 @@ class Setup:
     on_running: Callable[[Incarnation, Upstream, Catalog, StartTask], None]
     on_message: Callable[[Any], Awaitable[None]]
     on_server_request: ServerRequestHandler
+    linger: Callable[[Callable[[], Awaitable[None]]], None] | None = None
 
 
 async def live(incarnation: Incarnation, setup: Setup) -> None:
@@ -246,6 +248,7 @@ class _Life:
                 reaper=setup.reaper,
                 start_task=self._tasks(nursery),
                 on_failure=self._failure,
+                linger=setup.linger,
             )
         )
 

@@ -270,10 +270,13 @@ class ToolTableChanged:
 
 @attrs.frozen
 class ToApp:
-    """Route `message` (a request to an app actor) to the app `app_id`."""
+    """Route `message` (a request to an app actor) to the app `app_id`; with `actor` (from
+    `ActorOf`), only to that actor of the app: once a reload has replaced it, the request is
+    refused (a view opened for the app's old definition runs nothing on its new one)."""
 
     app_id: str
     message: AppMessage
+    actor: int | None = None
 
 
 @attrs.frozen
@@ -290,6 +293,15 @@ class CallPublicTool:
 @attrs.frozen
 class GetToolTable:
     reply: Reply[ToolTable]
+
+
+@attrs.frozen
+class ActorOf:
+    """The number of the app's actor now (a reload that replaces the actor gives the app a new
+    one); None for an app that is not run; `UnknownApp` if there is no such app."""
+
+    app_id: str
+    reply: Reply[int | None]
 
 
 @attrs.frozen
@@ -375,6 +387,7 @@ RegistryMessage = (
     | GetToolReport
     | Snapshot
     | Lookup
+    | ActorOf
     | WhenReady
     | StopAll
     | ApplyReload
