@@ -155,6 +155,7 @@ class AppActor(Actor[AppMessage]):
             on_message=self._changes.on_message,
             on_server_request=self._on_server_request,
             sign_in=self._sign_in,
+            linger=self._spawn,
         )
         self._calls = Calls(
             self.id,
@@ -238,6 +239,12 @@ class AppActor(Actor[AppMessage]):
                 "app %s: %s → %s is not a transition of the lifecycle", self.id, previous, state
             )
         self._state = state
+        # The catalog is the Running app's: it goes when the app leaves Running, and is told
+        # after the state, so that the registry never holds a Running app without its tools
+        # (a call meanwhile would hear "unknown tool" rather than "not available").
+        emptied = previous is AppState.RUNNING and self._catalog != Catalog()
+        if state is not AppState.RUNNING:
+            self._catalog = Catalog()
         self._wake_drain()
         self._entered[state.value] = time.time()
         if error is not None:
@@ -260,6 +267,8 @@ class AppActor(Actor[AppMessage]):
         level = logging.WARNING if state is AppState.FAILED else logging.INFO
         logger.log(level, "app %s: %s → %s%s", self.id, previous, state, detail)
         self._events.tell(StateChanged(self.status()))
+        if emptied:
+            self._events.tell(CatalogChanged(self.id, self._catalog))
 
     # ---- lifecycle control -------------------------------------------------------------------
 
@@ -359,7 +368,9 @@ class AppActor(Actor[AppMessage]):
             if self._loop_scope is not None:
                 self._loop_scope.cancel()
             await self._loop_done.wait()
-        self._stopping = None
+        # A restart's calls are refused as "restarting" until its next process is Loaded
+        # (`_incarnation`), not as those of an app that is not running though Running.
+        self._stopping = why if why is Stopping.RESTART else None
         if why is Stopping.STOP and (supervised or self._state is AppState.FAILED):
             self._gave_up = False
             self._enter(AppState.STOPPED)
@@ -369,7 +380,8 @@ class AppActor(Actor[AppMessage]):
     async def _incarnation(self) -> Exit:
         """Connect, enumerate, serve until the connection dies; say how it ended."""
         incarnation = self._current = Incarnation(process=self.definition.transport_spec.process)
-        self._catalog = Catalog()
+        if self._stopping is Stopping.RESTART:
+            self._stopping = None  # the restart asked for is under way
         self._stderr.new_process()
         self._enter(AppState.LOADED)
         self._loaded.set()
@@ -380,11 +392,10 @@ class AppActor(Actor[AppMessage]):
             return incarnation.exit()
         finally:
             # Stopped or restarted by request (cancelled): the callers still waiting hear why.
+            # The app stays Running (its catalog with it) until the stop or the next start
+            # says what it is now; calls meanwhile are refused as the app's (`_stopping`).
             incarnation.end()
             self._calls.fail_all(self._stopped_text())
-            if self._catalog != Catalog():
-                self._catalog = Catalog()
-                self._events.tell(CatalogChanged(self.id, self._catalog))
 
     def _mourn(self, incarnation: Incarnation) -> None:
         """The moment the incarnation is known dead: no new calls, the calls in flight fail
@@ -393,8 +404,6 @@ class AppActor(Actor[AppMessage]):
             return
         exit = incarnation.exit()
         self._calls.fail_all(f"app '{self.id}' died during the call: {exit.reason}")
-        self._catalog = Catalog()
-        self._events.tell(CatalogChanged(self.id, self._catalog))
         if exit.at_once:  # connected again at once (`_incarnation` enters Loaded)
             self._last_error = self._sign_in_lost = exit.reason
             logger.info("app %s: %s", self.id, exit.reason)
@@ -412,8 +421,9 @@ class AppActor(Actor[AppMessage]):
         self._sign_in_lost = None
         upstream.log_level = self._session.log_level
         self._heard.now()
-        self._enter(AppState.RUNNING)
+        # The catalog first: the moment the registry hears Running, the app's tools are there.
         self._events.tell(CatalogChanged(self.id, self._catalog))
+        self._enter(AppState.RUNNING)
         changes = self._changes
         start(self._keep_alive, incarnation, upstream)
         start(changes.refresh, upstream)

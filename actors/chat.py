@@ -31,12 +31,12 @@ from actors import asking
 from actors.agent import Engine
 from actors.asking import AnswerRefused, Questions, TurnAsker, sample
 from actors.bridge import CHAT_SESSION
-from actors.chatstore import ChatStore, SavedSession, SessionPage, StoreError
 from actors.messages import (
     AnswerQuestion,
     ApplyRetention,
     CancelTurn,
     DeleteSession,
+    GetCluster,
     GetSession,
     GetSessionPage,
     HubMessage,
@@ -52,8 +52,17 @@ from actors.messages import (
 )
 from actors.metrics import Metrics
 from actors.retention import KEEP_EVERYTHING, RETENTION_EVERY_S, Retention, expired
-from actors.runtime import Actor, Mailbox, Reply, unhandled
-from actors.turns import Event, Message, TurnFailed, messages_so_far
+from actors.runtime import Actor, Mailbox, Reply, ask, unhandled
+from actors.sessionstore import (
+    Relayed,
+    ReplicaSeen,
+    SavedSession,
+    SessionPage,
+    SessionStore,
+    StoreError,
+    TurnWaitTimeout,
+)
+from actors.turns import Event, Message, TurnFailed, TurnWaiting, messages_so_far
 from actors.upstream import ServerRequestRefused
 from supervisor.model.errors import McpappsError
 
@@ -64,6 +73,7 @@ IDLE_S = 600.0  # a session with no turn for this long leaves memory (it stays s
 SWEEP_S = 60.0
 STOPPING = "the supervisor is stopping: send this message again once it is back"
 CUT_SHORT = "the supervisor stopped before this turn was finished; the turn was not saved"
+CANCELLED_WAITING = "the turn was cancelled while it waited for another; nothing was kept"
 CANCELLED = "the turn was cancelled; what it said and did until then is kept"
 
 
@@ -83,7 +93,7 @@ class ChatHub(Actor[HubMessage]):
     def __init__(
         self,
         engine: Engine,
-        store: ChatStore,  # already open
+        store: SessionStore,  # already open
         metrics: Metrics,
         *,
         idle_s: float = IDLE_S,
@@ -107,6 +117,7 @@ class ChatHub(Actor[HubMessage]):
 
     async def _begin(self, nursery: trio.Nursery) -> None:
         await nursery.start(self._host_sessions)
+        await nursery.start(self._store.serve_relayed, self._serve_relayed)
         nursery.start_soon(self._sweeper)
         if not self._retention.keeps_everything:
             nursery.start_soon(self._retention_sweeper)
@@ -141,13 +152,24 @@ class ChatHub(Actor[HubMessage]):
                 self._check_all_done()
             case GetSession(session_id, reply):
                 self._spawn(self._load, session_id, reply)
+            case GetCluster(reply):
+                self._spawn(self._cluster, reply)
             case GetSessionPage(session_id, before, limit, reply):
                 self._spawn(self._load_page, session_id, before, limit, reply)
-            case CancelTurn(session_id, reply):
+            case CancelTurn(session_id, reply, here_only):
                 entry = self._sessions.get(session_id)
-                reply.send(entry is not None and entry.session.cancel_turn())
-            case AnswerQuestion(session_id, request_id, action, content, reply):
+                if entry is not None and entry.session.cancel_turn():
+                    reply.send(True)
+                elif self._store.shared and not here_only:
+                    self._spawn(self._cancel_elsewhere, session_id, reply)
+                else:
+                    reply.send(False)
+            case AnswerQuestion(session_id, request_id, action, content, reply, here_only):
                 entry = self._sessions.get(session_id)
+                running = entry is not None and entry.session.running
+                if self._store.shared and not here_only and not running:
+                    self._spawn(self._answer_elsewhere, message)
+                    return
                 try:
                     if entry is None:
                         raise AnswerRefused(404, f"session '{session_id}' asked no question")
@@ -164,8 +186,8 @@ class ChatHub(Actor[HubMessage]):
             case Sweep():
                 self._retire_idle()
             case ListSessions(reply):
-                running = frozenset(i for i, e in self._sessions.items() if e.waiting)
-                self._spawn(self._list, running, reply)
+                busy = frozenset(i for i, e in self._sessions.items() if e.waiting)
+                self._spawn(self._list, busy, reply)
             case DeleteSession(session_id, reply):
                 entry = self._sessions.get(session_id)
                 if entry is not None and entry.waiting:
@@ -294,6 +316,65 @@ class ChatHub(Actor[HubMessage]):
             logger.error("chat session %s: %s", session_id, error)
             reply.fail(error)
 
+    async def _cluster(self, reply: Reply[list[ReplicaSeen]]) -> None:
+        try:
+            reply.send(await self._store.replicas())
+        except StoreError as error:
+            reply.fail(error)
+
+    async def _cancel_elsewhere(self, session_id: str, reply: Reply[bool]) -> None:
+        """The turn may run on another supervisor that shares the store: it is asked there."""
+        try:
+            answer = await self._store.relay(session_id, {"kind": "cancel"})
+        except StoreError as error:
+            reply.fail(error)
+            return
+        reply.send(bool(answer and answer.get("cancelled")))
+
+    async def _answer_elsewhere(self, message: AnswerQuestion) -> None:
+        request = {
+            "kind": "answer-question",
+            "requestId": message.request_id,
+            "action": message.action,
+            "content": message.content,
+        }
+        try:
+            answer = await self._store.relay(message.session_id, request)
+        except StoreError as error:
+            message.reply.fail(error)
+            return
+        if answer is None:
+            # No other supervisor runs a turn of it: answered here, as one not relayed.
+            self.mailbox.tell(attrs.evolve(message, here_only=True))
+        elif answer.get("refused"):
+            message.reply.fail(AnswerRefused(int(answer["status"]), str(answer["refused"])))
+        else:
+            message.reply.send(None)
+
+    async def _serve_relayed(self, request: Relayed) -> Relayed:
+        """What another supervisor relayed about a turn this one runs."""
+        session_id = str(request.get("session"))
+        if request.get("kind") == "cancel":
+            cancelled: bool = await ask(
+                self.mailbox, lambda r: CancelTurn(session_id, r, here_only=True)
+            )
+            return {"cancelled": cancelled}
+        try:
+            await ask(
+                self.mailbox,
+                lambda r: AnswerQuestion(
+                    session_id,
+                    str(request.get("requestId")),
+                    request.get("action"),
+                    request.get("content"),
+                    r,
+                    here_only=True,
+                ),
+            )
+        except AnswerRefused as refused:
+            return {"refused": refused.message, "status": refused.status}
+        return {}
+
     async def _load_page(
         self, session_id: str, before: int | None, limit: int, reply: Reply[SessionPage]
     ) -> None:
@@ -322,7 +403,7 @@ class ChatSession:
         self,
         session_id: str,
         engine: Engine,
-        store: ChatStore,
+        store: SessionStore,
         metrics: Metrics,
         hub: Mailbox[HubMessage],
         stopping: trio.Event,
@@ -338,6 +419,7 @@ class ChatSession:
         self._unsaved: list[list[Message]] = []  # turns in the history, not yet in the store
         self._turn_scope: trio.CancelScope | None = None  # the running turn's, for CancelTurn
         self.questions = Questions()  # what the apps of the running turn ask the person
+        self.running = False  # a turn is taken (waiting for its lock, or running)
 
     def cancel_turn(self) -> bool:
         """Cancel the running turn, if any (its own scope: the session goes on)."""
@@ -361,16 +443,39 @@ class ChatSession:
         if self._stopping.is_set():
             _emit(turn.events, TurnFailed(STOPPING))
             return
+
+        def waiting(replica: str) -> None:
+            _emit(turn.events, TurnWaiting(replica))
+
+        ran = False
+        self.running = True
         try:
-            if self._history is None:
-                self._history = list((await self._store.load(self.id)).messages)
-            await self._run_turn(turn, self._history)
+            # The wait for another supervisor's turn of this session can be cancelled too.
+            wait = self._turn_scope = trio.CancelScope()
+            with wait:
+                async with self._store.hold_turn(self.id, waiting):
+                    self._turn_scope = None
+                    if self._history is None or self._store.shared:
+                        # Shared: another supervisor may have added turns since this one's last.
+                        saved = await self._store.load(self.id)
+                        unsaved = [m for messages in self._unsaved for m in messages]
+                        self._history = [*saved.messages, *unsaved]
+                    ran = True
+                    await self._run_turn(turn, self._history)
+            if wait.cancelled_caught:
+                _emit(turn.events, TurnFailed(CANCELLED_WAITING))
+        except TurnWaitTimeout as error:
+            _emit(turn.events, TurnFailed(str(error)))
         except StoreError as error:
             logger.error("chat session %s: %s", self.id, error)
-            _emit(turn.events, TurnFailed(f"the session could not be loaded: {error}"))
+            if not ran:
+                _emit(turn.events, TurnFailed(f"the session could not be loaded: {error}"))
         except Exception as error:  # a bug ends this turn, never the session or the others
             logger.exception("chat session %s: the turn failed", self.id)
             _emit(turn.events, TurnFailed(f"internal error in mcpapps: {error!r}; see the log"))
+        finally:
+            self._turn_scope = None
+            self.running = False
 
     async def _run_turn(self, turn: Turn, history: list[Message]) -> None:
         started = time.monotonic()

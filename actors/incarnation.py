@@ -137,7 +137,8 @@ class Setup:
     """What each incarnation of one app is made from, and the app actor's hooks: `mourn` acts
     on a death (once, however often it is called), `on_running` adopts a session that has
     listed its catalog and starts the actor's tasks for it; `on_message` and
-    `on_server_request` are the SDK client's handlers."""
+    `on_server_request` are the SDK client's handlers; `linger` starts a task that may outlive
+    the incarnation (what a dead process left behind is taken down there)."""
 
     definition: AppDefinition
     environ: Mapping[str, str]
@@ -148,6 +149,7 @@ class Setup:
     on_running: Callable[[Incarnation, Upstream, Catalog, StartTask], None]
     on_message: Callable[[Any], Awaitable[None]]
     on_server_request: ServerRequestHandler
+    linger: Callable[[Callable[[], Awaitable[None]]], None] | None = None
     sign_in: SignIn | None = None  # `auth = "oauth"`
 
 
@@ -293,6 +295,7 @@ class _Life:
                 start_task=self._tasks(nursery),
                 on_failure=self._failure,
                 auth=auth,
+                linger=setup.linger,
             )
         )
 

@@ -15,8 +15,8 @@ import attrs
 import trio
 
 from actors.catalog import Catalog, Wire
-from actors.chatstore import SavedSession, SessionPage, SessionSummary
 from actors.runtime import Abandonment, Answer, Recipient, Reply
+from actors.sessionstore import ReplicaSeen, SavedSession, SessionPage, SessionSummary
 from actors.toolreport import ToolRow
 from actors.tooltable import PublicTool, ToolTable
 from actors.turns import Event, UserTurn
@@ -333,10 +333,13 @@ class ToolTableChanged:
 
 @attrs.frozen
 class ToApp:
-    """Route `message` (a request to an app actor) to the app `app_id`."""
+    """Route `message` (a request to an app actor) to the app `app_id`; with `actor` (from
+    `ActorOf`), only to that actor of the app: once a reload has replaced it, the request is
+    refused (a view opened for the app's old definition runs nothing on its new one)."""
 
     app_id: str
     message: AppMessage
+    actor: int | None = None
 
 
 @attrs.frozen
@@ -353,6 +356,15 @@ class CallPublicTool:
 @attrs.frozen
 class GetToolTable:
     reply: Reply[ToolTable]
+
+
+@attrs.frozen
+class ActorOf:
+    """The number of the app's actor now (a reload that replaces the actor gives the app a new
+    one); None for an app that is not run; `UnknownApp` if there is no such app."""
+
+    app_id: str
+    reply: Reply[int | None]
 
 
 @attrs.frozen
@@ -438,6 +450,7 @@ RegistryMessage = (
     | GetToolReport
     | Snapshot
     | Lookup
+    | ActorOf
     | WhenReady
     | StopAll
     | ApplyReload
@@ -467,6 +480,13 @@ class GetSession:
 
 
 @attrs.frozen
+class GetCluster:
+    """Every supervisor that shares the session store, as last seen (this one only, on SQLite)."""
+
+    reply: Reply[list[ReplicaSeen]]
+
+
+@attrs.frozen
 class GetSessionPage:
     """At most `limit` saved turns of a session, the last ones before turn `before` (its
     latest when None)."""
@@ -484,6 +504,7 @@ class CancelTurn:
 
     session_id: str
     reply: Reply[bool]
+    here_only: bool = False  # relayed by another supervisor: never relayed on again
 
 
 @attrs.frozen
@@ -496,6 +517,7 @@ class AnswerQuestion:
     action: Any
     content: Any
     reply: Reply[None]
+    here_only: bool = False  # relayed by another supervisor: never relayed on again
 
 
 @attrs.frozen
@@ -575,6 +597,7 @@ class SampleForView:
 HubMessage = (
     Turn
     | GetSession
+    | GetCluster
     | GetSessionPage
     | CancelTurn
     | AnswerQuestion

@@ -7,7 +7,7 @@ exist, and this module refuses to load if a transport of the model has no connec
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -39,7 +39,8 @@ class Link:
 class Wiring:
     """What opening a transport may need of the incarnation it is opened for: `start_task`
     runs a watcher as the incarnation's task, `on_failure` is told of an error of the session
-    before a (possibly slow) teardown."""
+    before a (possibly slow) teardown, `linger` runs a task that may outlive the incarnation
+    (the app actor's)."""
 
     definition: AppDefinition
     environ: Mapping[str, str]
@@ -48,6 +49,7 @@ class Wiring:
     reaper: Reaper | None
     start_task: StartTask
     on_failure: Callable[[BaseException], None]
+    linger: Callable[[Callable[[], Awaitable[None]]], None] | None = None
     auth: Any = None  # an app that signs in: its OAuth client, the HTTP client's auth
 
 
@@ -72,6 +74,7 @@ async def _stdio(w: Wiring) -> AsyncIterator[Link]:
         reaper=w.reaper,
         start_task=w.start_task,
         on_failure=w.on_failure,
+        linger=w.linger,
     ) as transport:
         yield Link(transport, transport.direct)
 

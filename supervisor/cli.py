@@ -135,6 +135,11 @@ def _add_remote_commands(commands: Any) -> dict[str, argparse.ArgumentParser]:
             "list every app of a running supervisor: state, pid, restarts, tools, last error",
         ),
         "call": add("call", "call a tool of a running supervisor by its public name"),
+        "cluster": add(
+            "cluster",
+            "list every supervisor that shares the running one's session store: id, URL,"
+            " version, apps running, when last seen",
+        ),
         "tools": add(
             "tools",
             "list every tool of a running supervisor: public name, model alias, visibility,"
@@ -248,6 +253,8 @@ def _remote_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
                 return remote.call(api, args.tool, arguments, as_json=args.json, out=out, err=err)
             if args.command == "tools":
                 return remote.tools(api, as_json=args.json, out=out)
+            if args.command == "cluster":
+                return remote.cluster(api, as_json=args.json, out=out)
             if args.command == "reload":
                 return remote.reload(api, as_json=args.json, out=out)
             if args.command == "sessions" and args.sessions_command == "delete":

@@ -449,6 +449,24 @@ def _local_time(seconds: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
 
 
+def cluster(remote: Remote, *, as_json: bool, out: TextIO, now: float | None = None) -> int:
+    data = remote.get("/admin/cluster")
+    if as_json:
+        print_json(data, out)
+        return 0
+    now = time.time() if now is None else now
+    rows: list[tuple[str, ...]] = [("ID", "URL", "VERSION", "APPS RUNNING", "LAST SEEN")]
+    for replica in data["replicas"]:
+        running = sum(app["state"] == "Running" for app in replica["apps"])
+        ago = max(0, round(now - replica["lastSeen"]))
+        seen = f"{ago} s ago" + (" (silent)" if replica["silent"] else "")
+        rows.append((replica["id"], replica["url"], replica["version"], str(running), seen))
+    _print_table(rows, out)
+    silent = sum(r["silent"] for r in data["replicas"])
+    print(f"\n{_count(len(data['replicas']), 'supervisor')}, {silent} silent", file=out)
+    return 0
+
+
 def print_json(data: Any, out: TextIO) -> None:
     print(json.dumps(data, indent=2), file=out)
 

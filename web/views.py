@@ -77,6 +77,10 @@ class Lease:
     # without approval, once, with exactly the arguments the view was opened with.
     opening: Mapping[str, Any] | None = None
     ended: str | None = None  # why the lease ended, once it has
+    # The number of the app's actor the view was opened for (`ActorOf`): its requests go to
+    # that actor only, so a view of a definition a reload has replaced runs nothing on the new
+    # one, even before the view door has heard of the reload (which ends the view).
+    actor: int | None = None
 
     def descriptor(self) -> dict[str, Any]:
         return {
@@ -130,9 +134,10 @@ class ViewTable:
         if lease is None:
             raise Refused(
                 UNKNOWN_VIEW,
-                "this view is unknown or has expired (views last"
+                "this view is unknown to this supervisor or has expired (views last"
                 f" {self.config.lease_s:g} s unused, and end when closed or when their app"
-                " restarts with a changed definition or is stopped by a reload): open it again",
+                " restarts with a changed definition or is stopped by a reload; behind a load"
+                " balancer, a view lives only in the supervisor that opened it): open it again",
             )
         lease.last_used = self._clock()
         return lease
