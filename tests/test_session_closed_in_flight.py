@@ -15,13 +15,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 import trio
 
 from actors.metrics import Metrics
 from actors.runtime import Mailbox
-from tests.support.running import GUARD_S
+from supervisor.model.lifecycle import AppState
+from tests.support.helpers import Project
+from tests.support.running import GUARD_S, fixture_manifest, running, status, wait_for
 from web.aggregate import AggregateEndpoint
+from web.appstates import AppStates
 from web.asgi import FrontDoor
+from web.endpoints import AppEndpoint
 from web.routes import create_app
 from web.security import AccessPolicy
 
@@ -51,12 +56,13 @@ class ConnectionGone(Exception):
 
 async def exchange(
     front_door: FrontDoor,
+    path: str,
     method: str,
     message: Any,
     session: str | None = None,
     on_head: Any = None,
 ) -> list[dict[str, Any]]:
-    """One request to `/mcp`; the answer's ASGI messages. `on_head` runs as its head is sent."""
+    """One request to `path`; the answer's ASGI messages. `on_head` runs as its head is sent."""
     headers = [
         (b"host", b"127.0.0.1:1"),
         (b"content-type", b"application/json"),
@@ -70,8 +76,8 @@ async def exchange(
     scope = {
         "type": "http",
         "method": method,
-        "path": "/mcp",
-        "raw_path": b"/mcp",
+        "path": path,
+        "raw_path": path.encode(),
         "query_string": b"",
         "scheme": "http",
         "http_version": "1.1",
@@ -104,27 +110,41 @@ async def exchange(
     return sent
 
 
-async def test_a_notification_whose_session_closes_as_it_is_answered_gets_one_answer() -> None:
-    registry: Mailbox[Any] = Mailbox()
-    routes = create_app(registry, POLICY, None, chats=Mailbox(), metrics=Metrics())
-    aggregate = AggregateEndpoint(registry)
-    front_door = FrontDoor(POLICY, registry, routes, {}, aggregate)
-    with trio.fail_after(GUARD_S):
-        async with aggregate.manager.run():
-            opened = await exchange(front_door, "POST", INITIALIZE)
-            assert opened[0]["status"] == 200
-            session = dict(opened[0]["headers"])[b"mcp-session-id"].decode()
-            closed: list[int] = []
+@pytest.mark.parametrize("path", ["/mcp", "/apps/mcp/fx"])
+async def test_a_notification_whose_session_closes_as_it_is_answered_gets_one_answer(
+    project: Project, path: str
+) -> None:
+    project.manifest("apps/fx", fixture_manifest("fx"))
+    async with running(project) as registry:
+        await wait_for(registry, "fx", AppState.RUNNING)
+        states = AppStates()
+        states.record(await status(registry, "fx"))
+        endpoint = AppEndpoint("fx", registry.mailbox)
+        aggregate = AggregateEndpoint(registry.mailbox)
+        routes = create_app(registry.mailbox, POLICY, None, chats=Mailbox(), metrics=Metrics())
+        front_door = FrontDoor(
+            POLICY, registry.mailbox, routes, {"fx": endpoint}, aggregate, states=states
+        )
+        with trio.fail_after(GUARD_S):
+            async with aggregate.manager.run(), endpoint.manager.run():
+                await closed_as_answered(front_door, path)
 
-            async def close_the_session() -> None:
-                [head, *_] = await exchange(front_door, "DELETE", None, session)
-                closed.append(head["status"])
 
-            note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-            answer = await exchange(front_door, "POST", note, session, on_head=close_the_session)
-            assert closed == [200]
-            assert [m["type"] for m in answer] == ["http.response.start", "http.response.body"]
-            assert answer[0]["status"] == 202
-            # The session is gone: a POST of it now is told so.
-            [head, body] = await exchange(front_door, "POST", note, session)
-            assert head["status"] == 404, body
+async def closed_as_answered(front_door: FrontDoor, path: str) -> None:
+    opened = await exchange(front_door, path, "POST", INITIALIZE)
+    assert opened[0]["status"] == 200
+    session = dict(opened[0]["headers"])[b"mcp-session-id"].decode()
+    closed: list[int] = []
+
+    async def close_the_session() -> None:
+        [head, *_] = await exchange(front_door, path, "DELETE", None, session)
+        closed.append(head["status"])
+
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    answer = await exchange(front_door, path, "POST", note, session, on_head=close_the_session)
+    assert closed == [200]
+    assert [m["type"] for m in answer] == ["http.response.start", "http.response.body"]
+    assert answer[0]["status"] == 202
+    # The session is gone: a POST of it now is told so.
+    [head, body] = await exchange(front_door, path, "POST", note, session)
+    assert head["status"] == 404, body
