@@ -121,7 +121,8 @@ class Child:
         nursery.start_soon(self._read)
 
     async def _read(self) -> None:
-        assert self.process is not None and self.process.stderr is not None
+        assert self.process is not None
+        assert self.process.stderr is not None
         with contextlib.suppress(trio.ClosedResourceError, trio.BrokenResourceError):
             async for chunk in self.process.stderr:
                 text = self._partial + chunk.decode(errors="replace")
@@ -178,16 +179,20 @@ class Child:
 
 @contextlib.asynccontextmanager
 async def supervisor(
-    root: Path, config: str, nursery: trio.Nursery, name: str = "mcpapps run"
+    root: Path,
+    config: str,
+    nursery: trio.Nursery,
+    name: str = "mcpapps run",
+    kind: type[Child] = Child,
 ) -> AsyncIterator[tuple[Child, str]]:
     """`mcpapps run` in `root` (which holds its apps) with `config` (TOML, [server] added), on
-    free loopback ports, until it serves: the process and its base URL."""
+    free loopback ports, until it serves: the process (a `kind`) and its base URL."""
     port = free_port_pair()
     (root / "config.toml").write_text(
         f'[server]\nhost = "127.0.0.1"\nport = {port}\ntoken = "{TOKEN}"\n\n{config}'
     )
     command = [str(Path(sys.executable).parent / "mcpapps"), "run", "--config", "config.toml"]
-    child = Child(name, command, root, environment())
+    child = kind(name, command, root, environment())
     await child.start(nursery)
     try:
         await child.wait_for_log(r"front door listening on")

@@ -124,7 +124,9 @@ async def measure(
                 http = await stack.enter_async_context(
                     httpx2.AsyncClient(timeout=httpx2.Timeout(30.0, read=300.0))
                 )
-                transport = streamable_http_client(f"{base}/apps/mcp/{path.app_id}", http_client=http)
+                transport = streamable_http_client(
+                    f"{base}/apps/mcp/{path.app_id}", http_client=http
+                )
                 client = await stack.enter_async_context(mcp.Client(transport, mode=args.mode))  # type: ignore[arg-type]
                 await client.list_tools()
                 path.clients.append(client)

@@ -199,9 +199,7 @@ async def measure(
     # Quiet: no calls anywhere. What each supervisor does on its own, side by side.
     quiet_before = {p.pid: (cpu_s(p.pid), switches(p.pid)) for p in (idle, bare)}
     await trio.sleep(args.quiet)
-    quiet = {
-        pid: (cpu_s(pid) - cpu, switches(pid) - n) for pid, (cpu, n) in quiet_before.items()
-    }
+    quiet = {pid: (cpu_s(pid) - cpu, switches(pid) - n) for pid, (cpu, n) in quiet_before.items()}
 
     samples: dict[str, list[float]] = {"idle": [], "bare": []}
     took = dict.fromkeys(samples, 0.0)
@@ -257,4 +255,3 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-
