@@ -217,24 +217,18 @@ async def bench(args: argparse.Namespace) -> None:
             try:
                 load = os.getloadavg()
                 bare = await bare_start(args.apps)
-                async with started(args.apps, nursery, Path(tmp)) as (big_root, big_p, big):
-                    async with started(args.compare, nursery, Path(tmp)) as (
-                        small_root,
-                        small_p,
-                        small,
-                    ):
-                        # The two supervisors take turns, so noise hits both alike.
-                        for k in range(args.reloads):
-                            order = [
-                                (big_root, big_p, big, args.apps),
-                                (small_root, small_p, small, args.compare),
-                            ]
-                            for root, process, result, count in (
-                                order if k % 2 == 0 else order[::-1]
-                            ):
-                                result["reloads"].append(
-                                    await reload_one(root, process, count, k + 1)
-                                )
+                async with (
+                    started(args.apps, nursery, Path(tmp)) as (big_root, big_p, big),
+                    started(args.compare, nursery, Path(tmp)) as (small_root, small_p, small),
+                ):
+                    # The two supervisors take turns, so noise hits both alike.
+                    for k in range(args.reloads):
+                        order = [
+                            (big_root, big_p, big, args.apps),
+                            (small_root, small_p, small, args.compare),
+                        ]
+                        for root, process, result, count in order if k % 2 == 0 else order[::-1]:
+                            result["reloads"].append(await reload_one(root, process, count, k + 1))
             finally:
                 nursery.cancel_scope.cancel()
     bound = big["apps_cpu"] / cores
@@ -249,7 +243,8 @@ async def bench(args: argparse.Namespace) -> None:
         f" over {cores} cores = {bound:.2f} s"
     )
     print(
-        f"  wall / CPU bound: {ratio:.2f}x (target ≤ {TARGET}x) {'met' if ratio <= TARGET else 'MISSED'};"
+        f"  wall / CPU bound: {ratio:.2f}x (target ≤ {TARGET}x)"
+        f" {'met' if ratio <= TARGET else 'MISSED'};"
         f" the supervisor's own CPU since it started: {big['supervisor_cpu']:.2f} s, and"
         f" (apps + supervisor) / cores = {(big['apps_cpu'] + big['supervisor_cpu']) / cores:.2f} s"
         f" → {big['wall'] / ((big['apps_cpu'] + big['supervisor_cpu']) / cores):.2f}x of that"
@@ -260,15 +255,17 @@ async def bench(args: argparse.Namespace) -> None:
         f" {bare['apps_cpu']:.2f} s; supervised / alone: {big['wall'] / bare['wall']:.2f}x"
     )
     print(
-        f"  {args.compare} apps for comparison: {small['wall']:.2f} s, apps' CPU {small['apps_cpu']:.2f} s"
+        f"  {args.compare} apps for comparison: {small['wall']:.2f} s,"
+        f" apps' CPU {small['apps_cpu']:.2f} s"
     )
     print(f"reload (SIGHUP) after changing one app's manifest, {args.reloads} times each:")
     for name, result in ((args.apps, big), (args.compare, small)):
         seconds = [r["seconds"] for r in result["reloads"]]
         cpu = [r["cpu"] for r in result["reloads"]]
         print(
-            f"  {name:3d} apps: that app Running again after median {statistics.median(seconds) * 1e3:.0f} ms"
-            f" (min {min(seconds) * 1e3:.0f}, max {max(seconds) * 1e3:.0f}); supervisor CPU per reload"
+            f"  {name:3d} apps: that app Running again after median"
+            f" {statistics.median(seconds) * 1e3:.0f} ms (min {min(seconds) * 1e3:.0f},"
+            f" max {max(seconds) * 1e3:.0f}); supervisor CPU per reload"
             f" median {statistics.median(cpu) * 1e3:.0f} ms; apps restarted: 1, apps that logged a"
             " transition: only that one"
         )
