@@ -23,10 +23,12 @@ import dataclasses
 import json
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import mcp
@@ -109,6 +111,8 @@ async def bench(args: argparse.Namespace) -> None:
                         )
                     }
                     await measure(args, base, gateway, http_app, eras)
+                    floor = await floors(http_port, app_dir)
+                    report_floor(args.paths, floor)
             finally:
                 await http_app.stop()
                 nursery.cancel_scope.cancel()
@@ -154,6 +158,79 @@ async def measure(
                 for name in names if round_ % 2 == 0 else names[::-1]:
                     await batch(paths[name], level, args.seconds, gateway.pid)
     report(args, paths, eras)
+    args.paths = paths
+
+
+FLOOR_CALLS = 1000
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "floor", "version": "0"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def call(request_id: int) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": TOOL}}
+
+
+async def floors(http_port: int, app_dir: Path) -> dict[str, float]:
+    """The client side of each hop alone, in this process, one call at a time: CPU per call of a
+    bare httpx2 POST to the HTTP app (a session opened first, pooled connection, JSON answer
+    parsed) and of a bare line written to and read from the same app on stdio. Their difference
+    is what the HTTP hop must cost the supervisor more than stdio with httpx2 as the client."""
+    cpu = {}
+    async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{http_port}", timeout=30.0) as http:
+        opened = await http.post("/mcp", json=INITIALIZE, headers=HEADERS)
+        session = {**HEADERS, "mcp-session-id": opened.headers["mcp-session-id"]}
+        session["mcp-protocol-version"] = "2025-11-25"
+        await http.post("/mcp", json=INITIALIZED, headers=session)
+        for phase in ("warm", "timed"):
+            before = time.process_time()
+            for i in range(FLOOR_CALLS if phase == "timed" else WARM_UP):
+                answer = await http.post("/mcp", content=json.dumps(call(i)), headers=session)
+                assert "error" not in json.loads(answer.content), answer.text
+            cpu["httpx2"] = (time.process_time() - before) / FLOOR_CALLS * 1e6
+    process = await trio.lowlevel.open_process(
+        [sys.executable, "server.py"],
+        cwd=app_dir,
+        env=environment(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    buffered = b""
+
+    async def line() -> bytes:
+        nonlocal buffered
+        assert process.stdout is not None
+        while b"\n" not in buffered:
+            buffered += await process.stdout.receive_some()
+        first, _, buffered = buffered.partition(b"\n")
+        return first
+
+    try:
+        await process.stdin.send_all(json.dumps(INITIALIZE).encode() + b"\n")
+        await line()
+        await process.stdin.send_all(json.dumps(INITIALIZED).encode() + b"\n")
+        for phase in ("warm", "timed"):
+            before = time.process_time()
+            for i in range(FLOOR_CALLS if phase == "timed" else WARM_UP):
+                await process.stdin.send_all(json.dumps(call(i)).encode() + b"\n")
+                assert "error" not in json.loads(await line())
+            cpu["stdio"] = (time.process_time() - before) / FLOOR_CALLS * 1e6
+    finally:
+        process.kill()
+        await process.wait()
+    return cpu
 
 
 def report(args: argparse.Namespace, paths: dict[str, Path_], eras: dict[str, str]) -> None:
@@ -184,6 +261,20 @@ def report(args: argparse.Namespace, paths: dict[str, Path_], eras: dict[str, st
     for level, ratio in ratios.items():
         verdict = "met" if ratio <= TARGET else "MISSED"
         print(f"  {level:2d} clients: {ratio:.2f}x  ({ratio / TARGET:.2f} of the target) {verdict}")
+
+
+def report_floor(paths: dict[str, Path_], floor: dict[str, float]) -> None:
+    stdio = paths["grocery-stdio"]
+    at_one = stdio.gateway_s[1] / len(stdio.samples[1]) * 1e6
+    extra = floor["httpx2"] - floor["stdio"]
+    print(
+        f"floor: a bare httpx2 POST costs its client {floor['httpx2']:.0f} µs of CPU per call, a"
+        f" bare stdio line {floor['stdio']:.0f} µs ({FLOOR_CALLS} calls each, one at a time, in"
+        f" this process): with httpx2 as its client the HTTP hop costs at least {extra:.0f} µs"
+        f" more than stdio; the supervisor spends {at_one:.0f} µs per call on a stdio app at 1"
+        f" client, so the best HTTP / stdio ratio with httpx2 is about"
+        f" {(at_one + extra) / at_one:.2f}x"
+    )
 
 
 def main() -> None:
