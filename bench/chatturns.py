@@ -63,7 +63,7 @@ async def cost(args: argparse.Namespace, base: str, pid: int) -> None:
 
     async def chat(http: httpx2.AsyncClient) -> None:
         events = await chat_turn(http, f"bench-{next(seq)}", f"/call {TOOL} {{}}")
-        assert events == ["tool", "result"], events  # the call, its result: nothing else
+        assert events == ["session", "tool", "result", "done"], events  # one call, no error
 
     routes = {"chat": chat, "admin": admin_call}
     samples: dict[str, list[float]] = {name: [] for name in routes}
