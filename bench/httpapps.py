@@ -13,6 +13,7 @@ Printed per app and level: p50, calls/s, CPU per call of the supervisor and of t
 then the supervisor's CPU per call over HTTP / over stdio, against the target (at most 1.2x).
 
 Usage: python bench/httpapps.py [--seconds S] [--rounds R] [--quick] [--mode auto|legacy]
+       [--only stdio|http] [--levels 1 8 32]
 """
 
 from __future__ import annotations
@@ -111,8 +112,8 @@ async def bench(args: argparse.Namespace) -> None:
                         )
                     }
                     await measure(args, base, gateway, http_app, eras)
-                    floor = await floors(http_port, app_dir)
-                    report_floor(args.paths, floor)
+                    if args.only is None:
+                        report_floor(args.paths, await floors(http_port, app_dir))
             finally:
                 await http_app.stop()
                 nursery.cancel_scope.cancel()
@@ -152,12 +153,13 @@ async def measure(
 
                     nursery.start_soon(warm)
 
-        names = list(paths)
-        for level in CONCURRENCY:
+        names = [n for n in paths if args.only is None or n.endswith(args.only)]
+        for level in args.levels:
             for round_ in range(args.rounds):
                 for name in names if round_ % 2 == 0 else names[::-1]:
                     await batch(paths[name], level, args.seconds, gateway.pid)
-    report(args, paths, eras)
+    if args.only is None:
+        report(args, paths, eras)
     args.paths = paths
 
 
@@ -283,6 +285,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--quick", action="store_true", help="2 rounds of 0.25 s")
     parser.add_argument("--mode", choices=["auto", "legacy"], default="legacy")
+    parser.add_argument(
+        "--only", choices=["stdio", "http"], help="time one app only (to profile it); no report"
+    )
+    parser.add_argument("--levels", type=int, nargs="+", default=list(CONCURRENCY))
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.rounds = 0.25, 2
