@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 CONFIG ?= config.toml
 
-.PHONY: run validate node-tools browser test lint bench clean
+.PHONY: run validate node-tools browser servers test lint bench clean
 
 # The stamp is rebuilt whenever pyproject.toml changes, so a pulled dependency change is installed.
 $(BIN)/.installed: pyproject.toml
@@ -34,10 +34,19 @@ browser:
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
 	fi
 
+# The tests of several supervisors run Debian's PostgreSQL (initdb and pg_ctl in a temporary
+# folder, tests/support/postgres.py) and nginx (the load balancer example, deploy/nginx). Installed
+# here when they can be (root on Debian); otherwise those tests fail and name the command.
+servers:
+	@if { ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || [ ! -x /usr/sbin/nginx ]; } \
+		&& [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql nginx; \
+	fi
+
 # Two pytest workers on two cores: the suite's CPU goes mostly into starting Python processes
 # that import the MCP SDK, so a third worker only adds contention (measured: about 10% more
 # CPU and a longer run).
-test: $(BIN)/.installed node-tools browser
+test: $(BIN)/.installed node-tools browser servers
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -53,6 +62,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/calls.py
 	$(BIN)/python bench/proxy.py
+	$(BIN)/python bench/turns.py
 	$(BIN)/python bench/httpapps.py
 	$(BIN)/python bench/idle.py
 	$(BIN)/python bench/chatturns.py

@@ -1,4 +1,5 @@
-"""Saved chat sessions: one SQLite database in the state dir.
+"""Saved chat sessions: one SQLite database in the state dir (the `SessionStore` of one
+supervisor, and the default).
 
 A turn is saved in one transaction once it is over, so a crash loses at most the turn that was
 still running. SQLite blocks, so every statement runs in a worker thread, one at a time (the
@@ -14,16 +15,25 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import attrs
 import trio
 
+from actors.sessionstore import (
+    Relayed,
+    ReplicaSeen,
+    SavedSession,
+    Serve,
+    SessionPage,
+    SessionSummary,
+    StoreError,
+    Waiting,
+)
 from actors.turns import Message
 from supervisor.model import jsonout
-from supervisor.model.errors import McpappsError
 
 T = TypeVar("T")
 logger = logging.getLogger("mcpapps.chat")
@@ -49,47 +59,51 @@ _MIGRATIONS: dict[int, str] = {
 }
 
 
-class StoreError(McpappsError):
-    """The session database cannot be used; the message says which file and why."""
-
-
-@attrs.frozen
-class SavedSession:
-    id: str
-    messages: tuple[Message, ...]
-    turns: int
-    created_at: float | None = None
-    updated_at: float | None = None
-
-
-@attrs.frozen
-class SessionPage:
-    """Some consecutive turns of a saved session, the latest first asked for: the turns
-    `first_turn` to `last_turn` (numbered from 1), of `turns` in all. An empty page (no such
-    session, or nothing before the turn asked for) has `first_turn` = `last_turn` + 1."""
-
-    id: str
-    messages: tuple[Message, ...]
-    turns: int
-    first_turn: int
-    last_turn: int
-
-
-@attrs.frozen
-class SessionSummary:
-    """A saved session as a listing shows it: no messages. Times are Unix seconds."""
-
-    id: str
-    turns: int
-    created_at: float
-    updated_at: float
+__all__ = [
+    "SCHEMA_VERSION",
+    "ChatStore",
+    "SavedSession",
+    "SessionPage",
+    "SessionSummary",
+    "StoreError",
+]
 
 
 class ChatStore:
+    """The SQLite `SessionStore`: one supervisor's, so nothing else writes it while it runs."""
+
+    shared = False
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self._connection: sqlite3.Connection | None = None
         self._one_at_a_time = trio.CapacityLimiter(1)
+        self._seen: ReplicaSeen | None = None  # this supervisor: the only one
+
+    @property
+    def where(self) -> str:
+        return str(self.path)
+
+    @contextlib.asynccontextmanager
+    async def hold_turn(self, session_id: str, waiting: Waiting) -> AsyncIterator[None]:
+        # One process: its session actor already runs the session's turns one at a time.
+        yield
+
+    async def heartbeat(self, replica: ReplicaSeen) -> None:
+        self._seen = attrs.evolve(replica, last_seen=time.time())
+
+    async def replicas(self) -> list[ReplicaSeen]:
+        if self._seen is None:
+            return []
+        return [attrs.evolve(self._seen, silent_s=time.time() - self._seen.last_seen)]
+
+    async def serve_relayed(
+        self, serve: Serve, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        task_status.started()  # no other supervisor: nothing is ever relayed
+
+    async def relay(self, session_id: str, request: Relayed) -> Relayed | None:
+        return None
 
     async def open(self) -> None:
         await self._in_thread(self._open)

@@ -15,8 +15,8 @@ import attrs
 import trio
 
 from actors.catalog import Catalog, Wire
-from actors.chatstore import SavedSession, SessionPage
 from actors.runtime import Abandonment, Answer, Recipient, Reply
+from actors.sessionstore import ReplicaSeen, SavedSession, SessionPage, SessionSummary
 from actors.toolreport import ToolRow
 from actors.tooltable import PublicTool, ToolTable
 from actors.turns import Event, UserTurn
@@ -404,6 +404,13 @@ class GetSession:
 
 
 @attrs.frozen
+class GetCluster:
+    """Every supervisor that shares the session store, as last seen (this one only, on SQLite)."""
+
+    reply: Reply[list[ReplicaSeen]]
+
+
+@attrs.frozen
 class GetSessionPage:
     """At most `limit` saved turns of a session, the last ones before turn `before` (its
     latest when None)."""
@@ -421,6 +428,7 @@ class CancelTurn:
 
     session_id: str
     reply: Reply[bool]
+    here_only: bool = False  # relayed by another supervisor: never relayed on again
 
 
 @attrs.frozen
@@ -433,6 +441,7 @@ class AnswerQuestion:
     action: Any
     content: Any
     reply: Reply[None]
+    here_only: bool = False  # relayed by another supervisor: never relayed on again
 
 
 @attrs.frozen
@@ -457,6 +466,48 @@ class Sweep:
 
 
 @attrs.frozen
+class SessionListing:
+    """Every saved chat session, and which of them have a turn running or waiting."""
+
+    sessions: tuple[SessionSummary, ...]
+    running: frozenset[str]
+
+
+@attrs.frozen
+class ListSessions:
+    reply: Reply[SessionListing]
+
+
+@attrs.frozen
+class DeleteSession:
+    """Delete a saved session; the reply says whether there was one, and fails with
+    `SessionBusy` while it has a turn running or waiting."""
+
+    session_id: str
+    reply: Reply[bool]
+
+
+@attrs.frozen
+class ApplyRetention:
+    """The hub tells itself: time to delete the sessions `[state]` no longer keeps."""
+
+
+@attrs.frozen
+class SessionsExpired:
+    """The hub's retention task tells it: these sessions are past what `[state]` keeps."""
+
+    session_ids: tuple[str, ...]
+
+
+@attrs.frozen
+class SessionsDeleted:
+    """The hub's deletion task tells it: these sessions are gone from the store (or could
+    not be deleted); turns sent for them meanwhile may run."""
+
+    session_ids: tuple[str, ...]
+
+
+@attrs.frozen
 class SampleForView:
     """Ask the chat hub: answer a sampling request an app's view made through the page."""
 
@@ -470,6 +521,7 @@ class SampleForView:
 HubMessage = (
     Turn
     | GetSession
+    | GetCluster
     | GetSessionPage
     | CancelTurn
     | AnswerQuestion
@@ -477,4 +529,9 @@ HubMessage = (
     | StopChats
     | TurnDone
     | Sweep
+    | ListSessions
+    | DeleteSession
+    | ApplyRetention
+    | SessionsExpired
+    | SessionsDeleted
 )

@@ -63,7 +63,14 @@ class TurnFailed:
     message: str
 
 
-Event = TextPiece | ToolStarted | ToolFinished | TurnFailed
+@attrs.frozen
+class TurnWaiting:
+    """The turn waits for another supervisor (`replica`) to finish a turn of its session."""
+
+    replica: str
+
+
+Event = TextPiece | ToolStarted | ToolFinished | TurnFailed | TurnWaiting
 Emit = Callable[[Event], None]
 
 

@@ -124,22 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _add_remote_commands(commands: Any) -> dict[str, argparse.ArgumentParser]:
     """The commands that talk to a running supervisor through its admin API."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--config",
-        metavar="PATH",
-        help=f"the config the supervisor runs with, for its address and token (default:"
-        f" ${CONFIG_ENV}, else ./config.toml)",
-    )
-    common.add_argument(
-        "--url", metavar="URL", help="the supervisor's address (default: from the config)"
-    )
-    common.add_argument(
-        "--token",
-        metavar="TOKEN",
-        help="the supervisor's token (default: $MCPAPPS_TOKEN, else from the config)",
-    )
-    common.add_argument("--json", action="store_true", help="print the API's JSON answer")
+    common = _common_options()
 
     def add(name: str, summary: str) -> argparse.ArgumentParser:
         return commands.add_parser(name, parents=[common], help=summary, description=summary)
@@ -150,6 +135,11 @@ def _add_remote_commands(commands: Any) -> dict[str, argparse.ArgumentParser]:
             "list every app of a running supervisor: state, pid, restarts, tools, last error",
         ),
         "call": add("call", "call a tool of a running supervisor by its public name"),
+        "cluster": add(
+            "cluster",
+            "list every supervisor that shares the running one's session store: id, URL,"
+            " version, apps running, when last seen",
+        ),
         "tools": add(
             "tools",
             "list every tool of a running supervisor: public name, model alias, visibility,"
@@ -161,6 +151,20 @@ def _add_remote_commands(commands: Any) -> dict[str, argparse.ArgumentParser]:
             " difference; prints what was started, stopped, restarted, unchanged and refused",
         ),
     }
+    parsers["sessions"] = add(
+        "sessions",
+        "list the saved chat sessions of a running supervisor (turns, last turn, running), or"
+        " delete one: `mcpapps sessions delete ID`",
+    )
+    sessions = parsers["sessions"].add_subparsers(dest="sessions_command", metavar="delete")
+    delete = sessions.add_parser(
+        "delete",
+        parents=[_common_options(argparse.SUPPRESS)],
+        help="delete a saved chat session (refused while it has a turn running)",
+        description="Delete a saved chat session: its messages are gone for good. Refused"
+        " while the session has a turn running or waiting.",
+    )
+    delete.add_argument("session", metavar="ID", help="the session's id")
     call = parsers["call"]
     call.add_argument(
         "tool", metavar="TOOL", help="the tool's public name (such as grocery.get_stores)"
@@ -177,6 +181,34 @@ def _add_remote_commands(commands: Any) -> dict[str, argparse.ArgumentParser]:
         parsers[name] = add(name, summary)
         parsers[name].add_argument("app", metavar="APP", help="the app's id")
     return parsers
+
+
+def _common_options(default: Any = None) -> argparse.ArgumentParser:
+    """The options every remote command takes. A subcommand's copy has them default to
+    `argparse.SUPPRESS`, so that one given before the subcommand is not reset by it."""
+    common = argparse.ArgumentParser(add_help=False, argument_default=default)
+    common.add_argument(
+        "--config",
+        metavar="PATH",
+        help=f"the config the supervisor runs with, for its address and token (default:"
+        f" ${CONFIG_ENV}, else ./config.toml)",
+    )
+    common.add_argument(
+        "--url", metavar="URL", help="the supervisor's address (default: from the config)"
+    )
+    common.add_argument(
+        "--token",
+        metavar="TOKEN",
+        help="the supervisor's token (default: $MCPAPPS_TOKEN, else from the config)",
+    )
+    common.add_argument(
+        "--json",
+        action="store_true",
+        default=default if default is not None else False,
+        help="print the API's JSON answer",
+    )
+
+    return common
 
 
 def _remote_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -216,8 +248,14 @@ def _remote_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
                 return remote.call(api, args.tool, arguments, as_json=args.json, out=out, err=err)
             if args.command == "tools":
                 return remote.tools(api, as_json=args.json, out=out)
+            if args.command == "cluster":
+                return remote.cluster(api, as_json=args.json, out=out)
             if args.command == "reload":
                 return remote.reload(api, as_json=args.json, out=out)
+            if args.command == "sessions" and args.sessions_command == "delete":
+                return remote.delete_session(api, args.session, as_json=args.json, out=out)
+            if args.command == "sessions":
+                return remote.sessions(api, as_json=args.json, out=out)
             if args.command == "logs":
                 return remote.logs(api, args.app, as_json=args.json, out=out, err=err)
             return remote.control(api, args.app, args.command, as_json=args.json, out=out)

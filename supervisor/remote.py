@@ -1,5 +1,6 @@
 """The command line against a running supervisor: `mcpapps apps`, `call`, `start`,
-`stop`, `restart` and `logs` talk to the admin API (`web.admin`) over HTTP.
+`stop`, `restart`, `logs`, `tools`, `reload` and `sessions` talk to the admin API (`web.admin`,
+`web.sessions`) over HTTP.
 
 Where the supervisor is and which token it wants come from the same config file `mcpapps run`
 reads (and the address file the running supervisor keeps in its state dir), so on the machine
@@ -204,6 +205,9 @@ class Remote:
     def get(self, path: str) -> Any:
         return self._request("GET", path, READ_TIMEOUT_S)
 
+    def delete(self, path: str) -> Any:
+        return self._request("DELETE", path, READ_TIMEOUT_S)
+
     def post(self, path: str, body: Any = None) -> Any:
         """A command or a call: no read deadline here, the server has its own."""
         return self._request("POST", path, None, body)
@@ -399,6 +403,61 @@ def logs(remote: Remote, app_id: str, *, as_json: bool, out: TextIO, err: TextIO
     else:
         for line in data["stderr"]:
             print(line, file=out)
+    return 0
+
+
+def sessions(remote: Remote, *, as_json: bool, out: TextIO) -> int:
+    """The saved chat sessions, the one with the latest turn first."""
+    data = remote.get("/admin/sessions")
+    if as_json:
+        print_json(data, out)
+        return 0
+    listed = data["sessions"]
+    rows: list[tuple[str, ...]] = [("ID", "TURNS", "LAST TURN", "STARTED", "RUNNING")]
+    rows += [
+        (
+            s["id"],
+            str(s["turns"]),
+            _local_time(s["updatedAt"]),
+            _local_time(s["createdAt"]),
+            "yes" if s["running"] else "-",
+        )
+        for s in listed
+    ]
+    _print_table(rows, out)
+    turns = sum(s["turns"] for s in listed)
+    print(f"\n{_count(len(listed), 'session')}, {_count(turns, 'turn')}", file=out)
+    return 0
+
+
+def delete_session(remote: Remote, session_id: str, *, as_json: bool, out: TextIO) -> int:
+    data = remote.delete(f"/admin/sessions/{quote(session_id, safe='')}")
+    if as_json:
+        print_json(data, out)
+    else:
+        print(f"deleted session {data['deleted']}", file=out)
+    return 0
+
+
+def _local_time(seconds: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
+
+
+def cluster(remote: Remote, *, as_json: bool, out: TextIO, now: float | None = None) -> int:
+    data = remote.get("/admin/cluster")
+    if as_json:
+        print_json(data, out)
+        return 0
+    now = time.time() if now is None else now
+    rows: list[tuple[str, ...]] = [("ID", "URL", "VERSION", "APPS RUNNING", "LAST SEEN")]
+    for replica in data["replicas"]:
+        running = sum(app["state"] == "Running" for app in replica["apps"])
+        ago = max(0, round(now - replica["lastSeen"]))
+        seen = f"{ago} s ago" + (" (silent)" if replica["silent"] else "")
+        rows.append((replica["id"], replica["url"], replica["version"], str(running), seen))
+    _print_table(rows, out)
+    silent = sum(r["silent"] for r in data["replicas"])
+    print(f"\n{_count(len(data['replicas']), 'supervisor')}, {silent} silent", file=out)
     return 0
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import socket
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NoReturn
@@ -15,14 +16,17 @@ import attrs
 import trio
 
 from actors.bridge import ToolBridge
-from actors.chat import CHAT_DATABASE, ChatHub
-from actors.chatstore import ChatStore, StoreError
+from actors.chat import ChatHub
 from actors.engines import make_engine
 from actors.messages import StopAll, StopChats, WhenReady
 from actors.metrics import Metrics
 from actors.reaper import Reaper
 from actors.registry import Registry
+from actors.retention import Retention
 from actors.runtime import ask
+from actors.sessionstore import SessionStore, StoreError
+from actors.stores import make_store
+from supervisor.cluster import heartbeat
 from supervisor.model.address import ADDRESS_FILE, remove_address, write_address
 from supervisor.model.config import Config
 from supervisor.model.discovery import discover, log_discovery
@@ -63,11 +67,15 @@ async def run_supervisor(
         log_discovery(discovery)
         policy = _access_policy(config)
         metrics = Metrics()
-        store = ChatStore(config.state.dir / CHAT_DATABASE)
+        replica = replica_id(config)
         try:
+            store = make_store(config.state, environ, replica)
             await store.open()
         except StoreError as error:
             raise StartupError(str(error)) from None
+        logger.info(
+            "chat sessions are kept in %s; this supervisor is replica %s", store.where, replica
+        )
         reaper: Reaper | None = None
         try:
             reaper = Reaper()
@@ -82,8 +90,11 @@ async def run_supervisor(
                 engine = make_engine(config.agent, ToolBridge(registry.mailbox), environ)
             except ValueError as error:
                 raise StartupError(f"the {config.agent.engine} agent engine: {error}") from None
-            chats = ChatHub(engine, store, metrics)
-            parts = _Parts(config, policy, registry, chats, metrics, reaper)
+            retention = Retention.of(
+                config.state.chat_sessions_max_age_days, config.state.chat_sessions_max_count
+            )
+            chats = ChatHub(engine, store, metrics, retention=retention)
+            parts = _Parts(config, policy, registry, chats, metrics, reaper, store, replica)
             await _supervise(parts, signals, environ, task_status)
         finally:
             remove_address(config.state.dir, os.getpid())
@@ -91,6 +102,12 @@ async def run_supervisor(
                 reaper.close()
             with trio.CancelScope(shield=True):
                 await store.close()
+
+
+def replica_id(config: Config) -> str:
+    """This supervisor's name among those that share a session database: its host and port
+    (the same again after a restart, so the cluster view shows it come back)."""
+    return f"{socket.gethostname()}:{config.server.port}"
 
 
 def _access_policy(config: Config) -> AccessPolicy:
@@ -106,6 +123,8 @@ class _Parts:
     chats: ChatHub
     metrics: Metrics
     reaper: Reaper
+    store: SessionStore
+    replica: str
 
 
 async def _supervise(
@@ -139,6 +158,8 @@ async def _supervise(
         await nursery.start(chats.run)
         await nursery.start(front_door)
         _record_address(config)
+        url = config.server.public_url or config.control_origin
+        nursery.start_soon(heartbeat, parts.store, registry.mailbox, parts.replica, url)
         nursery.start_soon(_announce_ready, registry, environ)
         if (interval := watchdog_interval(environ)) is not None:
             nursery.start_soon(_watchdog, interval, environ)

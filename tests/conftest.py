@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.helpers import Project
+from tests.support.postgres import PostgresServer, postgres_server
 
 
 @pytest.fixture
@@ -19,3 +20,16 @@ def _lifecycle_holds(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
     """An app actor run in the test's own process made only the lifecycle's transitions."""
     yield
     assert "is not a transition of the lifecycle" not in caplog.text
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A real PostgreSQL server, started once per test worker (tests/support/postgres.py)."""
+    with postgres_server() as server:
+        yield server
+
+
+@pytest.fixture
+def database_url(postgres: PostgresServer) -> str:
+    """A new, empty PostgreSQL database of its own: its URL (with the password)."""
+    return postgres.new_database()

@@ -244,6 +244,18 @@ def test_the_page_lists_the_apps_and_a_restart_arrives_live(served: Served, page
     assert served.api("/admin/apps/grocery-inventory")["pid"] != pid
 
 
+def test_the_page_lists_the_supervisors(served: Served, page: Any) -> None:
+    page.goto(served.url("/"))
+    item = page.locator("#replicas li.replica").first
+    item.wait_for()
+    # On SQLite the cluster is this supervisor alone, seen by its own heartbeat.
+    [replica] = served.api("/admin/cluster")["replicas"]
+    assert item.get_attribute("data-id") == replica["id"]
+    assert replica["url"] in item.inner_text()
+    assert "seen" in item.inner_text()
+    assert "silent" not in item.inner_text()
+
+
 def test_a_claimed_ui_that_is_not_served_is_a_warning(served: Served, page: Any) -> None:
     page.goto(served.url("/?app=fx"))
     warning = page.locator("#ui-warning")

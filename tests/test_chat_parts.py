@@ -14,11 +14,12 @@ import pytest
 import trio
 import trio.testing
 
-from actors.chat import STOPPING, ChatHub
-from actors.chatstore import SCHEMA_VERSION, ChatStore, StoreError, _transaction
-from actors.messages import GetSession, StopChats, Turn
+from actors.chat import STOPPING, ChatHub, SessionBusy
+from actors.chatstore import SCHEMA_VERSION, ChatStore, SessionSummary, StoreError, _transaction
+from actors.messages import DeleteSession, GetSession, ListSessions, StopChats, Turn
 from actors.metrics import Metrics
-from actors.runtime import ask
+from actors.retention import DAY_S, Retention, expired
+from actors.runtime import Reply, ask
 from actors.turns import (
     APP_EVENTS_MARK,
     Emit,
@@ -367,3 +368,86 @@ async def test_the_hub_answers_after_it_stopped(tmp_path: Path) -> None:
         nursery.cancel_scope.cancel()
     await store.close()
     assert saved.turns == 0
+
+
+def test_retention_chooses_the_sessions_too_old_or_too_many() -> None:
+    now = 100 * DAY_S
+    sessions = [
+        SessionSummary(f"s{age}", 1, now - age * DAY_S - 1, now - age * DAY_S) for age in range(6)
+    ]
+    assert expired(sessions, now, Retention(), ()) == []
+    assert expired(sessions, now, Retention.of(2.5, None), ()) == ["s3", "s4", "s5"]
+    assert expired(sessions, now, Retention.of(None, 2), ()) == ["s2", "s3", "s4", "s5"]
+    assert expired(sessions, now, Retention.of(4.5, 4), ()) == ["s4", "s5"]
+    # One in use is kept whatever its age, and counts towards those kept.
+    assert expired(sessions, now, Retention.of(2.5, 2), {"s4", "s0"}) == ["s2", "s3", "s5"]
+
+
+async def test_the_hub_applies_retention_at_start_and_then_periodically(
+    tmp_path: Path, mock_clock: trio.testing.MockClock
+) -> None:
+    mock_clock.autojump_threshold = 0.2
+    store = ChatStore(tmp_path / "db.sqlite3")
+    await store.open()
+    for session_id in ("a", "b", "c"):
+        await store.save_turn(session_id, [{"role": "user", "content": session_id}])
+    hub = ChatHub(
+        _Scripted(), store, Metrics(), retention=Retention.of(None, 2), retention_every_s=600
+    )
+    async with trio.open_nursery() as nursery:
+        await nursery.start(hub.run)
+        while len(await store.list_sessions()) > 2:
+            await trio.sleep(1)
+        at_start = [s.id for s in await store.list_sessions()]
+        await _turn(hub, "new", "d")
+        await trio.sleep(300)
+        before_the_sweep = [s.id for s in await store.list_sessions()]
+        await trio.sleep(400)
+        after_it = [s.id for s in await store.list_sessions()]
+        nursery.cancel_scope.cancel()
+    await store.close()
+    assert at_start == ["c", "b"]
+    assert before_the_sweep == ["d", "c", "b"]
+    assert after_it == ["d", "c"]
+
+
+async def test_a_session_with_a_turn_running_is_not_deleted(tmp_path: Path) -> None:
+    store = ChatStore(tmp_path / "db.sqlite3")
+    await store.open()
+    gate = trio.Event()
+
+    class _Waiting(_Scripted):
+        async def run_turn(
+            self, history: Sequence[Message], turn: UserTurn, emit: Emit
+        ) -> list[Message]:
+            await gate.wait()
+            return await super().run_turn(history, turn, emit)
+
+    engine = _Waiting()
+    hub = ChatHub(engine, store, Metrics())
+    async with trio.open_nursery() as nursery:
+        await nursery.start(hub.run)
+        await store.save_turn("s", [{"role": "user", "content": "old"}])
+        nursery.start_soon(_turn, hub, "running")
+        while not (await ask(hub.mailbox, ListSessions)).running:
+            await trio.sleep(0.01)
+        with pytest.raises(SessionBusy, match="session 's' has a turn running: cancel it"):
+            await ask(hub.mailbox, lambda r: DeleteSession("s", r))
+        listing = await ask(hub.mailbox, ListSessions)
+        assert listing.running == frozenset({"s"})
+        gate.set()
+        while (await ask(hub.mailbox, ListSessions)).running:
+            await trio.sleep(0.01)
+        deleted: Reply[bool] = Reply()
+        hub.mailbox.tell(DeleteSession("s", deleted))
+        # A turn sent while the deletion is under way waits for it, then starts the session
+        # afresh: it sees none of what was deleted.
+        await _turn(hub, "again")
+        assert await deleted.wait() is True
+        assert await ask(hub.mailbox, lambda r: DeleteSession("nobody", r)) is False
+        saved = await ask(hub.mailbox, lambda r: GetSession("s", r))
+        nursery.cancel_scope.cancel()
+    await store.close()
+    assert engine.histories == [1, 0]
+    assert saved.turns == 1
+    assert [m["content"] for m in saved.messages] == ["again", "you said again"]

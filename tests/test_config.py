@@ -166,6 +166,26 @@ def test_out_of_range_values_name_the_key_path(project: Project) -> None:
     ]
 
 
+def test_chat_session_retention_is_checked_like_the_other_keys(project: Project) -> None:
+    assert project.load().state.chat_sessions_max_age_days is None  # kept for ever
+    assert project.load().state.chat_sessions_max_count is None
+    project.config("[state]\nchat_sessions_max_age_days = 0.5\nchat_sessions_max_count = 10\n")
+    state = project.load().state
+    assert (state.chat_sessions_max_age_days, state.chat_sessions_max_count) == (0.5, 10)
+    found = problems_of(
+        project, '[state]\nchat_sessions_max_age_days = 0\nchat_sessions_max_count = "all"\n'
+    )
+    path = project.config_path
+    assert found == [
+        f"{path}: state.chat_sessions_max_age_days must be a number greater than 0, got 0",
+        f'{path}: state.chat_sessions_max_count must be an integer of at least 1, got "all"',
+    ]
+    [problem] = problems_of(project, "[state]\nchat_sessions_max_count = 0\n")
+    assert problem == (
+        f"{path}: state.chat_sessions_max_count must be an integer of at least 1, got 0"
+    )
+
+
 @pytest.mark.parametrize(
     ("key", "value"),
     [

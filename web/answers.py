@@ -23,6 +23,7 @@ from actors.messages import (
     UnknownApp,
 )
 from actors.runtime import AskTimeout, Mailbox, ask
+from actors.sessionstore import StoreError
 from actors.upstream import ServerRequestRefused
 from supervisor.model import jsonin
 from web.chat import CHAT_ASK_TIMEOUT_S, SESSION_ID, SESSION_ID_RULE
@@ -79,7 +80,7 @@ def answers_blueprint(chats: Mailbox[HubMessage], registry: Mailbox[RegistryMess
             )
         except AnswerRefused as refused:
             return json_error(refused.status, _KINDS[refused.status], refused.message)
-        except AskTimeout as error:
+        except (AskTimeout, StoreError) as error:
             return json_error(503, "unavailable", f"the chat could not answer: {error}")
         return {"requestId": request_id, "action": body.get("action")}
 

@@ -20,10 +20,18 @@ import trio
 from quart import Blueprint, Response, request
 
 from actors.asking import Elicitation, Sampled
-from actors.chatstore import SessionPage, StoreError
 from actors.messages import CancelTurn, GetSessionPage, HubMessage, Turn
 from actors.runtime import AskTimeout, Mailbox, ask
-from actors.turns import Event, TextPiece, ToolFinished, ToolStarted, TurnFailed, UserTurn
+from actors.sessionstore import SessionPage, StoreError
+from actors.turns import (
+    Event,
+    TextPiece,
+    ToolFinished,
+    ToolStarted,
+    TurnFailed,
+    TurnWaiting,
+    UserTurn,
+)
 from supervisor.model import jsonin, jsonout
 from supervisor.model.errors import McpappsError
 from web.errors import json_error
@@ -102,7 +110,7 @@ def chat_blueprint(
             cancelled: bool = await ask(
                 chats, lambda r: CancelTurn(session_id, r), CHAT_ASK_TIMEOUT_S
             )
-        except AskTimeout as error:
+        except (AskTimeout, StoreError) as error:
             return json_error(503, "unavailable", f"the chat could not answer: {error}")
         return {"cancelled": cancelled}
 
@@ -210,6 +218,8 @@ def event_data(event: Event) -> tuple[str, dict[str, Any]]:
             return "result", {**data, "view": view} if view is not None else data
         case TurnFailed(message):
             return "error", {"message": message}
+        case TurnWaiting(replica):
+            return "waiting", {"replica": replica}
         case Elicitation(request_id, app, tool, message, schema, url):
             asked = {"requestId": request_id, "app": app, "tool": tool, "message": message}
             return "elicitation", {**asked, "url": url} if url else {

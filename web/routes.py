@@ -22,9 +22,11 @@ from supervisor.model.reload import Reload
 from web.admin import admin_blueprint
 from web.answers import answers_blueprint
 from web.chat import chat_blueprint
+from web.cluster import cluster_blueprint
 from web.control import control_blueprint, ui_shown
 from web.errors import json_error
 from web.security import SESSION_COOKIE, AccessPolicy, session_value, token_matches
+from web.sessions import sessions_blueprint
 from web.viewdoor import ViewDoor
 from web.viewroutes import views_blueprint
 
@@ -61,6 +63,8 @@ def create_app(
     if views is not None:
         app.register_blueprint(views_blueprint(views, chats))
     app.register_blueprint(admin_blueprint(registry, metrics, reload=reload))
+    app.register_blueprint(sessions_blueprint(chats))
+    app.register_blueprint(cluster_blueprint(chats))
     app.register_blueprint(control_blueprint(sandbox_origin))
 
     @app.get("/apps/health")

@@ -28,9 +28,9 @@ import mcp_types as types
 from quart import Blueprint, request
 
 from actors.asking import AnswerRefused
-from actors.chatstore import SavedSession, StoreError
 from actors.messages import GetSession, GetToolTable, HubMessage, Lookup, UnknownApp
 from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, ask
+from actors.sessionstore import SavedSession, StoreError
 from supervisor.model import jsonin
 from web.chat import SESSION_ID
 from web.errors import json_error

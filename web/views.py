@@ -130,9 +130,10 @@ class ViewTable:
         if lease is None:
             raise Refused(
                 UNKNOWN_VIEW,
-                "this view is unknown or has expired (views last"
+                "this view is unknown to this supervisor or has expired (views last"
                 f" {self.config.lease_s:g} s unused, and end when closed or when their app"
-                " restarts with a changed definition or is stopped by a reload): open it again",
+                " restarts with a changed definition or is stopped by a reload; behind a load"
+                " balancer, a view lives only in the supervisor that opened it): open it again",
             )
         lease.last_used = self._clock()
         return lease

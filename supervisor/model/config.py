@@ -135,9 +135,21 @@ class AgentConfig:
     max_steps: Count = 8
 
 
+Days = Annotated[float, Between(0, low_exclusive=True)]
+
+
 @attrs.frozen(kw_only=True)
 class StateConfig:
     dir: Path = Path(".mcpapps")
+    # Chat session retention: a session whose last turn is older, or that is beyond the newest
+    # this many, is deleted (at start, then every 10 minutes). Unset: kept until deleted.
+    chat_sessions_max_age_days: Days | None = None
+    chat_sessions_max_count: Count | None = None
+    # Where chat sessions are kept: absent, SQLite in `dir`; "postgresql://…" (`${env:NAME}`
+    # allowed), a PostgreSQL database several supervisors share.
+    database: str | None = None
+    # How long a turn waits while another supervisor runs one of the same session.
+    turn_wait_s: Seconds = 120.0
 
 
 @attrs.frozen(kw_only=True)
@@ -297,7 +309,20 @@ def _rules(config: Config) -> list[tuple[KeyPath, str]]:
         *_sandbox_rules(config),
         *_apps_rules(config),
         *_agent_rules(config.agent),
+        *_state_rules(config.state),
     ]
+
+
+def _state_rules(state: StateConfig) -> Found:
+    if state.database is not None and not state.database.startswith(
+        ("postgresql://", "postgres://", "${env:")
+    ):
+        # Only the scheme: the rest may be `${env:…}` references, expanded at start.
+        yield (
+            ("state", "database"),
+            "must be a PostgreSQL URL such as postgresql://mcpapps:${env:PGPASSWORD}@db/mcpapps"
+            " (or absent: SQLite in state.dir)",
+        )
 
 
 def _server_rules(server: ServerConfig) -> Found:

@@ -74,6 +74,20 @@
     renderApps();
   }
 
+  // Every supervisor that shares the session store, and when it was last seen (GET
+  // /admin/cluster); read again every 10 s.
+  async function loadCluster() {
+    const body = await api("admin/cluster");
+    const now = Date.now() / 1000;
+    $("replicas").replaceChildren(...body.replicas.map((r) => {
+      const running = r.apps.filter((a) => a.state === "Running").length;
+      const ago = Math.max(0, Math.round(now - r.lastSeen));
+      const seen = r.silent ? `silent, last seen ${ago} s ago` : `seen ${ago} s ago`;
+      return el("li", { class: r.silent ? "replica silent" : "replica", "data-id": r.id },
+        `${r.id} — ${r.url} — ${running} app(s) running — ${seen}`);
+    }));
+  }
+
   let toolsTimer = null;
   function loadToolsSoon() {
     clearTimeout(toolsTimer);
@@ -538,6 +552,9 @@
             $("chat-log").scrollTop = $("chat-log").scrollHeight;
             assistant = null;
             break;
+          case "waiting":
+            chatLine("waiting", `waiting for another supervisor (${event.replica}) to finish a turn of this chat`);
+            break;
           case "sampling":
             chatLine("sampling", `${event.app} asked the model (${event.tool}, at most ${event.maxTokens} tokens): ${event.text}`);
             break;
@@ -623,6 +640,8 @@
     $("main").hidden = false;
     connectEvents();
     await loadTools().catch(() => {});
+    loadCluster().catch(() => {});
+    setInterval(() => loadCluster().catch(() => {}), 10000);
     if (apps.has(selected)) loadStderr(selected);
     else await selectDefault().catch(() => {});
     await restoreChat().catch(() => {});
