@@ -202,5 +202,13 @@ async def supervisor(
         await child.stop()
 
 
+async def exit_on_signal() -> None:
+    """SIGTERM or SIGHUP end a benchmark as Ctrl-C does: through the `finally` blocks that stop
+    every process it started. Started in the benchmark's nursery, cancelled with it."""
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+        async for signum in signals:
+            raise KeyboardInterrupt(f"{signal.Signals(signum).name} received")
+
+
 def admin_headers() -> dict[str, str]:
     return {"authorization": f"Bearer {TOKEN}", "content-type": "application/json"}

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import httpx2
 import trio
-from _support import GROCERY, admin_headers, cpu_s, supervisor
+from _support import GROCERY, admin_headers, cpu_s, exit_on_signal, supervisor
 
 APP = "grocery-inventory"
 TOOL = "grocery.get_categories"
@@ -149,6 +149,7 @@ async def bench(args: argparse.Namespace) -> None:
         root = Path(tmp)
         shutil.copytree(GROCERY, root / "apps" / APP, ignore=shutil.ignore_patterns("__pycache__"))
         async with trio.open_nursery() as nursery:
+            nursery.start_soon(exit_on_signal)
             try:
                 config = '[apps]\ndiscovery_paths = ["./apps"]\n'
                 async with supervisor(root, config, nursery) as (process, base):

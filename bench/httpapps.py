@@ -34,7 +34,7 @@ from typing import Any
 import httpx2
 import mcp
 import trio
-from _support import GROCERY, Child, cpu_s, environment, free_port, supervisor
+from _support import GROCERY, Child, cpu_s, environment, exit_on_signal, free_port, supervisor
 from mcp.client.streamable_http import streamable_http_client
 
 TOOL = "get_categories"
@@ -96,6 +96,7 @@ async def bench(args: argparse.Namespace) -> None:
             environment(),
         )
         async with trio.open_nursery() as nursery:
+            nursery.start_soon(exit_on_signal)
             await http_app.start(nursery)
             try:
                 await http_app.wait_for_port(http_port)

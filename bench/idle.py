@@ -33,7 +33,7 @@ from pathlib import Path
 import httpx2
 import mcp
 import trio
-from _support import GROCERY, Child, cpu_s, proc_kib, supervisor
+from _support import GROCERY, Child, cpu_s, exit_on_signal, proc_kib, supervisor
 from mcp.client.streamable_http import streamable_http_client
 
 APP = "grocery-inventory"
@@ -157,6 +157,7 @@ async def bench(args: argparse.Namespace) -> None:
                 GROCERY, roots[name] / "apps" / APP, ignore=shutil.ignore_patterns("__pycache__")
             )
         async with trio.open_nursery() as nursery, contextlib.AsyncExitStack() as stack:
+            nursery.start_soon(exit_on_signal)
             try:
                 started: dict[str, tuple[Child, str]] = {}
                 for name, root in roots.items():

@@ -35,7 +35,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import trio
-from _support import Child, children, cpu_s, supervisor
+from _support import Child, children, cpu_s, exit_on_signal, supervisor
 
 TINY = Path(__file__).resolve().parent / "apps" / "tiny_app.py"
 TARGET = 1.1
@@ -214,6 +214,7 @@ async def bench(args: argparse.Namespace) -> None:
     cores = len(os.sched_getaffinity(0))
     with tempfile.TemporaryDirectory(prefix="mcpapps-bench-") as tmp:
         async with trio.open_nursery() as nursery:
+            nursery.start_soon(exit_on_signal)
             try:
                 load = os.getloadavg()
                 bare = await bare_start(args.apps)
