@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -68,11 +69,14 @@ async def stdio_child(
     reaper: Reaper | None,
     start_task: Callable[[Callable[[], Awaitable[None]]], None],
     on_failure: Callable[[BaseException], None],
+    linger: Callable[[Callable[[], Awaitable[None]]], None] | None = None,
 ) -> AsyncIterator[Any]:
     """Spawn the app's process and yield the streams an SDK `Client` takes. Its watchers run
     as `start_task` starts them (tasks of the incarnation) and declare its death when the
     process exits or closes its stdout; `on_failure` is told of an error of the session
-    before the (possibly slow) stop ladder."""
+    before the (possibly slow) stop ladder. `linger` starts a task that may outlive the
+    incarnation (the app actor's): it takes down what a process that died by itself left
+    in its group, so that the app's restart does not wait for it."""
     child = ChildProcess.spawn(list(command), env=dict(env), cwd=cwd)
     incarnation.pid = child.pid
     if reaper is not None:
@@ -134,7 +138,11 @@ async def stdio_child(
         with trio.CancelScope(shield=True):
             if (code := child.poll()) is not None:
                 await exited_by_itself(code)
-            await child.stop(stop_grace_s)
+            # The process died by itself: what it left in its group (a grandchild) is taken
+            # down beside the next incarnation, not before it.
+            orphans = linger is not None and child.leader_exited() and child.group_alive()
+            if not orphans:
+                await child.stop(stop_grace_s)
             # What the app wrote to stderr as it stopped (what it cancelled, why it ended) is
             # read before the pipes close, also when the incarnation's reader was cut short.
             with trio.move_on_after(STDERR_DRAIN_S):
@@ -144,5 +152,19 @@ async def stdio_child(
                     await pump_stderr(child, tail.add)
             await child.close_pipes()
         incarnation.pid = None
+        if orphans and linger is not None:
+            linger(functools.partial(_end_orphans, child, app_id, stop_grace_s, reaper))
+        elif reaper is not None:
+            reaper.forget(child.pid)
+
+
+async def _end_orphans(
+    child: ChildProcess, app_id: str, stop_grace_s: float, reaper: Reaper | None
+) -> None:
+    """The stop ladder for what a dead app process left in its group."""
+    logger.info("app %s: stopping what pid %d left behind", app_id, child.pid)
+    try:
+        await child.stop(stop_grace_s)
+    finally:
         if reaper is not None:
             reaper.forget(child.pid)

@@ -179,13 +179,26 @@ class ChildProcess:
             return True
         return False
 
+    def leader_exited(self) -> bool:
+        """Whether the child itself has exited (reaping it); what it started may live on."""
+        return self._popen.poll() is not None
+
+    def group_alive(self) -> bool:
+        """Whether anything of the child's process group lives (the child itself reaped)."""
+        return self._popen.poll() is None or self._group_alive()
+
     async def stop(self, grace_s: float) -> None:
         """The stop ladder: close stdin → wait 2 s → SIGTERM the group → wait `grace_s` →
-        SIGKILL the group. Shielded: a cancelled caller must not leave a process behind."""
+        SIGKILL the group. Shielded: a cancelled caller must not leave a process behind.
+        When the child has exited already, what it left in its group never reads our stdin:
+        the ladder starts at SIGTERM."""
         with trio.CancelScope(shield=True):
             with contextlib.suppress(trio.ClosedResourceError, trio.BrokenResourceError, OSError):
                 await self.stdin.aclose()
-            if await self._wait_group(STDIN_CLOSE_GRACE_S):
+            if not self.leader_exited() and await self._wait_group(STDIN_CLOSE_GRACE_S):
+                return
+            if not self.group_alive():
+                self.exited.set()
                 return
             self._signal_group(signal.SIGTERM)
             if await self._wait_group(grace_s):

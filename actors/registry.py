@@ -7,6 +7,7 @@ App actors run in the registry's nursery, started in discovery order and stopped
 
 from __future__ import annotations
 
+import itertools
 import logging
 import random
 import time
@@ -21,6 +22,7 @@ from actors.app import AppActor
 from actors.asking import bind_caller
 from actors.catalog import Catalog
 from actors.messages import (
+    ActorOf,
     AppFact,
     ApplyReload,
     AppNotification,
@@ -39,6 +41,7 @@ from actors.messages import (
     RegistryMessage,
     ReleaseSubscriptions,
     Reloaded,
+    Restart,
     SamplingAllowed,
     Snapshot,
     Start,
@@ -57,6 +60,7 @@ from actors.metrics import Metrics
 from actors.process import KILL_REAP_S, STDIN_CLOSE_GRACE_S
 from actors.reaper import Reaper
 from actors.runtime import ASK_TIMEOUT_S, Actor, Forward, Mailbox, Reply, ask, unhandled
+from actors.signin import SignInPlace
 from actors.toolreport import tool_report
 from actors.tooltable import AppTools, ToolTable, build_tool_table
 from supervisor.model.discovery import DiscoveredApp, Discovery
@@ -96,8 +100,12 @@ class Registry(Actor[RegistryMessage]):
         rng: random.Random | None = None,
         reaper: Reaper | None = None,
         metrics: Metrics | None = None,
+        sign_in: SignInPlace | None = None,
     ) -> None:
+        """`sign_in`: where the apps that sign in (`auth = "oauth"`) keep their tokens and are
+        called back."""
         self.mailbox: Mailbox[RegistryMessage] = Mailbox()
+        self._sign_in = sign_in
         self._environ = environ
         self._ui = ui
         self._rng = rng
@@ -107,7 +115,12 @@ class Registry(Actor[RegistryMessage]):
         self._statuses: dict[str, AppStatus] = {}
         self._sources: dict[str, Path] = {}
         self._facts: dict[str, _Facts] = {}  # the current actor's voice, per app id
+        self._numbers = itertools.count(1)
+        self._actor_numbers: dict[str, int] = {}  # the current actor's number, per app id
         self._scopes: dict[str, trio.CancelScope] = {}
+        # Apps a reload is replacing: the Start, Stop and Restart sent to each meanwhile, kept
+        # for its successor (its old actor would act on them only to be stopped and replaced).
+        self._replacing: dict[str, list[Start | Stop | Restart]] = {}
         self._stopping = False
         self._order = DiscoveryOrder(apps)
         for app in apps:
@@ -129,7 +142,7 @@ class Registry(Actor[RegistryMessage]):
 
     def _make_actor(self, app: DiscoveredApp, *, stopped: bool = False) -> tuple[AppActor, _Facts]:
         assert app.definition is not None
-        facts = _Facts(self.mailbox, app.definition.id)
+        facts = self._voice(app.definition.id)
         actor = AppActor(
             app.definition,
             events=facts,
@@ -140,12 +153,18 @@ class Registry(Actor[RegistryMessage]):
             reaper=self._reaper,
             metrics=self._metrics,
             stopped=stopped,
+            sign_in=self._sign_in,
         )
         return actor, facts
+
+    def _voice(self, app_id: str) -> _Facts:
+        """Where a new app actor tells its facts."""
+        return _Facts(self.mailbox, app_id)
 
     def _register(self, actor: AppActor, facts: _Facts, source: Path) -> None:
         """From now on `actor` is the app's: requests are routed to it, its facts are heard."""
         self._actors[actor.id] = actor
+        self._actor_numbers[actor.id] = next(self._numbers)
         self._facts[actor.id] = facts
         self._sources[actor.id] = source
 
@@ -194,8 +213,22 @@ class Registry(Actor[RegistryMessage]):
                 self._replay(channel)
             case CallPublicTool():
                 self._call(message)
+            case ToApp(app_id, request, number) if number not in (
+                None,
+                self._actor_numbers.get(app_id),
+            ):
+                if (reply := getattr(request, "reply", None)) is not None:
+                    why = f"app '{app_id}' was changed by a reload since this was asked of it"
+                    reply.fail(AppUnavailable(app_id, why))
             case ToApp(app_id, request):
                 self._route(app_id, request)
+            case ActorOf(app_id, reply):
+                if app_id in self._actors:
+                    reply.send(self._actor_numbers[app_id])
+                elif app_id in self._statuses:
+                    reply.send(None)
+                else:
+                    reply.fail(UnknownApp(app_id, f"unknown app '{app_id}'"))
             case SamplingAllowed(app_id):
                 if (actor := self._actors.get(app_id)) is not None:
                     message.reply.send(actor.definition.sampling)
@@ -254,7 +287,8 @@ class Registry(Actor[RegistryMessage]):
     def _on_state(self, status: AppStatus) -> None:
         before = self._statuses.get(status.id)
         self._statuses[status.id] = status
-        settled = (AppState.RUNNING, AppState.FAILED, AppState.STOPPED)
+        # An app waiting for a person to sign in has started as far as it can by itself.
+        settled = (AppState.RUNNING, AppState.FAILED, AppState.STOPPED, AppState.NEEDS_SIGN_IN)
         if status.state in settled and status.id in self._unsettled:
             self._unsettled.discard(status.id)
             if not self._unsettled:
@@ -302,6 +336,10 @@ class Registry(Actor[RegistryMessage]):
                     logger.warning("%s", warning)
 
     def _route(self, app_id: str, request: Any) -> None:
+        held = self._replacing.get(app_id)
+        if held is not None and isinstance(request, Start | Stop | Restart):
+            held.append(request)
+            return
         actor = self._actors.get(app_id)
         if actor is not None:
             actor.mailbox.tell(request)
@@ -413,6 +451,9 @@ class Registry(Actor[RegistryMessage]):
         restarted = {app.id for app in plan.restart}
         redefined = {app.id for app in plan.redefine}
         replaced = (*plan.restart, *plan.redefine)
+        for app in replaced:
+            assert app.id is not None
+            self._replacing[app.id] = []
         async with trio.open_nursery() as nursery:
             for app_id in plan.stop:
                 nursery.start_soon(self._retire, app_id)
@@ -441,11 +482,18 @@ class Registry(Actor[RegistryMessage]):
                 # while Stopped) is then `stopped` in the diff; a new one is in no list (it
                 # never ran). An actor set up already is stopped with the others.
                 logger.warning("app %s: not started by the reload: shutdown has begun", app.id)
+                for command in self._replacing.pop(app.id, ()):
+                    why = f"app '{app.id}' is not started: the supervisor is shutting down"
+                    command.reply.fail(AppUnavailable(app.id, why))
                 continue
             if actor.id in redefined:
                 self._publish(StateChanged(self._statuses[actor.id]))  # Stopped, new definition
             else:
                 actor.mailbox.tell(Start(Reply()))
+            # What was asked of the app while it was being replaced is asked of its successor,
+            # after the reload's own start: a start given meanwhile is not undone, nor a stop.
+            for command in self._replacing.pop(actor.id, ()):
+                actor.mailbox.tell(command)
             started.append(actor.id)
         self._statuses = self._listed(discovery.apps)
         self._rebuild()
@@ -504,6 +552,7 @@ class Registry(Actor[RegistryMessage]):
         app_id = actor.id
         if self._actors.get(app_id) is actor:
             self._actors.pop(app_id)
+            self._actor_numbers.pop(app_id, None)
             self._facts.pop(app_id, None)
             self._sources.pop(app_id, None)
         self._catalogs.pop(app_id, None)

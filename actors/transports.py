@@ -7,7 +7,7 @@ exist, and this module refuses to load if a transport of the model has no connec
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -39,7 +39,8 @@ class Link:
 class Wiring:
     """What opening a transport may need of the incarnation it is opened for: `start_task`
     runs a watcher as the incarnation's task, `on_failure` is told of an error of the session
-    before a (possibly slow) teardown."""
+    before a (possibly slow) teardown, `linger` runs a task that may outlive the incarnation
+    (the app actor's)."""
 
     definition: AppDefinition
     environ: Mapping[str, str]
@@ -48,6 +49,8 @@ class Wiring:
     reaper: Reaper | None
     start_task: StartTask
     on_failure: Callable[[BaseException], None]
+    linger: Callable[[Callable[[], Awaitable[None]]], None] | None = None
+    auth: Any = None  # an app that signs in: its OAuth client, the HTTP client's auth
 
 
 Connect = Callable[[Wiring], contextlib.AbstractAsyncContextManager[Link]]
@@ -71,13 +74,12 @@ async def _stdio(w: Wiring) -> AsyncIterator[Link]:
         reaper=w.reaper,
         start_task=w.start_task,
         on_failure=w.on_failure,
+        linger=w.linger,
     ) as transport:
         yield Link(transport, transport.direct)
 
 
-def _at_url(
-    open_: Callable[[str, Mapping[str, str], float], Any], *, stream_is_connection: bool = False
-) -> Connect:
+def _at_url(open_: Callable[..., Any], *, stream_is_connection: bool = False) -> Connect:
     """A transport that reaches the app at its URL with its headers (references expanded only
     now, so that definitions and listings never hold the secrets). `stream_is_connection`: the
     transport's one stream from the app is the connection, and its end the app's death."""
@@ -87,7 +89,8 @@ def _at_url(
         manifest = w.definition.manifest
         assert manifest.url is not None  # the manifest's rules require it
         headers = {k: expand(v, w.environ) for k, v in manifest.headers.items()}
-        transport = open_(manifest.url, headers, manifest.request_timeout_seconds)
+        timeout = manifest.request_timeout_seconds
+        transport = open_(manifest.url, headers, timeout, auth=w.auth)
         if stream_is_connection:
             transport = _dies_with_its_stream(transport, w.on_failure)
         yield Link(transport)

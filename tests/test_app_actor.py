@@ -14,12 +14,15 @@ import trio
 from actors.messages import (
     AppStatus,
     AppUnavailable,
+    Fact,
     Restart,
     Start,
+    StateChanged,
     Stop,
     StopAll,
     ToApp,
     UpstreamRequest,
+    Watch,
     WhenReady,
 )
 from actors.runtime import Reply, ask
@@ -325,6 +328,42 @@ async def test_stop_is_idempotent_and_leaves_no_process(project: Project) -> Non
         assert again_started.pid == started.pid
         again = await wait_for(registry, "fx", AppState.RUNNING)
         assert again.pid != s.pid
+
+
+async def test_a_crashed_app_restarts_without_waiting_for_what_it_left_behind(
+    project: Project,
+) -> None:
+    """An app that dies by itself leaving a grandchild in its process group (one that ignores
+    SIGTERM: only the end of the stop ladder, `stop_grace_s` later, would end it) is Failed
+    with its next retry shown, and restarted, while the grandchild is taken down beside it."""
+    pidfile = project.root / "grandchild.pid"
+    options = ("--grandchild", str(pidfile), "--stubborn-grandchild")
+    project.manifest("apps/fx", fixture_manifest("fx", *options))
+    # Longer than the hang guard: a restart that waited for the grandchild would never come.
+    data = config_data({"stop_grace_s": 3 * GUARD_S})
+    async with running(project, data) as registry:
+        first = await wait_for(registry, "fx", AppState.RUNNING)
+        grandchild = int(pidfile.read_text())
+        facts_in, facts = trio.open_memory_channel[Fact](1000)
+        registry.mailbox.tell(Watch(facts_in))
+        try:
+            assert "died during the call" in await bridge(registry).call("fx.crash", {})
+            heard: list[AppStatus] = []
+            with trio.fail_after(GUARD_S):
+                async for fact in facts:
+                    if isinstance(fact, StateChanged) and fact.status.id == "fx":
+                        heard.append(fact.status)
+                        if fact.status.state is AppState.RUNNING and fact.status.restarts:
+                            break
+            failed = [s for s in heard if s.state is AppState.FAILED]
+            assert failed[-1].next_retry_at is not None
+            assert heard[-1].pid != first.pid
+            assert alive(grandchild)  # SIGTERM did not end it; SIGKILL is `stop_grace_s` away
+        finally:
+            # The first process's grandchild and the second's: so that no stop waits for them.
+            for pid in {grandchild, int(pidfile.read_text())}:
+                os.kill(pid, signal.SIGKILL)
+        await wait_gone(grandchild)
 
 
 async def test_a_start_during_the_restart_backoff_starts_the_app_now(project: Project) -> None:

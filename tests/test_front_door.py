@@ -552,6 +552,32 @@ async def test_an_update_the_app_sends_as_it_agrees_to_a_subscribe_reaches_the_s
         assert updates == uris
 
 
+async def test_an_update_the_app_sends_as_it_agrees_reaches_a_2026_listen_stream(
+    project: Project,
+) -> None:
+    """The same for a 2026-07-28 client, whose `subscriptions/listen` stream names the
+    resource: the handshake-era app is asked to subscribe for it and sends its update in the
+    same write as its answer; the update arrives on that stream."""
+    project.manifest("apps/fx", fixture_manifest("fx", "--subscribable"))
+    project.config('[apps]\ndiscovery_paths = ["./apps"]\n')
+    heard: list[list[str]] = []
+    async with supervisor_running(project) as supervisor:
+        url = supervisor.url("/apps/mcp/fx")
+        for n in range(4):  # each a race the subscription must win
+            uri = f"fixture://{n}"
+            events: list[Any] = []
+            async with (
+                mcp.Client(http_transport(url, {}, GUARD_S), mode="2026-07-28") as client,
+                client.listen(resource_subscriptions=[uri]) as subscription,
+            ):
+                with trio.fail_after(GUARD_S):
+                    async for event in subscription:
+                        events.append(event)
+                        break
+            heard.append([str(getattr(e, "uri", None)) for e in events])
+    assert heard == [[f"fixture://{n}"] for n in range(4)]
+
+
 @pytest.mark.parametrize("app_protocol", ["auto", "handshake"])
 async def test_every_client_era_against_every_app_era(project: Project, app_protocol: str) -> None:
     """Clients of both eras list and call (with arguments) on both endpoints, whichever era

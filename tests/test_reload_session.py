@@ -5,6 +5,7 @@ on disk, POST /admin/reload, and the official Python client on `/apps/mcp/<id>`.
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -14,11 +15,19 @@ import pytest
 import trio
 
 from actors.upstream import http_transport
-from tests.support.frontdoor import wait_running
-from tests.support.helpers import Project
-from tests.support.running import FAST, GUARD_S, Supervisor, fixture_manifest, logged_supervisor
+from tests.support.frontdoor import GroceryOverHttp, wait_running
+from tests.support.helpers import Project, free_port
+from tests.support.running import (
+    FAST,
+    GROCERY,
+    GUARD_S,
+    Supervisor,
+    fixture_manifest,
+    logged_supervisor,
+)
 
 URI = "fixture://item/1"
+ADJUST = {"storeId": 1, "productId": 1, "delta": 1}
 
 # A handshake-era client's requests: the SDK warns that 2026-07-28 removed both methods.
 pytestmark = [
@@ -172,3 +181,71 @@ async def test_a_stopped_app_given_a_new_definition_keeps_the_clients_session_st
         await wait_running(supervisor, "sub")
         await updates.wait_for(2)
         assert await call_text(client, "log_level") == "debug"
+
+
+GROCERY_URI = "inventory://stores/1/summary"
+
+
+def grocery_app(project: Project, entry: str) -> None:
+    """The app `sub` as the bundled grocery app, in the era and over the transport `entry`
+    (its config entry) says."""
+    supervision = "\n".join(f"{k} = {v}" for k, v in FAST.items())
+    project.config(
+        f'[apps]\ndiscovery_paths = ["./apps"]\n[supervision]\n{supervision}\n'
+        f"[apps.entries.sub]\n{entry}\n"
+    )
+    server = ["server.py"]
+    project.manifest(
+        "apps/sub",
+        {
+            "id": "sub",
+            "command": sys.executable,
+            "arguments": server,
+            "workingDirectory": str(GROCERY),
+        },
+    )
+
+
+@pytest.mark.parametrize("switch", ["era", "transport"])
+async def test_a_reload_that_switches_the_apps_era_or_transport_keeps_its_subscriptions(
+    project: Project, switch: str
+) -> None:
+    """A client subscribes to a resource of `sub`; a reload switches the app's protocol era
+    (the fixture app in the handshake era, where the app is sent `resources/subscribe`, to
+    the bundled grocery app on 2026-07-28, where the app actor names the resource on its
+    listen stream) or its transport (the grocery app over stdio, then over Streamable HTTP).
+    The client is still subscribed, and the new process's update reaches it."""
+    over_http = GroceryOverHttp(free_port())
+    if switch == "era":
+        write_project(project, "--subscribable")  # it sends an update as it agrees
+    else:
+        grocery_app(project, 'protocol = "stateless"')
+    updates = Updates()
+    try:
+        if switch == "transport":
+            await over_http.start()
+        async with logged_supervisor(project) as supervisor:
+            url = supervisor.url("/apps/mcp/sub")
+            transport = http_transport(url, {}, GUARD_S)
+            async with mcp.Client(
+                transport, mode="legacy", message_handler=updates.on_message
+            ) as client:
+                await client.subscribe_resource(GROCERY_URI)
+                if switch == "transport":
+                    await client.call_tool("adjust_stock", ADJUST)
+                await updates.wait_for(1)
+
+                if switch == "era":
+                    grocery_app(project, 'protocol = "stateless"')
+                else:
+                    entry = f'protocol = "stateless"\ntransport = "http"\nurl = "{over_http.url}"'
+                    grocery_app(project, entry)
+                body = await admin(supervisor, "/admin/reload")
+                assert body["restarted"] == ["sub"], body
+                await wait_running(supervisor, "sub")
+                await client.call_tool("adjust_stock", ADJUST)
+                await updates.wait_for(2)
+                assert updates.uris == [GROCERY_URI] * 2
+    finally:
+        if over_http.process is not None:
+            await over_http.kill()

@@ -100,7 +100,9 @@ async def forward(
         result: Wire = await ask(
             door.registry,
             lambda reply: ToApp(
-                lease.app_id, UpstreamRequest(method, params, reply, caller, abandoned)
+                lease.app_id,
+                UpstreamRequest(method, params, reply, caller, abandoned),
+                lease.actor,
             ),
         )
     except trio.Cancelled:

@@ -28,7 +28,7 @@ import mcp_types as types
 from quart import Blueprint, request
 
 from actors.asking import AnswerRefused
-from actors.messages import GetSession, GetToolTable, HubMessage, Lookup, UnknownApp
+from actors.messages import ActorOf, GetSession, GetToolTable, HubMessage, UnknownApp
 from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, ask
 from actors.sessionstore import SavedSession, StoreError
 from supervisor.model import jsonin
@@ -93,11 +93,14 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[HubMessage]) -> Blueprint:
                 400, "bad_request", f"'toolCall' must be an object of at most {TOOL_CALL_MAX} bytes"
             )
         try:
-            await ask(door.registry, lambda r: Lookup(app_id, r), ASK_TIMEOUT_S)
+            actor: int | None = await ask(
+                door.registry, lambda r: ActorOf(app_id, r), ASK_TIMEOUT_S
+            )
         except UnknownApp:
             return json_error(404, "unknown_app", f"there is no app '{app_id}'")
         try:
             lease = table.open(app_id, session or None, tool_call)
+            lease.actor = actor
         except TooManyViews as full:
             response = json_error(503, "too_many_views", str(full))
             response.headers["Retry-After"] = str(round(table.config.lease_s))

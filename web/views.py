@@ -77,6 +77,10 @@ class Lease:
     # without approval, once, with exactly the arguments the view was opened with.
     opening: Mapping[str, Any] | None = None
     ended: str | None = None  # why the lease ended, once it has
+    # The number of the app's actor the view was opened for (`ActorOf`): its requests go to
+    # that actor only, so a view of a definition a reload has replaced runs nothing on the new
+    # one, even before the view door has heard of the reload (which ends the view).
+    actor: int | None = None
 
     def descriptor(self) -> dict[str, Any]:
         return {

@@ -564,6 +564,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--slow-start", type=float, default=0.0, metavar="SECONDS", help="sleep before serving")
     add("--stderr-lines", type=int, default=0, metavar="N", help="write N stderr lines at start")
     add("--grandchild", metavar="PIDFILE", help="spawn `sleep 1000`; write its pid to PIDFILE")
+    add("--stubborn-grandchild", action="store_true", help="the grandchild ignores SIGTERM")
     add("--garbage", action="store_true", help="non-JSON lines on stdout at start, after calls")
     add("--tools", type=int, default=0, metavar="N", help="N extra tools, resources, ...")
     add("--page-size", type=int, default=0, metavar="K", help="list results in pages of K")
@@ -576,6 +577,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--subscribable", action="store_true", help="resources/subscribe, answered with an update")
     add("--logging", action="store_true", help="logging/setLevel; tool log_level says the level")
     return parser.parse_args(argv)
+
+
+def _ignore_sigterm() -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def write_atomically(path: str, content: str) -> None:
@@ -595,12 +600,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     # --grandchild PIDFILE: a process left in our process group (no new session), for
     # "stopping an app stops everything it started". Its standard streams are /dev/null, so it holds
     # none of our pipes open. PIDFILE appears last, so once it exists both files are complete.
+    # --stubborn-grandchild: it ignores SIGTERM (a disposition exec keeps), so only SIGKILL, at
+    # the end of the stop ladder, ends it.
     if options.grandchild:
         child = subprocess.Popen(
             ["sleep", "1000"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            preexec_fn=_ignore_sigterm if options.stubborn_grandchild else None,
         )
         write_atomically(options.grandchild + ".self", f"{os.getpid()}\n")
         write_atomically(options.grandchild, f"{child.pid}\n")
