@@ -62,7 +62,7 @@ from actors.sessionstore import (
     StoreError,
     TurnWaitTimeout,
 )
-from actors.turns import Event, Message, TurnFailed, TurnWaiting, messages_so_far
+from actors.turns import Event, Message, TurnFailed, TurnWaiting, last_turns, messages_so_far
 from actors.upstream import ServerRequestRefused
 from supervisor.model.errors import McpappsError
 
@@ -71,6 +71,7 @@ logger = logging.getLogger("mcpapps.chat")
 CHAT_DATABASE = "sessions.sqlite3"
 IDLE_S = 600.0  # a session with no turn for this long leaves memory (it stays saved)
 SWEEP_S = 60.0
+HISTORY_TURNS = 50  # [agent] history_turns's default
 STOPPING = "the supervisor is stopping: send this message again once it is back"
 CUT_SHORT = "the supervisor stopped before this turn was finished; the turn was not saved"
 CANCELLED_WAITING = "the turn was cancelled while it waited for another; nothing was kept"
@@ -99,8 +100,10 @@ class ChatHub(Actor[HubMessage]):
         idle_s: float = IDLE_S,
         retention: Retention = KEEP_EVERYTHING,
         retention_every_s: float = RETENTION_EVERY_S,
+        history_turns: int = HISTORY_TURNS,
     ) -> None:
         self.mailbox: Mailbox[HubMessage] = Mailbox()
+        self._history_turns = history_turns
         self._engine = engine
         self._store = store
         self._metrics = metrics
@@ -215,7 +218,13 @@ class ChatHub(Actor[HubMessage]):
 
     def _start_session(self, session_id: str) -> _Entry:
         session = ChatSession(
-            session_id, self._engine, self._store, self._metrics, self.mailbox, self._stopping
+            session_id,
+            self._engine,
+            self._store,
+            self._metrics,
+            self.mailbox,
+            self._stopping,
+            self._history_turns,
         )
         entry = _Entry(session)
         self._sessions[session_id] = entry
@@ -407,15 +416,20 @@ class ChatSession:
         metrics: Metrics,
         hub: Mailbox[HubMessage],
         stopping: trio.Event,
+        history_turns: int = HISTORY_TURNS,
     ) -> None:
         self.id = session_id
+        self._history_turns = history_turns
         self.mailbox: Mailbox[Turn] = Mailbox(math.inf)  # the hub's turn count is the bound
         self._engine = engine
         self._store = store
         self._metrics = metrics
         self._hub = hub
         self._stopping = stopping
-        self._history: list[Message] | None = None  # read from the store on the first turn
+        # The last `history_turns` turns, all the engine is given: a session in use all the time
+        # is never retired, so a whole history would grow with every turn. Read from the store
+        # on the first turn.
+        self._history: list[Message] | None = None
         self._unsaved: list[list[Message]] = []  # turns in the history, not yet in the store
         self._turn_scope: trio.CancelScope | None = None  # the running turn's, for CancelTurn
         self.questions = Questions()  # what the apps of the running turn ask the person
@@ -457,11 +471,13 @@ class ChatSession:
                     self._turn_scope = None
                     if self._history is None or self._store.shared:
                         # Shared: another supervisor may have added turns since this one's last.
-                        saved = await self._store.load(self.id)
-                        unsaved = [m for messages in self._unsaved for m in messages]
-                        self._history = [*saved.messages, *unsaved]
+                        keep = self._history_turns
+                        unsaved = self._unsaved[-keep:]
+                        saved = await self._store.load_page(self.id, None, keep - len(unsaved))
+                        self._history = [*saved.messages, *(m for t in unsaved for m in t)]
                     ran = True
                     await self._run_turn(turn, self._history)
+                    self._history = last_turns(self._history, self._history_turns)
             if wait.cancelled_caught:
                 _emit(turn.events, TurnFailed(CANCELLED_WAITING))
         except TurnWaitTimeout as error:

@@ -98,6 +98,16 @@ def for_model(message: Message) -> Message:
 CALL_CANCELLED = "Error: the call was cancelled before it answered"
 
 
+def last_turns(messages: list[Message], count: int) -> list[Message]:
+    """The messages of the last `count` turns. Each turn starts with its one user message
+    (`UserTurn.message()`); engines add only assistant and tool messages, so a tool call and its
+    result are always kept or dropped together."""
+    starts = [i for i, message in enumerate(messages) if message.get("role") == "user"]
+    if len(starts) <= count:
+        return messages
+    return messages[starts[-count] :] if count > 0 else []
+
+
 def messages_so_far(events: Sequence[object]) -> list[Message]:
     """What a turn cut short (the person cancelled it) said and did, from the events it
     emitted: its text as assistant messages, each tool call it started as an assistant

@@ -28,7 +28,8 @@ minutes), requests by kind and outcome, the requests unanswered (no HTTP answer 
 supervisor's exit status, orphans, and the log's ERROR lines and tracebacks. Loopback and a temp
 folder only; it stops by itself. Self-contained: nothing is imported from tests/.
 
-Usage: python bench/soak.py [--minutes M] [--scale N] [--hang-s S] [--keep]
+Usage: python bench/soak.py [--minutes M] [--scale N] [--hang-s S] [--keep] [--only LOADS]
+(`--only chat,reload` runs only those loads, to find which one a trend comes from.)
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ KILL_S = 45.0
 LEASE_S = 30  # [views] lease_s: leases left alone expire within the run
 SESSION_IDLE_S = 120  # [limits] session_idle_s: abandoned MCP sessions are closed
 CHAT_SESSIONS = 20  # per chat worker
+LOADS = ("mcp", "abandon", "chat", "views", "admin", "reload", "kill")  # --only chooses
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -536,17 +538,25 @@ async def main(args: argparse.Namespace) -> None:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(soak.sampler, process.pid)
                 nursery.start_soon(soak.watch_pids, client)
-                nursery.start_soon(soak.killer, client)
-                nursery.start_soon(soak.reloader, client)
+                only = args.only
+                if "kill" in only:
+                    nursery.start_soon(soak.killer, client)
+                if "reload" in only:
+                    nursery.start_soon(soak.reloader, client)
                 for i in range(args.scale):
-                    for mode in ("legacy", "2026-07-28"):
-                        for j in range(2):
-                            nursery.start_soon(soak.sdk_worker, mode, 10 * i + j)
-                    nursery.start_soon(soak.abandoner, client)
-                    nursery.start_soon(soak.chatter, client, 2 * i)
-                    nursery.start_soon(soak.chatter, client, 2 * i + 1)
-                    nursery.start_soon(soak.viewer, client)
-                    nursery.start_soon(soak.admin_caller, client)
+                    if "mcp" in only:
+                        for mode in ("legacy", "2026-07-28"):
+                            for j in range(2):
+                                nursery.start_soon(soak.sdk_worker, mode, 10 * i + j)
+                    if "abandon" in only:
+                        nursery.start_soon(soak.abandoner, client)
+                    if "chat" in only:
+                        nursery.start_soon(soak.chatter, client, 2 * i)
+                        nursery.start_soon(soak.chatter, client, 2 * i + 1)
+                    if "views" in only:
+                        nursery.start_soon(soak.viewer, client)
+                    if "admin" in only:
+                        nursery.start_soon(soak.admin_caller, client)
                 await trio.sleep(args.minutes * 60)
                 soak.stop.set()
             await trio.sleep(2)  # the turns of dropped streams end and are saved
@@ -629,7 +639,16 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--scale", type=int, default=1, help="how many of each worker")
     parser.add_argument("--hang-s", type=float, default=60.0, help="a request slower is unanswered")
     parser.add_argument("--keep", action="store_true", help="keep the temp project and its log")
-    return parser.parse_args()
+    parser.add_argument(
+        "--only",
+        type=lambda text: set(text.split(",")),
+        default=set(LOADS),
+        help=f"the loads that run, comma-separated (all by default): {','.join(LOADS)}",
+    )
+    args = parser.parse_args()
+    if unknown := args.only - set(LOADS):
+        parser.error(f"unknown loads: {','.join(sorted(unknown))}; known: {','.join(LOADS)}")
+    return args
 
 
 if __name__ == "__main__":

@@ -95,7 +95,13 @@ async def run_supervisor(
             retention = Retention.of(
                 config.state.chat_sessions_max_age_days, config.state.chat_sessions_max_count
             )
-            chats = ChatHub(engine, store, metrics, retention=retention)
+            chats = ChatHub(
+                engine,
+                store,
+                metrics,
+                retention=retention,
+                history_turns=config.agent.history_turns,
+            )
             parts = _Parts(config, policy, registry, chats, metrics, reaper, store, replica)
             await _supervise(parts, signals, environ, task_status)
         finally:

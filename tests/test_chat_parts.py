@@ -31,6 +31,7 @@ from actors.turns import (
     TurnFailed,
     UserTurn,
     app_events_text,
+    last_turns,
     messages_so_far,
 )
 from web.chat import BadChatRequest, parse_chat_request, sse_stream
@@ -318,6 +319,40 @@ async def test_idle_sessions_leave_memory_and_come_back_from_the_store(
     # The third turn's actor is a new one: it read the saved turns back.
     assert engine.histories == [0, 2, 6]
     assert saved.turns == 4
+
+
+async def test_a_busy_session_keeps_and_gives_its_engine_only_the_last_history_turns(
+    tmp_path: Path, autojump_clock: trio.abc.Clock
+) -> None:
+    """A session in use all the time is never retired: its history in memory grew with every
+    turn (the soak's supervisor grew 8 MB per 10 minutes). Older turns stay saved."""
+    store = ChatStore(tmp_path / "db.sqlite3")
+    await store.open()
+    await store.save_turns("old", [[{"role": "user"}, {"role": "assistant"}]] * 5)
+    engine = _Scripted()
+    hub = ChatHub(engine, store, Metrics(), history_turns=3)
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(hub.run)
+        for text in "abcdef":
+            await _turn(hub, text)
+        await _turn(hub, "x", "old")  # a saved session read back: its last 3 turns
+        saved = await ask(hub.mailbox, lambda r: GetSession("s", r))
+        nursery.cancel_scope.cancel()
+    await store.close()
+    assert engine.histories == [0, 2, 4, 6, 6, 6, 6]
+    assert saved.turns == 6
+
+
+def test_last_turns_cuts_before_a_user_message_so_tool_calls_stay_with_their_results() -> None:
+    call = {"role": "assistant", "content": None, "tool_calls": [{"id": "c"}]}
+    result = {"role": "tool", "tool_call_id": "c", "content": "ok"}
+    one = [{"role": "user", "content": "1"}, call, result]
+    two = [{"role": "user", "content": "2"}, {"role": "assistant", "content": "hi"}]
+    assert last_turns([*one, *two], 1) == two
+    assert last_turns([*one, *two], 2) == [*one, *two]
+    assert last_turns([*one, *two], 5) == [*one, *two]
+    assert last_turns([], 1) == []
 
 
 async def test_a_turn_that_could_not_be_saved_is_saved_with_the_next(

@@ -58,6 +58,7 @@ def test_an_empty_file_gives_every_default_of_the_spec(project: Project) -> None
     assert (s.ping_interval_s, s.ping_timeout_s, s.ping_misses) == (20, 5, 3)
     assert (s.stop_grace_s, s.max_concurrent_calls) == (5, 32)
     assert (config.agent.engine, config.agent.max_steps) == ("direct", 8)
+    assert config.agent.history_turns == 50
     assert (config.agent.base_url, config.agent.model, config.agent.api_key_env) == (None,) * 3
     assert config.state.dir == root / ".mcpapps"
     assert (config.log.level, config.log.format) == ("info", "text")
@@ -115,6 +116,13 @@ def test_wrong_types_are_reported_with_what_was_expected(project: Project) -> No
         f"{path}: apps.allow[0] must be a string, got 1",
         f"{path}: supervision.backoff_initial_s must be a number greater than 0, got false",
         f"{path}: supervision.intensity must be an integer of at least 0, got true",
+    ]
+
+
+def test_agent_history_turns_must_be_at_least_one(project: Project) -> None:
+    found = problems_of(project, "[agent]\nhistory_turns = 0\n")
+    assert found == [
+        f"{project.config_path}: agent.history_turns must be an integer of at least 1, got 0"
     ]
 
 

@@ -137,6 +137,9 @@ class AgentConfig:
     model: str | None = None
     api_key_env: str | None = None
     max_steps: Count = 8
+    # The turns a chat session keeps in memory and gives its engine (the model sees no more):
+    # older turns stay saved, and shown in the chat's history, but are not sent.
+    history_turns: Count = 50
 
 
 Days = Annotated[float, Between(0, low_exclusive=True)]
