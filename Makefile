@@ -63,6 +63,9 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/calls.py
 	$(BIN)/python bench/proxy.py
 	$(BIN)/python bench/turns.py
+	$(BIN)/python bench/httpapps.py
+	$(BIN)/python bench/idle.py
+	$(BIN)/python bench/chatturns.py
 
 clean:
 	rm -rf $(VENV) .tools .pytest_cache .ruff_cache .hypothesis .screenshots

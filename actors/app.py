@@ -16,7 +16,9 @@ and the keep-alive (`actors/keepalive.py`).
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import hmac
 import logging
 import math
 import random
@@ -32,8 +34,8 @@ from actors.calls import Calls, unsendable
 from actors.catalog import Catalog, Wire
 from actors.changes import Changes
 from actors.child import StderrTail
-from actors.death import SessionEnded
-from actors.incarnation import Incarnation, Setup, StartTask, live
+from actors.death import SessionEnded, SignInLost
+from actors.incarnation import Incarnation, Setup, SignIn, StartTask, live
 from actors.keepalive import Heard, keep_alive
 from actors.messages import (
     AppFact,
@@ -49,6 +51,11 @@ from actors.messages import (
     Inherit,
     ReleaseSubscriptions,
     Restart,
+    SignInAnswer,
+    SignInCallback,
+    SignInNeeded,
+    SignInRefused,
+    SignOut,
     Start,
     StateChanged,
     Stop,
@@ -58,8 +65,10 @@ from actors.metrics import Metrics
 from actors.reaper import Reaper
 from actors.runtime import Actor, Mailbox, Recipient, unhandled
 from actors.sessionstate import SessionState
+from actors.signin import Client, SignInPlace, TokenFile
 from actors.supervision import Ended, Exit, GaveUp, Retry, supervise, wants_restart
 from actors.upstream import Upstream
+from supervisor.model.envrefs import expand
 from supervisor.model.lifecycle import AppState, may_move
 from supervisor.model.manifest import AppDefinition
 
@@ -91,9 +100,11 @@ class AppActor(Actor[AppMessage]):
         reaper: Reaper | None = None,
         metrics: Metrics | None = None,
         stopped: bool = False,
+        sign_in: SignInPlace | None = None,
     ) -> None:
         """`stopped`: the app begins Stopped, not Validated (a reload gave a Stopped app a new
-        definition); it runs once started."""
+        definition); it runs once started. `sign_in`: where an app with `auth = "oauth"` keeps
+        its token and is called back."""
         self.definition = definition
         self.id = definition.id
         self.mailbox: Mailbox[AppMessage] = Mailbox()
@@ -127,6 +138,12 @@ class AppActor(Actor[AppMessage]):
         # The actor of the app's new definition, once a reload has handed the session to it.
         self._successor: Recipient[AppMessage] | None = None
         self._changes = Changes(self.id, events, self._catalog_changed, self._session.subscribers)
+        # The sign-in in progress (while NeedsSignIn): where the person's answer goes.
+        self._pending: SignInNeeded | None = None
+        # Why the app must be signed in again, until it runs: what NeedsSignIn shows as its
+        # last error, even if a connection failed in between.
+        self._sign_in_lost: str | None = None
+        self._sign_in = _sign_in(definition, environ, sign_in, self.mailbox.tell)
         self._setup = Setup(
             definition,
             environ=dict(environ),
@@ -137,6 +154,7 @@ class AppActor(Actor[AppMessage]):
             on_running=self._on_running,
             on_message=self._changes.on_message,
             on_server_request=self._on_server_request,
+            sign_in=self._sign_in,
             linger=self._spawn,
         )
         self._calls = Calls(
@@ -164,7 +182,7 @@ class AppActor(Actor[AppMessage]):
                 reply.send(self.status())
             case GetCatalog(reply):
                 reply.send(self._catalog)
-            case Start() | Stop() | Restart() | Drain():
+            case Start() | Stop() | Restart() | Drain() | SignOut():
                 self._commands_in.send_nowait(message)
             case ReleaseSubscriptions(owner) if self._successor is not None:
                 self._successor.tell(message)  # the subscriptions are the successor's now
@@ -178,6 +196,10 @@ class AppActor(Actor[AppMessage]):
                 reply.send(None)
             case Inherit(snapshot):
                 self._session.inherit(snapshot)
+            case SignInNeeded():
+                self._asked(message)
+            case SignInCallback():
+                self._answered_sign_in(message)
             case _:
                 unhandled(f"app {self.id}", message)
 
@@ -205,6 +227,8 @@ class AppActor(Actor[AppMessage]):
             previous_error=self._last_error if running else None,
             stderr=tuple(self._stderr.lines),
             in_flight=len(self._calls.in_flight),
+            auth=m.auth if self.definition.signs_in else None,
+            sign_in_url=self._pending.url if self._pending is not None else None,
         )
 
     def _enter(self, state: AppState, *, error: str | None = None) -> None:
@@ -227,6 +251,8 @@ class AppActor(Actor[AppMessage]):
             self._last_error = error
         if state is not AppState.FAILED:
             self._next_retry_at = None
+        if state is not AppState.NEEDS_SIGN_IN:
+            self._pending = None
         detail = ""
         if state is AppState.RUNNING:
             summary = self._catalog.summary()
@@ -235,6 +261,9 @@ class AppActor(Actor[AppMessage]):
             detail = f": {error}"
         elif state is AppState.LOADED and self._current.pid:
             detail = f" (pid {self._current.pid})"
+        elif state is AppState.NEEDS_SIGN_IN:
+            # Never the URL or a token in the log: the control page shows where to sign in.
+            detail = ": a person must sign in (the control page's Sign in button)"
         level = logging.WARNING if state is AppState.FAILED else logging.INFO
         logger.log(level, "app %s: %s → %s%s", self.id, previous, state, detail)
         self._events.tell(StateChanged(self.status()))
@@ -255,6 +284,10 @@ class AppActor(Actor[AppMessage]):
                 case Restart(reply):
                     await self._stop(Stopping.RESTART)
                     await self._start()
+                case SignOut(reply):
+                    if self._sign_out(reply):
+                        await self._stop(Stopping.RESTART)
+                        await self._start()
             reply.send(self.status())
 
     async def _start(self) -> None:
@@ -371,7 +404,10 @@ class AppActor(Actor[AppMessage]):
             return
         exit = incarnation.exit()
         self._calls.fail_all(f"app '{self.id}' died during the call: {exit.reason}")
-        if exit.abnormal or wants_restart(self.definition.supervision.restart, exit):
+        if exit.at_once:  # connected again at once (`_incarnation` enters Loaded)
+            self._last_error = self._sign_in_lost = exit.reason
+            logger.info("app %s: %s", self.id, exit.reason)
+        elif exit.abnormal or wants_restart(self.definition.supervision.restart, exit):
             self._enter(AppState.FAILED, error=exit.reason)
         else:  # a clean exit that is not restarted: the app has stopped by itself
             self._enter(AppState.STOPPED, error=exit.reason)
@@ -382,6 +418,7 @@ class AppActor(Actor[AppMessage]):
         """The incarnation's session listed its catalog: the app is Running, and its tasks
         start (each ends the incarnation if it fails)."""
         self._catalog = catalog
+        self._sign_in_lost = None
         upstream.log_level = self._session.log_level
         self._heard.now()
         # The catalog first: the moment the registry hears Running, the app's tools are there.
@@ -429,6 +466,11 @@ class AppActor(Actor[AppMessage]):
         self._calls.start(message, upstream, calls, incarnation.lost)
 
     def _unavailable_text(self) -> str:
+        if self._state is AppState.NEEDS_SIGN_IN:
+            return (
+                f"app '{self.id}' is waiting for a person to sign in: press Sign in for it on"
+                " the control page"
+            )
         text = f"app '{self.id}' is not running (state {self._state}"
         if self._last_error and self._state is not AppState.RUNNING:
             text += f": {self._last_error}"
@@ -442,5 +484,110 @@ class AppActor(Actor[AppMessage]):
         if message is not None:
             self._session.answered(message)
 
+    # ---- signing in ----------------------------------------------------------------------------
+
+    def _asked(self, message: SignInNeeded) -> None:
+        """The incarnation's OAuth client needs a person. While connecting, the app waits for
+        them (NeedsSignIn, the start-up clock stopped); once Running, the sign-in it ran on is
+        gone, and a new connection asks (with no backoff: this is no failure)."""
+        incarnation = self._current
+        if message.incarnation is not incarnation or incarnation.died.is_set():
+            return  # an incarnation that has ended asked
+        if incarnation.running:
+            why = message.why or "the app refused its token, and it could not be renewed"
+            incarnation.declare(SignInLost(why))
+            return
+        self._pending = message
+        incarnation.wait_for_person(True)
+        if message.why is not None:
+            self._sign_in_lost = f"needs a new sign-in: {message.why}"
+        if self._sign_in_lost is not None:
+            self._last_error = self._sign_in_lost
+        self._enter(AppState.NEEDS_SIGN_IN)
+
+    def _answered_sign_in(self, message: SignInCallback) -> None:
+        """The front door brought the authorization server's answer: the right one goes to the
+        OAuth client that waits for it, and the app goes on connecting (Loaded)."""
+        pending, reply = self._pending, message.reply
+        if self._sign_in is None:
+            reply.fail(SignInRefused(self.id, f"app '{self.id}' does not sign in"))
+            return
+        if pending is None or self._state is not AppState.NEEDS_SIGN_IN:
+            reply.fail(
+                SignInRefused(
+                    self.id,
+                    f"app '{self.id}' is not waiting for a sign-in (it is {self._state}): this"
+                    " answer came too late or twice. If the app still needs one, press Sign in"
+                    " again on the control page.",
+                )
+            )
+            return
+        if message.state is None or not hmac.compare_digest(
+            message.state.encode(), pending.state.encode()
+        ):
+            reply.fail(
+                SignInRefused(
+                    self.id,
+                    f"this answer does not belong to the sign-in in progress for app"
+                    f" '{self.id}' (its state does not match), so it is refused. Press Sign in"
+                    " on the control page and finish the sign-in in the page it opens.",
+                )
+            )
+            return
+        if message.error is not None or not message.code:
+            said = message.error or "no authorization code"
+            self._current.declare(SignInLost(f"the sign-in was refused ({said})"))
+            reply.fail(
+                SignInRefused(
+                    self.id,
+                    f"the authorization server did not sign you in to app '{self.id}'"
+                    f" ({said}). Press Sign in on the control page to try again.",
+                )
+            )
+            return
+        # Its client may be gone (the incarnation ended): then the state says what comes next.
+        with contextlib.suppress(
+            trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError
+        ):
+            pending.answers.send_nowait(SignInAnswer(message.code, message.state, message.iss))
+        self._current.wait_for_person(False)
+        self._enter(AppState.LOADED)
+        logger.info("app %s: signed in; connecting", self.id)
+        reply.send(self.status())
+
+    def _sign_out(self, reply: Any) -> bool:
+        """Forget the token and the client registration; whether the app must connect again
+        (it is connected, or connecting, with what was forgotten)."""
+        if self._sign_in is None:
+            reply.fail(
+                SignInRefused(self.id, f"app '{self.id}' does not sign in (its auth is not oauth)")
+            )
+            return False
+        self._sign_in.file.forget()
+        logger.info("app %s: signed out (its sign-in is forgotten)", self.id)
+        if self._loop_done.is_set() or self._state not in (AppState.LOADED, AppState.RUNNING):
+            return False
+        self._last_error = self._sign_in_lost = "needs a new sign-in: signed out by request"
+        return True
+
     def _stopped_text(self) -> str:
         return f"app '{self.id}' {(self._stopping or Stopping.STOP).told} during the call"
+
+
+def _sign_in(
+    definition: AppDefinition,
+    environ: Mapping[str, str],
+    place: SignInPlace | None,
+    tell: Any,
+) -> SignIn | None:
+    """How the app's incarnations sign in, if it is an app that does (`auth = "oauth"`)."""
+    if not definition.signs_in or place is None:
+        return None
+    m = definition.manifest
+    client = None
+    if m.client_id is not None:
+        secret = expand(m.client_secret, environ) if m.client_secret is not None else None
+        client = Client(m.client_id, secret)
+    redirect_uri = place.callback_url(definition.id)
+    file = TokenFile(place.token_path(definition.id), redirect_uri, client)
+    return SignIn(file=file, redirect_uri=redirect_uri, scopes=m.scopes, tell=tell)

@@ -116,6 +116,21 @@ class InternalError:
 
 
 @attrs.frozen
+class SignInLost:
+    """The app's sign-in no longer holds (refused and not renewable, refused by the person, or
+    forgotten by request): a new connection asks the person again. Not a failure: the app is
+    connected again at once, with no backoff and no restart counted."""
+
+    why: str
+
+    @property
+    def reason(self) -> str:
+        return f"needs a new sign-in: {self.why}"
+
+    abnormal = False
+
+
+@attrs.frozen
 class SessionEnded:
     """The session ended and nothing said why."""
 
@@ -131,5 +146,6 @@ Cause = (
     | ConnectionFailed
     | Hung
     | InternalError
+    | SignInLost
     | SessionEnded
 )

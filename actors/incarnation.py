@@ -29,11 +29,14 @@ from actors.death import (
     ConnectionFailed,
     InternalError,
     SessionEnded,
+    SignInLost,
     SpawnFailed,
     StartupTimeout,
 )
+from actors.messages import AppMessage
 from actors.process import SpawnError
 from actors.reaper import Reaper
+from actors.signin import SignInFlow, TokenFile, app_auth
 from actors.supervision import Exit
 from actors.transports import CONNECTS, Link, Wiring
 from actors.upstream import (
@@ -60,6 +63,18 @@ class Incarnation:
         self.calls: trio.Nursery | None = None  # where its calls run, while it serves them
         self.running_since: float | None = None  # trio time it reached Running, if it did
         self._mourned = False
+        # While a person signs in, the start-up deadline's clock stands still.
+        self.waiting_for_person = False
+        self._person_changed = trio.Event()
+
+    def wait_for_person(self, waiting: bool) -> None:
+        """A sign-in began (True) or its answer came (False)."""
+        self.waiting_for_person = waiting
+        self._person_changed.set()
+        self._person_changed = trio.Event()
+
+    async def person_changed(self) -> None:
+        await self._person_changed.wait()
 
     @property
     def running(self) -> bool:
@@ -110,7 +125,8 @@ class Incarnation:
         since = self.running_since
         ran_for = 0.0 if since is None else trio.current_time() - since
         cause = self.cause or SessionEnded()
-        return Exit(reason=cause.reason, abnormal=cause.abnormal, ran_for=ran_for)
+        again = isinstance(cause, SignInLost)
+        return Exit(reason=cause.reason, abnormal=cause.abnormal, ran_for=ran_for, at_once=again)
 
 
 StartTask = Callable[..., None]  # starts `fn(*args)` as a task of the incarnation
@@ -134,6 +150,19 @@ class Setup:
     on_message: Callable[[Any], Awaitable[None]]
     on_server_request: ServerRequestHandler
     linger: Callable[[Callable[[], Awaitable[None]]], None] | None = None
+    sign_in: SignIn | None = None  # `auth = "oauth"`
+
+
+@attrs.frozen
+class SignIn:
+    """How an incarnation of an app that signs in makes its OAuth client: the token file, the
+    callback the authorization server sends the person back to, the scopes to ask for, and the
+    app actor's mailbox, which the client's redirect handler tells."""
+
+    file: TokenFile
+    redirect_uri: str
+    scopes: tuple[str, ...]
+    tell: Callable[[AppMessage], None]
 
 
 async def live(incarnation: Incarnation, setup: Setup) -> None:
@@ -168,10 +197,21 @@ class _Life:
         nursery.cancel_scope.cancel()
 
     async def _start_up_deadline(self) -> None:
+        """`startupTimeoutSeconds` of the app's own time: the clock stops while a person signs
+        in (however long that takes), and goes on where it stopped once the answer is in."""
+        incarnation = self.incarnation
         seconds = self.setup.definition.manifest.startup_timeout_seconds
-        await trio.sleep(seconds)
-        if not self.incarnation.running:
-            self.incarnation.declare(StartupTimeout(seconds, self.setup.tail.hint()))
+        left = float(seconds)
+        while left > 0:
+            if incarnation.waiting_for_person:
+                await incarnation.person_changed()
+                continue
+            began = trio.current_time()
+            with trio.move_on_after(left):
+                await incarnation.person_changed()
+            left -= trio.current_time() - began
+        if not incarnation.running:
+            incarnation.declare(StartupTimeout(seconds, self.setup.tail.hint()))
 
     def _failure(self, error: BaseException) -> None:
         """Declare the death an error of the session or the transport stands for, and act on
@@ -239,6 +279,12 @@ class _Life:
     def _link(self, nursery: trio.Nursery) -> contextlib.AbstractAsyncContextManager[Link]:
         """What the SDK client runs over, opened as the app's transport says."""
         setup = self.setup
+        auth = None
+        if (sign_in := setup.sign_in) is not None:
+            url = setup.definition.manifest.url
+            assert url is not None  # auth = "oauth" is for apps at a URL
+            flow = SignInFlow(sign_in.tell, self.incarnation)
+            auth = app_auth(url, sign_in.file, sign_in.redirect_uri, sign_in.scopes, flow)
         return CONNECTS[setup.definition.transport](
             Wiring(
                 definition=setup.definition,
@@ -248,6 +294,7 @@ class _Life:
                 reaper=setup.reaper,
                 start_task=self._tasks(nursery),
                 on_failure=self._failure,
+                auth=auth,
                 linger=setup.linger,
             )
         )

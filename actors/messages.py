@@ -92,6 +92,10 @@ class AppStatus:
     errors: tuple[str, ...] = ()
     stderr: tuple[str, ...] = ()
     in_flight: int = 0
+    auth: str | None = None  # "oauth" for an app a person signs in to
+    # While NeedsSignIn: where the person signs in (the authorization server's page). Never a
+    # token: those stay in the app's token file.
+    sign_in_url: str | None = None
 
 
 # Requests to an app actor.
@@ -195,6 +199,62 @@ class Restart:
     reply: Reply[AppStatus]
 
 
+# Signing in (`auth = "oauth"`): the SDK's OAuth client of an incarnation tells its app actor
+# where the person must go, and waits for the answer that the front door's callback brings.
+
+# The front door's callback, followed by the app's id: where the authorization server sends the
+# person's browser back (the redirect URI each app registers).
+SIGN_IN_CALLBACK = "/apps/oauth/callback/"
+
+
+@attrs.frozen
+class SignInAnswer:
+    """What the authorization server sent back through the person's browser."""
+
+    code: str
+    state: str
+    iss: str | None = None
+
+
+@attrs.frozen
+class SignInNeeded:
+    """A fact from the app's own OAuth client: a person must sign in at `url`. The answer whose
+    `state` matches goes to `answers`; `incarnation` is the connection that asks (a later one
+    makes this one stale); `why` is what ended the sign-in before, if anything did."""
+
+    url: str
+    state: str
+    answers: trio.MemorySendChannel[SignInAnswer]
+    incarnation: object
+    why: str | None = None
+
+
+class SignInRefused(AppError):
+    """A sign-in answer the app cannot take (no sign-in in progress, a wrong `state`, an error
+    from the authorization server); the message says what to do."""
+
+
+@attrs.frozen
+class SignInCallback:
+    """The front door's callback route got the authorization server's answer for the app:
+    `code` and `state`, or `error` (the person or the server refused). Answered with the app's
+    status, or failed with `SignInRefused`."""
+
+    state: str | None
+    reply: Reply[AppStatus]
+    code: str | None = None
+    iss: str | None = None
+    error: str | None = None
+
+
+@attrs.frozen
+class SignOut:
+    """Forget the app's tokens and sign-in (`mcpapps logout`): a connected app asks the person
+    again (NeedsSignIn)."""
+
+    reply: Reply[AppStatus]
+
+
 # What an app actor's mailbox takes: a message of any other type is a type error, not a log line.
 AppMessage = (
     UpstreamRequest
@@ -207,6 +267,9 @@ AppMessage = (
     | ReleaseSubscriptions
     | HandOver
     | Inherit
+    | SignInNeeded
+    | SignInCallback
+    | SignOut
 )
 
 

@@ -60,6 +60,7 @@ from actors.metrics import Metrics
 from actors.process import KILL_REAP_S, STDIN_CLOSE_GRACE_S
 from actors.reaper import Reaper
 from actors.runtime import ASK_TIMEOUT_S, Actor, Forward, Mailbox, Reply, ask, unhandled
+from actors.signin import SignInPlace
 from actors.toolreport import tool_report
 from actors.tooltable import AppTools, ToolTable, build_tool_table
 from supervisor.model.discovery import DiscoveredApp, Discovery
@@ -99,8 +100,12 @@ class Registry(Actor[RegistryMessage]):
         rng: random.Random | None = None,
         reaper: Reaper | None = None,
         metrics: Metrics | None = None,
+        sign_in: SignInPlace | None = None,
     ) -> None:
+        """`sign_in`: where the apps that sign in (`auth = "oauth"`) keep their tokens and are
+        called back."""
         self.mailbox: Mailbox[RegistryMessage] = Mailbox()
+        self._sign_in = sign_in
         self._environ = environ
         self._ui = ui
         self._rng = rng
@@ -148,6 +153,7 @@ class Registry(Actor[RegistryMessage]):
             reaper=self._reaper,
             metrics=self._metrics,
             stopped=stopped,
+            sign_in=self._sign_in,
         )
         return actor, facts
 
@@ -281,7 +287,8 @@ class Registry(Actor[RegistryMessage]):
     def _on_state(self, status: AppStatus) -> None:
         before = self._statuses.get(status.id)
         self._statuses[status.id] = status
-        settled = (AppState.RUNNING, AppState.FAILED, AppState.STOPPED)
+        # An app waiting for a person to sign in has started as far as it can by itself.
+        settled = (AppState.RUNNING, AppState.FAILED, AppState.STOPPED, AppState.NEEDS_SIGN_IN)
         if status.state in settled and status.id in self._unsettled:
             self._unsettled.discard(status.id)
             if not self._unsettled:

@@ -24,6 +24,9 @@ class Exit:
     reason: str
     abnormal: bool = True
     ran_for: float = 0.0
+    # The child is run again at once, whatever the restart type: its exit was no failure but
+    # a step of its own (a sign-in to ask again for), so no backoff and no restart is counted.
+    at_once: bool = False
 
 
 def wants_restart(restart: RestartType, exit: Exit) -> bool:
@@ -92,6 +95,8 @@ async def supervise(
     restarts = 0
     while True:
         exit = await run_once()
+        if exit.at_once:
+            continue
         if not wants_restart(policy.restart, exit):
             return Ended(exit)
         now = trio.current_time()

@@ -50,6 +50,7 @@ class Wiring:
     start_task: StartTask
     on_failure: Callable[[BaseException], None]
     linger: Callable[[Callable[[], Awaitable[None]]], None] | None = None
+    auth: Any = None  # an app that signs in: its OAuth client, the HTTP client's auth
 
 
 Connect = Callable[[Wiring], contextlib.AbstractAsyncContextManager[Link]]
@@ -78,9 +79,7 @@ async def _stdio(w: Wiring) -> AsyncIterator[Link]:
         yield Link(transport, transport.direct)
 
 
-def _at_url(
-    open_: Callable[[str, Mapping[str, str], float], Any], *, stream_is_connection: bool = False
-) -> Connect:
+def _at_url(open_: Callable[..., Any], *, stream_is_connection: bool = False) -> Connect:
     """A transport that reaches the app at its URL with its headers (references expanded only
     now, so that definitions and listings never hold the secrets). `stream_is_connection`: the
     transport's one stream from the app is the connection, and its end the app's death."""
@@ -90,7 +89,8 @@ def _at_url(
         manifest = w.definition.manifest
         assert manifest.url is not None  # the manifest's rules require it
         headers = {k: expand(v, w.environ) for k, v in manifest.headers.items()}
-        transport = open_(manifest.url, headers, manifest.request_timeout_seconds)
+        timeout = manifest.request_timeout_seconds
+        transport = open_(manifest.url, headers, timeout, auth=w.auth)
         if stream_is_connection:
             transport = _dies_with_its_stream(transport, w.on_failure)
         yield Link(transport)

@@ -475,13 +475,16 @@ _SAMPLING_WITH_TOOLS: TypeAdapter[Any] = TypeAdapter(types.CreateMessageResultWi
 _ELICIT: TypeAdapter[Any] = TypeAdapter(types.ElicitResult)
 
 
-def http_transport(url: str, headers: Mapping[str, str], timeout_s: float) -> Any:
+def http_transport(
+    url: str, headers: Mapping[str, str], timeout_s: float, *, auth: httpx2.Auth | None = None
+) -> Any:
     """The SDK's Streamable HTTP client with the app's headers. The read timeout is the app's
     request timeout plus a margin: our own deadline is the one that should fire first. Idle
     connections are dropped after 2 s, well before servers close theirs (uvicorn and Hypercorn
     at 5 s, httpx's own default too): a request sent on a connection the server is closing at
-    that moment would be lost."""
+    that moment would be lost. `auth`: the app's OAuth client (`actors/signin.py`)."""
     client = httpx2.AsyncClient(
+        auth=auth,
         headers=dict(headers),
         timeout=httpx2.Timeout(30.0, read=timeout_s + 30.0),
         limits=httpx2.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S),
@@ -495,7 +498,9 @@ async def _owned_http_transport(client: httpx2.AsyncClient, url: str) -> AsyncIt
         yield streams
 
 
-def sse_transport(url: str, headers: Mapping[str, str], timeout_s: float) -> Any:
+def sse_transport(
+    url: str, headers: Mapping[str, str], timeout_s: float, *, auth: httpx2.Auth | None = None
+) -> Any:
     """The SDK's client of the HTTP+SSE transport (protocol revision 2024-11-05): one GET
     stream carries everything the app sends, and each of our messages is a POST to the address
     the stream names first. A POST is answered at once (202), its answer comes on the stream,
@@ -516,4 +521,6 @@ def sse_transport(url: str, headers: Mapping[str, str], timeout_s: float) -> Any
             limits=httpx2.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S),
         )
 
-    return sse_client(url, headers=dict(headers), timeout=30.0, httpx_client_factory=client)
+    return sse_client(
+        url, headers=dict(headers), timeout=30.0, httpx_client_factory=client, auth=auth
+    )

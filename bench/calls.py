@@ -33,7 +33,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
-# The fixture app and its helpers live in `tests`, which is not installed: run from the root.
+# The helpers (`bench.support`) are not installed: run from the root.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import mcp
@@ -44,8 +44,7 @@ from mcp import StdioServerParameters
 from actors.bridge import ToolBridge
 from actors.registry import WhenReady
 from actors.runtime import ask
-from tests.support.helpers import Project
-from tests.support.running import FIXTURE_APP, environment, fixture_manifest, running
+from bench.support import FIXTURE_APP, Project, environment, fixture_manifest, running
 
 APP = "bench"
 BLOCK = 100  # calls per alternating latency block

@@ -43,8 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx2
 import trio
 
-from tests.support.helpers import free_port, wait_for_port
-from tests.support.running import FIXTURE_APP, alive, environment
+from bench.support import FIXTURE_APP, alive, environment, free_port, wait_for_port
 
 GUARD_S = 60  # a hang guard for starting and stopping the supervisor
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}

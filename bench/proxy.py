@@ -57,7 +57,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-# The helpers live in `tests`, which is not installed: run from the root.
+# The helpers (`bench.support`) are not installed: run from the root.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx2
@@ -67,8 +67,7 @@ import trio
 from mcp import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.support.helpers import free_port, wait_for_port
-from tests.support.running import GROCERY, alive, environment
+from bench.support import GROCERY, alive, environment, free_port, wait_for_port
 
 APP = "grocery-inventory"
 TOOL = "get_categories"

@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-# The fixture app and its helpers live in `tests`, which is not installed: run from the root.
+# The helpers (`bench.support`) are not installed: run from the root.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import trio
@@ -39,11 +39,10 @@ import trio
 from actors.messages import AppStatus, StopAll
 from actors.registry import Registry, WhenReady
 from actors.runtime import ask
+from bench.support import Project, environment, fixture_manifest
 from supervisor.model.config import config_from_data
 from supervisor.model.discovery import discover
 from supervisor.model.lifecycle import AppState
-from tests.support.helpers import Project
-from tests.support.running import environment, fixture_manifest
 
 GUARD_S = 120  # a hang guard, not a speed claim
 

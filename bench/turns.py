@@ -3,7 +3,7 @@ PostgreSQL, on one machine.
 
 Each setup runs real `mcpapps run` processes (the direct engine, so no model: a turn is one
 `/call fx.echo …`, the fixture app's echo) and a real PostgreSQL (Debian's, started as the tests
-start it, tests/support/postgres.py). Clients post turns over HTTP for a fixed time, each to its
+start it, bench/support.py). Clients post turns over HTTP for a fixed time, each to its
 own chat session (turns of one session run one at a time by design; a many-sessions load is what
 several supervisors are for), alternating between the supervisors when there are two. A turn
 counts once its `done` frame arrived, so it was saved.
@@ -26,16 +26,13 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-# The fixture app and the test helpers live in `tests`, which is not installed: run from the root.
+# The helpers (`bench.support`) are not installed: run from the root.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx2
 import trio
 
-from tests.support.frontdoor import write
-from tests.support.helpers import Project
-from tests.support.postgres import postgres_server
-from tests.support.running import Supervisor, supervisor_running
+from bench.support import Project, Supervisor, postgres_server, supervisor_running, write
 
 DATABASE = '[state]\ndatabase = "${env:CHAT_DATABASE_URL}"\n'
 WARM_UP_TURNS = 20
@@ -53,7 +50,7 @@ async def supervisors(
             folder.mkdir()
             project = Project(folder)
             extra = DATABASE if database_url else ""
-            write(project, "", ("fx", ()), extra=extra, grocery=False)
+            write(project, "", ("fx", ()), extra=extra)
             started.append(await stack.enter_async_context(supervisor_running(project, env)))
         yield started
 

@@ -177,6 +177,11 @@ def _add_remote_commands(commands: Any) -> dict[str, argparse.ArgumentParser]:
         ("stop", "stop an app; it stays stopped until started again"),
         ("restart", "restart an app and wait until it runs"),
         ("logs", "print the last lines an app wrote to its stderr"),
+        (
+            "logout",
+            'forget an app\'s sign-in (auth = "oauth"): its tokens are deleted and it waits'
+            " for a person to sign in again (NeedsSignIn)",
+        ),
     ):
         parsers[name] = add(name, summary)
         parsers[name].add_argument("app", metavar="APP", help="the app's id")

@@ -38,6 +38,7 @@ READ_TIMEOUT_S = 30.0  # reading a status; commands and calls have deadlines on 
 SETTLE_TIMEOUT_S = 60.0  # how long `start`/`restart` wait for the app to be Running or Failed
 POLL_S = 0.1
 _STARTING = frozenset({"Validated", "Loaded"})
+_SIGN_IN_HINT = "waits for a person to sign in: press Sign in for it on the control page"
 NO_STDERR = "(no stderr lines yet)"
 
 
@@ -277,6 +278,8 @@ def _app_row(app: Mapping[str, Any]) -> tuple[str, ...]:
     tools = app.get("counts", {}).get("tools")
     if app.get("disabledReason"):
         why = f"disabled: {app['disabledReason']}"
+    elif app["state"] == "NeedsSignIn":
+        why = _SIGN_IN_HINT + (f" ({app['lastError']})" if app.get("lastError") else "")
     elif app.get("previousError"):  # it runs again: the failure is not a current one
         why = f"previous failure: {app['previousError']}"
     else:
@@ -318,8 +321,9 @@ def control(
     out: TextIO,
     sleep: Callable[[float], None] = time.sleep,
 ) -> int:
-    """`start`, `stop` or `restart`. Start and restart wait until the app is Running or has
-    failed, so that the answer says whether it worked; exit status 1 when it failed."""
+    """`start`, `stop`, `restart` or `logout`. All but stop wait until the app is Running, has
+    failed or waits for a sign-in, so that the answer says where it is; exit status 1 when it
+    failed."""
     path = f"/admin/apps/{quote(app_id, safe='')}"
     status = remote.post(f"{path}/{command}")["app"]
     if command != "stop":
@@ -343,6 +347,8 @@ def _status_line(status: Mapping[str, Any]) -> str:
         line += f", still starting after {SETTLE_TIMEOUT_S:g} s; see `mcpapps apps`"
     elif status["state"] == "Failed" and status.get("lastError"):
         line += f": {status['lastError']}"
+    elif status["state"] == "NeedsSignIn":
+        line += f": {_SIGN_IN_HINT}"
     return line
 
 

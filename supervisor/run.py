@@ -25,6 +25,7 @@ from actors.registry import Registry
 from actors.retention import Retention
 from actors.runtime import ask
 from actors.sessionstore import SessionStore, StoreError
+from actors.signin import SIGN_IN_FOLDER, SignInPlace
 from actors.stores import make_store
 from supervisor.cluster import heartbeat
 from supervisor.model.address import ADDRESS_FILE, remove_address, write_address
@@ -90,6 +91,7 @@ async def run_supervisor(
                 ui=config.sandbox.enabled,
                 reaper=reaper,
                 metrics=metrics,
+                sign_in=sign_in_place(config),
             )
             try:
                 engine = make_engine(config.agent, ToolBridge(registry.mailbox), environ)
@@ -254,10 +256,21 @@ async def _watchdog(interval: float, environ: Mapping[str, str]) -> None:
         await trio.sleep(interval)
 
 
+def sign_in_place(config: Config) -> SignInPlace:
+    """Token files in the state dir; the callback under `public_url` when set (where the
+    person's browser reaches the server), else the front door's own address."""
+    base = config.server.public_url or config.control_origin
+    return SignInPlace(config.state.dir / SIGN_IN_FOLDER, base)
+
+
 async def _announce_ready(registry: Registry, environ: Mapping[str, str]) -> None:
     statuses = await ask(registry.mailbox, WhenReady)
     running = sum(s.state is AppState.RUNNING for s in statuses)
     failed = sum(s.state is AppState.FAILED for s in statuses)
-    summary = f"{running} running, {failed} failed, {len(statuses) - running - failed} not run"
+    waiting = sum(s.state is AppState.NEEDS_SIGN_IN for s in statuses)
+    others = len(statuses) - running - failed - waiting
+    summary = f"{running} running, {failed} failed, {others} not run"
+    if waiting:
+        summary += f", {waiting} waiting for a sign-in"
     logger.info("ready: %s", summary)
     notify(f"READY=1\nSTATUS=apps: {summary}", environ)

@@ -46,6 +46,8 @@ LISTED = {
     "disabledReason",
     "errors",
     "inFlight",
+    "auth",
+    "signInUrl",
 }
 
 

@@ -29,6 +29,8 @@ from actors.messages import (
     GetToolReport,
     RegistryMessage,
     Restart,
+    SignInRefused,
+    SignOut,
     Snapshot,
     Start,
     Stop,
@@ -48,7 +50,7 @@ from web.errors import json_error, retry_after
 # these bounds only keep a request from waiting forever on an actor that is gone.
 CONTROL_TIMEOUT_S = 600.0
 CALL_TIMEOUT_S = 3600.0 + 60.0  # the longest requestTimeoutSeconds, and a margin
-_COMMANDS = {"start": Start, "stop": Stop, "restart": Restart}
+_COMMANDS = {"start": Start, "stop": Stop, "restart": Restart, "logout": SignOut}
 _CALL_KEYS = ("name", "arguments")
 # How an error about an app or a tool reads over HTTP: status and code.
 _ERRORS: tuple[tuple[type[Exception], int, str], ...] = (
@@ -57,6 +59,7 @@ _ERRORS: tuple[tuple[type[Exception], int, str], ...] = (
     (AppUnavailable, 503, "app_unavailable"),
     (CallTimeout, 504, "timeout"),
     (CallFailed, 502, "call_failed"),
+    (SignInRefused, 409, "no_sign_in"),
     (AppError, 500, "app_error"),
 )
 
@@ -84,7 +87,7 @@ def admin_blueprint(
         rows = await ask(registry, GetToolReport, ASK_TIMEOUT_S)
         return {"tools": [row.json() for row in rows]}
 
-    @admin.post("/admin/apps/<app_id>/<any(start, stop, restart):command>")
+    @admin.post("/admin/apps/<app_id>/<any(start, stop, restart, logout):command>")
     async def control(app_id: str, command: str) -> Any:
         try:
             status = await _ask_app(registry, app_id, _COMMANDS[command], CONTROL_TIMEOUT_S)

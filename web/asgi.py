@@ -250,6 +250,8 @@ class FrontDoor:
         # DELETE ends the client's own session with us, which needs no running app.
         if status.state is not AppState.RUNNING and scope["method"] != "DELETE":
             why = status.last_error or status.disabled_reason
+            if status.state is AppState.NEEDS_SIGN_IN:
+                why = "a person must sign in for it: press Sign in on the control page"
             message = f"app '{app_id}' is not running (state {status.state})"
             retry = retry_after(status.next_retry_at)
             if retry:

@@ -35,6 +35,7 @@ from actors.turns import (
 from supervisor.model import jsonin, jsonout
 from supervisor.model.errors import McpappsError
 from web.errors import json_error
+from web.intake import close_with_request
 from web.keepalives import KEEP_ALIVE, with_keep_alives
 
 CHAT_ASK_TIMEOUT_S = 30.0
@@ -68,6 +69,10 @@ def chat_blueprint(
         if view_contexts is not None and (contexts := view_contexts(session_id)):
             user = UserTurn(user.text, (*user.app_events, *contexts))
         events_in, events = trio.open_memory_channel[Event](math.inf)
+        # Closed by the front door once the request is over, sent or not: a client that leaves
+        # before the first send leaves `sse_stream` unbegun, and its `async with` never runs;
+        # closed, the session actor's events fail at once instead of piling up for nobody.
+        close_with_request(request.scope, events)
         await chats.send(Turn(session_id, user, events_in))
         response = Response(
             sse_stream(session_id, events),

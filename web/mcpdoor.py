@@ -5,8 +5,11 @@ again."""
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import mcp_types as types
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIONS
 
@@ -18,6 +21,8 @@ from web.relay import APP_ERROR
 if TYPE_CHECKING:
     from web.aggregate import AggregateEndpoint
     from web.endpoints import AppEndpoint
+
+logger = logging.getLogger("mcpapps.web")
 
 
 async def serve_mcp(
@@ -107,9 +112,58 @@ async def serve_mcp(
         if (call := endpoint.fast.take(message, headers, scope)) is not None:
             await endpoint.fast.answer(call, send)
         else:
-            await endpoint.manager.handle_request(scope, receive, send)
+            await _to_the_session(endpoint, scope, receive, send, _single_id(message))
     finally:
         endpoint.in_flight.release(session, ids)
+
+
+async def _to_the_session(
+    endpoint: AppEndpoint | AggregateEndpoint,
+    scope: dict[str, Any],
+    receive: Any,
+    send: Any,
+    request_id: Any,
+) -> None:
+    """Hand a POST of an open session to the SDK, which may close the session meanwhile (its
+    client's DELETE, its idle expiry, the endpoint stopping). The SDK's transport answers a
+    notification 202 before handing it to the session: if the session's streams were closed in
+    between, it sends a second answer (a 500) after the first, which Hypercorn refuses, and the
+    closed stream's `ClosedResourceError` escapes too. Both would be a traceback in the log;
+    the client has had its answer, or is told that the session no longer exists (404, as the
+    MCP spec says for a session that has ended)."""
+    answer = _OneAnswer(send)
+    try:
+        await endpoint.manager.handle_request(scope, receive, answer.send)
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+        logger.debug("an MCP session was closed while a POST of it was being served")
+        if not answer.started:
+            await send_jsonrpc_error(
+                send,
+                404,
+                types.INVALID_REQUEST,
+                "the MCP session has ended (closed by its client or idle too long): open a new"
+                " one with an initialize request",
+                request_id=request_id,
+            )
+
+
+class _OneAnswer:
+    """A `send` that lets one answer through: what comes after its last body is dropped."""
+
+    def __init__(self, send: Any) -> None:
+        self._send = send
+        self.started = False
+        self._done = False
+
+    async def send(self, message: MutableMapping[str, Any]) -> None:
+        if self._done:
+            logger.debug("dropped a second answer to one request: %s", message["type"])
+            return
+        if message["type"] == "http.response.start":
+            self.started = True
+        elif message["type"] == "http.response.body" and not message.get("more_body", False):
+            self._done = True
+        await self._send(message)
 
 
 async def send_app_unavailable(

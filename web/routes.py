@@ -27,6 +27,7 @@ from web.control import control_blueprint, ui_shown
 from web.errors import json_error
 from web.security import SESSION_COOKIE, AccessPolicy, session_value, token_matches
 from web.sessions import sessions_blueprint
+from web.signin import signin_blueprint
 from web.viewdoor import ViewDoor
 from web.viewroutes import views_blueprint
 
@@ -66,6 +67,7 @@ def create_app(
     app.register_blueprint(sessions_blueprint(chats))
     app.register_blueprint(cluster_blueprint(chats))
     app.register_blueprint(control_blueprint(sandbox_origin))
+    app.register_blueprint(signin_blueprint(registry, public_url))
 
     @app.get("/apps/health")
     async def health() -> Any:

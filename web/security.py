@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from actors.messages import SIGN_IN_CALLBACK
 from supervisor.model.config import Config
 
 SESSION_COOKIE = "mcpapps_session"
@@ -28,7 +29,10 @@ CORS_ALLOW_HEADERS = (
 CORS_EXPOSE_HEADERS = "Mcp-Session-Id"
 CORS_ALLOW_METHODS = "GET, POST, DELETE, OPTIONS"
 # When auth is required, every path needs the token but these: a browser must reach the login,
-# and the control page and its static files (no user data) say how to log in.
+# and the control page and its static files (no user data) say how to log in. The sign-in
+# callback is reached by a redirect from another site, which carries no SameSite=Strict cookie:
+# what proves it is the sign-in's own `state`, which the app's actor checks, and the PKCE
+# verifier, which only the app's OAuth client holds.
 PUBLIC_PATHS = frozenset({"/login", "/"})
 PUBLIC_PREFIX = "/static/"
 # A Host header as browsers and HTTP clients send it: a name, an IPv4 address or a bracketed
@@ -165,7 +169,7 @@ def token_matches(policy: AccessPolicy, presented: str | None) -> bool:
 
 
 def needs_token(policy: AccessPolicy, path: str) -> bool:
-    public = path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIX)
+    public = path in PUBLIC_PATHS or path.startswith((PUBLIC_PREFIX, SIGN_IN_CALLBACK))
     return policy.require_auth and not public
 
 

@@ -86,6 +86,10 @@ class AppEntry:
     headers: dict[str, str] = attrs.Factory(dict)
     environment: dict[str, str] = attrs.Factory(dict)
     tool_name_prefix: str | None = None
+    auth: str | None = None  # "oauth": a person signs in (see Manifest.auth)
+    scopes: tuple[str, ...] | None = None
+    client_id: str | None = None
+    client_secret: str | None = None
     protocol: EraSetting | None = None
     # May the app's sampling requests spend the chat agent's model? Off unless the person says.
     sampling: bool = False

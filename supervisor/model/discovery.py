@@ -300,6 +300,10 @@ _REPLACED_BY_ENTRY = {
     "arguments": "arguments",
     "url": "url",
     "tool_name_prefix": "tool_name_prefix",
+    "auth": "auth",
+    "scopes": "scopes",
+    "client_id": "client_id",
+    "client_secret": "client_secret",
     "startup_timeout_seconds": "startup_timeout_s",
     "request_timeout_seconds": "request_timeout_s",
 }

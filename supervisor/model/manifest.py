@@ -67,6 +67,12 @@ class Manifest:
     working_directory: str | None = None
     url: str | None = None
     headers: dict[str, str] = attrs.Factory(dict)
+    # `auth = "oauth"`: an http app whose server asks for the MCP authorization flow; a person
+    # signs in once (the app waits in NeedsSignIn), the SDK's client keeps the token fresh.
+    auth: str = "none"
+    scopes: tuple[str, ...] = ()  # the scopes to ask for (default: those the server names)
+    client_id: str | None = None  # for a server without dynamic client registration
+    client_secret: str | None = None  # with client_id; ${env:NAME} is expanded at start
     environment: dict[str, str] = attrs.Factory(dict)
     has_ui: bool = False
     ui_resource_uri: str | None = None
@@ -108,6 +114,11 @@ class AppDefinition:
     @property
     def transport(self) -> TransportName:
         return self.transport_spec.name
+
+    @property
+    def signs_in(self) -> bool:
+        """Whether a person signs in for the app (`auth = "oauth"`)."""
+        return self.manifest.auth == "oauth"
 
 
 class ManifestSyntaxError(McpappsError, ValueError):
@@ -239,7 +250,11 @@ def manifest_problems(
 def rule_reads(key: KeyPath) -> set[str]:
     """The attributes that the rule reporting on `key` reads."""
     field = str(key[0])
-    return {"transport", field} if field in ("command", "url") else {field}
+    if field in ("command", "url", "auth"):
+        return {"transport", field}
+    if field in ("scopes", "client_id", "client_secret"):
+        return {"auth", field}
+    return {field}
 
 
 def _rule_warnings(m: Manifest, quote: Callable[[str], str]) -> Iterator[RuleProblem]:
@@ -248,7 +263,7 @@ def _rule_warnings(m: Manifest, quote: Callable[[str], str]) -> Iterator[RulePro
             ("version",),
             f"{quote('version')} {json.dumps(m.version)} is not a semantic version (such as 1.2.0)",
         )
-    for field in ("command", "arguments", "url", "working_directory"):
+    for field in ("command", "arguments", "url", "working_directory", "client_id"):
         value = getattr(m, field)
         if value is not None and "${env:" in json.dumps(value):
             yield (
@@ -267,6 +282,8 @@ def _rule_problems(
         yield ("id",), problem
 
     yield from transport_problems(m, quote)
+
+    yield from _auth_problems(m, environ, quote)
 
     seen_headers: dict[str, str] = {}
     for header, value in m.headers.items():
@@ -319,6 +336,65 @@ def _rule_problems(
             f"{quote('working_directory')} {json.dumps(directory)} starts with '~', which is not"
             " expanded: write an absolute path, or one relative to the manifest's folder",
         )
+
+
+AUTH_CHOICES = ("none", "oauth")
+_SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")  # RFC 6749's scope-token characters
+
+
+def _auth_problems(
+    m: Manifest, environ: Mapping[str, str], quote: Callable[[str], str]
+) -> Iterator[RuleProblem]:
+    """`auth`, and the keys that only mean something with `auth = "oauth"`."""
+    if m.auth not in AUTH_CHOICES:
+        yield (
+            ("auth",),
+            f"{quote('auth')} {json.dumps(m.auth)} is not supported: use 'oauth' (a person signs"
+            " in to the app's authorization server) or 'none'",
+        )
+        return
+    if m.auth != "oauth":
+        for field in ("scopes", "client_id", "client_secret"):
+            if getattr(m, field):
+                yield (
+                    (field,),
+                    f"{quote(field)} is given but {quote('auth')} is not 'oauth': set"
+                    f" {quote('auth')} to 'oauth' or remove {quote(field)}",
+                )
+        return
+    if normalize_transport(m.transport) != "http":
+        yield (
+            ("auth",),
+            f"{quote('auth')} is 'oauth' but the transport is {json.dumps(m.transport)}: signing"
+            " in is for http apps (a stdio app gets its secrets through 'environment')",
+        )
+    for scope in m.scopes:
+        if not _SCOPE.fullmatch(scope):
+            yield (
+                ("scopes",),
+                f"{quote('scopes')} item {json.dumps(scope)} is not one OAuth scope: write each"
+                " scope as its own item, without spaces or quotes",
+            )
+    if m.client_id is not None and not m.client_id.strip():
+        yield ("client_id",), f"{quote('client_id')} is empty: give the client id or remove it"
+    if m.client_secret is not None:
+        if m.client_id is None:
+            yield (
+                ("client_secret",),
+                f"{quote('client_secret')} is given without {quote('client_id')}: give both"
+                " (a client registered with the authorization server), or neither",
+            )
+        yield from (
+            (("client_secret",), f"{quote('client_secret')} {p}")
+            for p in envrefs.reference_problems(m.client_secret, environ)
+        )
+    for header in m.headers:
+        if header.lower() == "authorization":
+            yield (
+                ("headers", header),
+                f"{quote('headers')} {json.dumps(header)} would replace the token of the"
+                f" sign-in ({quote('auth')} is 'oauth'): remove the header",
+            )
 
 
 def make_definition(

@@ -1,5 +1,6 @@
 // The control page: the apps with their live state (from /admin/events), their tools, start /
-// stop / restart, the stderr tail, the chat pane, and the app canvas (host.js).
+// stop / restart, sign in and out (apps with auth = "oauth"), the stderr tail, the chat pane,
+// and the app canvas (host.js).
 "use strict";
 
 (function () {
@@ -131,6 +132,16 @@
     };
   }
 
+  // The app's authorization server's own page, in a tab of its own: once the person signs in
+  // there, it sends the browser back to the server's callback, and the app starts (its state
+  // arrives here through /admin/events). The page hands the server nothing of this one.
+  function signIn(status) {
+    return (event) => {
+      event.stopPropagation();
+      window.open(status.signInUrl, "_blank", "noopener");
+    };
+  }
+
   function renderApps() {
     const list = $("apps");
     list.replaceChildren(
@@ -157,9 +168,15 @@
           s.lastError ? el("div", { class: "error" }, s.lastError) : null,
           s.previousError ? el("div", { class: "meta" }, `previous failure: ${s.previousError}`) : null,
           el("div", { class: "buttons" },
+            s.state === "NeedsSignIn" && s.signInUrl
+              ? el("button", { type: "button", class: "sign-in", "data-command": "sign-in", onclick: signIn(s) }, "Sign in")
+              : null,
             el("button", { type: "button", "data-command": "start", onclick: control(s.id, "start") }, "Start"),
             el("button", { type: "button", "data-command": "stop", onclick: control(s.id, "stop") }, "Stop"),
-            el("button", { type: "button", "data-command": "restart", onclick: control(s.id, "restart") }, "Restart")),
+            el("button", { type: "button", "data-command": "restart", onclick: control(s.id, "restart") }, "Restart"),
+            s.auth === "oauth"
+              ? el("button", { type: "button", "data-command": "logout", onclick: control(s.id, "logout") }, "Sign out")
+              : null),
         );
       }),
     );

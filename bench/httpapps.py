@@ -1,0 +1,300 @@
+"""HTTP-app benchmark (issue 32, point 2): what an app reached over Streamable HTTP costs the
+supervisor per tool call, against the same app over stdio.
+
+One `mcpapps run` hosts the bundled app (`mcpapps/grocery-inventory`, copied to a temp folder)
+twice, as two inline apps: `grocery-stdio` (its child over stdio) and `grocery-http` (the same
+server.py started by this benchmark with `--http`, reached at its URL by the supervisor's pooled
+httpx2 client: one client per upstream session, kept-alive connections, no per-call setup).
+Clients are SDK sessions over Streamable HTTP on `/apps/mcp/<id>`, one per concurrent caller,
+all opened and warmed up before anything is timed. For 1, 8 and 32 clients the two apps take
+turns in short batches (the order alternating every round), so machine noise hits both alike.
+
+Printed per app and level: p50, calls/s, CPU per call of the supervisor and of the app process;
+then the supervisor's CPU per call over HTTP / over stdio, against the target (at most 1.2x).
+
+Usage: python bench/httpapps.py [--seconds S] [--rounds R] [--quick] [--mode auto|legacy]
+       [--only stdio|http] [--levels 1 8 32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import mcp
+import trio
+from mcp.client.streamable_http import streamable_http_client
+from support import GROCERY, Child, cpu_s, environment, exit_on_signal, free_port, supervisor
+
+TOOL = "get_categories"
+CONCURRENCY = (1, 8, 32)
+WARM_UP = 20
+TARGET = 1.2
+
+
+@dataclasses.dataclass
+class Path_:
+    app_id: str
+    app_pid: int = 0
+    clients: list[mcp.Client] = dataclasses.field(default_factory=list)
+    samples: dict[int, list[float]] = dataclasses.field(default_factory=dict)
+    seconds: dict[int, float] = dataclasses.field(default_factory=dict)
+    gateway_s: dict[int, float] = dataclasses.field(default_factory=dict)
+    app_s: dict[int, float] = dataclasses.field(default_factory=dict)
+
+
+async def batch(path: Path_, level: int, seconds: float, gateway_pid: int) -> None:
+    deadline = time.perf_counter() + seconds
+    samples: list[float] = []
+
+    async def caller(client: mcp.Client) -> None:
+        while time.perf_counter() < deadline:
+            start = time.perf_counter()
+            result = await client.call_tool(TOOL, {})
+            samples.append(time.perf_counter() - start)
+            assert not result.is_error, result
+
+    gateway, app, start = cpu_s(gateway_pid), cpu_s(path.app_pid), time.perf_counter()
+    async with trio.open_nursery() as nursery:
+        for client in path.clients[:level]:
+            nursery.start_soon(caller, client)
+    path.seconds[level] = path.seconds.get(level, 0.0) + time.perf_counter() - start
+    path.gateway_s[level] = path.gateway_s.get(level, 0.0) + cpu_s(gateway_pid) - gateway
+    path.app_s[level] = path.app_s.get(level, 0.0) + cpu_s(path.app_pid) - app
+    path.samples.setdefault(level, []).extend(samples)
+
+
+async def bench(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="mcpapps-bench-") as tmp:
+        root = Path(tmp)
+        app_dir = root / "grocery"
+        shutil.copytree(GROCERY, app_dir, ignore=shutil.ignore_patterns("__pycache__"))
+        http_port = free_port()
+        config = (
+            "[apps]\ndiscovery_paths = []\n\n"
+            "[apps.inline.grocery-stdio]\n"
+            f'transport = "stdio"\ncommand = "{sys.executable}"\narguments = ["server.py"]\n'
+            f'working_directory = "{app_dir}"\n\n'
+            "[apps.inline.grocery-http]\n"
+            f'transport = "http"\nurl = "http://127.0.0.1:{http_port}/mcp"\n'
+        )
+        http_app = Child(
+            "the HTTP app",
+            [sys.executable, "server.py", "--http", "--port", str(http_port)],
+            app_dir,
+            environment(),
+        )
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(exit_on_signal)
+            await http_app.start(nursery)
+            try:
+                await http_app.wait_for_port(http_port)
+                async with supervisor(root, config, nursery) as (gateway, base):
+                    for app_id in ("grocery-stdio", "grocery-http"):
+                        await gateway.wait_for_log(rf"app {app_id}: \S+ → Running")
+                    eras = {
+                        m.group(1): m.group(2)
+                        for app_id in ("grocery-stdio", "grocery-http")
+                        if (
+                            m := await gateway.wait_for_log(
+                                rf"app ({app_id}): \S+ → Running \(.*; protocol (\S+)\)"
+                            )
+                        )
+                    }
+                    await measure(args, base, gateway, http_app, eras)
+                    if args.only is None:
+                        report_floor(args.paths, await floors(http_port, app_dir))
+            finally:
+                await http_app.stop()
+                nursery.cancel_scope.cancel()
+
+
+async def measure(
+    args: argparse.Namespace, base: str, gateway: Child, http_app: Child, eras: dict[str, str]
+) -> None:
+    paths = {name: Path_(name) for name in ("grocery-stdio", "grocery-http")}
+    async with contextlib.AsyncExitStack() as stack:
+        for path in paths.values():
+            for _ in range(max(CONCURRENCY)):
+                http = await stack.enter_async_context(
+                    httpx2.AsyncClient(timeout=httpx2.Timeout(30.0, read=300.0))
+                )
+                transport = streamable_http_client(
+                    f"{base}/apps/mcp/{path.app_id}", http_client=http
+                )
+                client = await stack.enter_async_context(mcp.Client(transport, mode=args.mode))  # type: ignore[arg-type]
+                await client.list_tools()
+                path.clients.append(client)
+            stats = await path.clients[0].call_tool("get_server_stats", {})
+            path.app_pid = json.loads(stats.content[0].text)["pid"]  # type: ignore[union-attr]
+        assert paths["grocery-http"].app_pid == http_app.pid
+        answers = {
+            json.dumps((await p.clients[0].call_tool(TOOL, {})).structured_content, sort_keys=True)
+            for p in paths.values()
+        }
+        assert len(answers) == 1, answers  # the same answer both ways: real calls, not errors
+        async with trio.open_nursery() as nursery:
+            for path in paths.values():
+                for client in path.clients:
+
+                    async def warm(c: mcp.Client = client) -> None:
+                        for _ in range(WARM_UP):
+                            await c.call_tool(TOOL, {})
+
+                    nursery.start_soon(warm)
+
+        names = [n for n in paths if args.only is None or n.endswith(args.only)]
+        for level in args.levels:
+            for round_ in range(args.rounds):
+                for name in names if round_ % 2 == 0 else names[::-1]:
+                    await batch(paths[name], level, args.seconds, gateway.pid)
+    if args.only is None:
+        report(args, paths, eras)
+    args.paths = paths
+
+
+FLOOR_CALLS = 1000
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "floor", "version": "0"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def call(request_id: int) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": TOOL}}
+
+
+async def floors(http_port: int, app_dir: Path) -> dict[str, float]:
+    """The client side of each hop alone, in this process, one call at a time: CPU per call of a
+    bare httpx2 POST to the HTTP app (a session opened first, pooled connection, JSON answer
+    parsed) and of a bare line written to and read from the same app on stdio. Their difference
+    is what the HTTP hop must cost the supervisor more than stdio with httpx2 as the client."""
+    cpu = {}
+    async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{http_port}", timeout=30.0) as http:
+        opened = await http.post("/mcp", json=INITIALIZE, headers=HEADERS)
+        session = {**HEADERS, "mcp-session-id": opened.headers["mcp-session-id"]}
+        session["mcp-protocol-version"] = "2025-11-25"
+        await http.post("/mcp", json=INITIALIZED, headers=session)
+        for phase in ("warm", "timed"):
+            before = time.process_time()
+            for i in range(FLOOR_CALLS if phase == "timed" else WARM_UP):
+                answer = await http.post("/mcp", content=json.dumps(call(i)), headers=session)
+                assert "error" not in json.loads(answer.content), answer.text
+            cpu["httpx2"] = (time.process_time() - before) / FLOOR_CALLS * 1e6
+    process = await trio.lowlevel.open_process(
+        [sys.executable, "server.py"],
+        cwd=app_dir,
+        env=environment(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    buffered = b""
+
+    async def line() -> bytes:
+        nonlocal buffered
+        assert process.stdout is not None
+        while b"\n" not in buffered:
+            buffered += await process.stdout.receive_some()
+        first, _, buffered = buffered.partition(b"\n")
+        return first
+
+    try:
+        await process.stdin.send_all(json.dumps(INITIALIZE).encode() + b"\n")
+        await line()
+        await process.stdin.send_all(json.dumps(INITIALIZED).encode() + b"\n")
+        for phase in ("warm", "timed"):
+            before = time.process_time()
+            for i in range(FLOOR_CALLS if phase == "timed" else WARM_UP):
+                await process.stdin.send_all(json.dumps(call(i)).encode() + b"\n")
+                assert "error" not in json.loads(await line())
+            cpu["stdio"] = (time.process_time() - before) / FLOOR_CALLS * 1e6
+    finally:
+        process.kill()
+        await process.wait()
+    return cpu
+
+
+def report(args: argparse.Namespace, paths: dict[str, Path_], eras: dict[str, str]) -> None:
+    print(
+        f"tool {TOOL}, client mode {args.mode!r}, one SDK session per client on /apps/mcp/<id>;"
+        f" upstream protocol: {', '.join(f'{k} {v}' for k, v in eras.items())}"
+    )
+    print(
+        f"{args.rounds} alternating rounds of {args.seconds:g} s per app and level; CPU per call"
+        " in µs (gateway = the supervisor, app = the app's process)"
+    )
+    print(
+        f"  {'app':14s} {'clients':>7s} {'p50 ms':>7s} {'calls/s':>8s} {'gateway':>8s} {'app':>6s}"
+    )
+    ratios = {}
+    for level in CONCURRENCY:
+        per_call = {}
+        for name, path in paths.items():
+            n = len(path.samples[level])
+            per_call[name] = path.gateway_s[level] / n * 1e6
+            print(
+                f"  {name:14s} {level:7d} {statistics.median(path.samples[level]) * 1e3:7.2f}"
+                f" {n / path.seconds[level]:8,.0f} {per_call[name]:8.0f}"
+                f" {path.app_s[level] / n * 1e6:6.0f}"
+            )
+        ratios[level] = per_call["grocery-http"] / per_call["grocery-stdio"]
+    print(f"supervisor CPU per call, HTTP app / stdio app (target ≤ {TARGET}x):")
+    for level, ratio in ratios.items():
+        verdict = "met" if ratio <= TARGET else "MISSED"
+        print(f"  {level:2d} clients: {ratio:.2f}x  ({ratio / TARGET:.2f} of the target) {verdict}")
+
+
+def report_floor(paths: dict[str, Path_], floor: dict[str, float]) -> None:
+    stdio = paths["grocery-stdio"]
+    at_one = stdio.gateway_s[1] / len(stdio.samples[1]) * 1e6
+    extra = floor["httpx2"] - floor["stdio"]
+    print(
+        f"floor: a bare httpx2 POST costs its client {floor['httpx2']:.0f} µs of CPU per call, a"
+        f" bare stdio line {floor['stdio']:.0f} µs ({FLOOR_CALLS} calls each, one at a time, in"
+        f" this process): with httpx2 as its client the HTTP hop costs at least {extra:.0f} µs"
+        f" more than stdio; the supervisor spends {at_one:.0f} µs per call on a stdio app at 1"
+        f" client, so the best HTTP / stdio ratio with httpx2 is about"
+        f" {(at_one + extra) / at_one:.2f}x"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=1.0)
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--quick", action="store_true", help="2 rounds of 0.25 s")
+    parser.add_argument("--mode", choices=["auto", "legacy"], default="legacy")
+    parser.add_argument(
+        "--only", choices=["stdio", "http"], help="time one app only (to profile it); no report"
+    )
+    parser.add_argument("--levels", type=int, nargs="+", default=list(CONCURRENCY))
+    args = parser.parse_args()
+    if args.quick:
+        args.seconds, args.rounds = 0.25, 2
+    trio.run(bench, args)
+
+
+if __name__ == "__main__":
+    main()
