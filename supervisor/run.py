@@ -38,6 +38,7 @@ from supervisor.model.tokens import resolve_token
 from supervisor.reloader import Reloader
 from supervisor.sdnotify import notify, watchdog_interval
 from supervisor.watch import watch_and_reload
+from web.affinity import session_tag
 from web.security import AccessPolicy, access_policy
 from web.serve import GRACEFUL_S, serve_front_door
 
@@ -75,7 +76,11 @@ async def run_supervisor(
         except StoreError as error:
             raise StartupError(str(error)) from None
         logger.info(
-            "chat sessions are kept in %s; this supervisor is replica %s", store.where, replica
+            "chat sessions are kept in %s; this supervisor is replica %s (its MCP session ids"
+            " start with %s)",
+            store.where,
+            replica,
+            session_tag(replica),
         )
         reaper: Reaper | None = None
         try:
@@ -156,6 +161,7 @@ async def _supervise(
                 shutdown=shutdown,
                 close=close,
                 reload=reloader.reload,
+                replica=parts.replica,
                 task_status=task_status,
             )
         finally:

@@ -1,6 +1,7 @@
 """The load balancer example (deploy/nginx/mcpapps-replicas.conf) with Debian's nginx in front of
-two real supervisors that share one real PostgreSQL: a client sticks to the supervisor that
-answered it first (its MCP session works through the proxy), the other supervisor does not know
+two real supervisors that share one real PostgreSQL: an MCP session's requests reach the
+supervisor that holds it by the tag in its id (a client that keeps no cookie works), a client
+sticks to the supervisor that answered it first by a cookie, the other supervisor does not know
 that session (the spec's 404), chat turns go anywhere, and a client whose supervisor died is
 moved to the other one."""
 
@@ -10,18 +11,24 @@ import contextlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
 from collections.abc import AsyncIterator
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
+from typing import Any
 
 import httpx2
+import mcp
 import pytest
 import trio
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.support.chatting import body, chat_data
 from tests.support.frontdoor import sdk_client, write
 from tests.support.helpers import Project, free_port, wait_for_port
 from tests.support.running import GUARD_S, Supervisor, supervisor_running
+from web.affinity import session_tag
 
 EXAMPLE = Path(__file__).parents[1] / "deploy" / "nginx" / "mcpapps-replicas.conf"
 DATABASE = '[state]\ndatabase = "${env:CHAT_DATABASE_URL}"\n'
@@ -54,6 +61,8 @@ async def nginx_in_front(folder: Path, a: Supervisor, b: Supervisor) -> AsyncIte
     site = EXAMPLE.read_text()
     site = site.replace("127.0.0.1:18789", f"127.0.0.1:{a.port}")
     site = site.replace("127.0.0.1:18791", f"127.0.0.1:{b.port}")
+    site = site.replace(session_tag("mcpapps-host:18789"), tag_of(a))
+    site = site.replace(session_tag("mcpapps-host:18791"), tag_of(b))
     site = site.replace("listen 8080;", f"listen 127.0.0.1:{port};")
     folder.mkdir()
     (folder / "site.conf").write_text(site)
@@ -88,6 +97,29 @@ async def nginx_in_front(folder: Path, a: Supervisor, b: Supervisor) -> AsyncIte
             await process.wait()
 
 
+def tag_of(supervisor: Supervisor) -> str:
+    """The tag that starts the MCP session ids the supervisor gives out (its replica id is
+    this host's name and its port)."""
+    return session_tag(f"{socket.gethostname()}:{supervisor.port}")
+
+
+@contextlib.asynccontextmanager
+async def cookieless(proxy: str, seen: set[str]) -> AsyncIterator[Any]:
+    """The official SDK client's transport over an HTTP client that keeps no cookie (as most
+    MCP clients), noting the session ids it is answered with in `seen`."""
+
+    async def note(response: httpx2.Response) -> None:
+        if "mcp-session-id" in response.headers:
+            seen.add(response.headers["mcp-session-id"])
+
+    jar = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
+    async with (
+        httpx2.AsyncClient(cookies=jar, timeout=GUARD_S, event_hooks={"response": [note]}) as http,
+        streamable_http_client(f"{proxy}/mcp", http_client=http) as streams,
+    ):
+        yield streams
+
+
 def replica_project(root: Path) -> Project:
     root.mkdir()
     project = Project(root)
@@ -108,6 +140,17 @@ async def test_the_nginx_example_with_two_supervisors(tmp_path: Path, database_u
                 result = await client.call_tool("fx.echo", {"text": str(n)})
                 assert result.content[0].text == str(n)
 
+        # A client that keeps no cookie: its session id alone takes each request to the
+        # supervisor that holds it. Two such clients, so that the pool gives each supervisor
+        # one session.
+        seen: set[str] = set()
+        for _ in range(2):
+            async with mcp.Client(cookieless(proxy, seen), mode="legacy") as client:
+                for n in range(4):
+                    result = await client.call_tool("fx.echo", {"text": str(n)})
+                    assert result.content[0].text == str(n)
+        assert {session[:10] for session in seen} == {tag_of(a), tag_of(b)}
+
         async with httpx2.AsyncClient(base_url=proxy, timeout=GUARD_S) as http:
             opened = await http.post("/mcp", json=INITIALIZE, headers=MCP_HEADERS)
             assert opened.status_code == 200, opened.text
@@ -127,7 +170,7 @@ async def test_the_nginx_example_with_two_supervisors(tmp_path: Path, database_u
             # that reached it initializes again.
             elsewhere = await http.post(other.url("/mcp"), json=listing, headers=headers)
             assert elsewhere.status_code == 404
-            assert elsewhere.json()["error"]["message"] == "Session not found"
+            assert elsewhere.json()["error"]["message"].startswith("Session not found")
 
             # A view's lease, too, lives in one supervisor; another says so.
             lease = await http.post(other.url("/apps/views/from-elsewhere/keepalive"))

@@ -14,6 +14,7 @@ from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor.model.lifecycle import AppState
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.admin import parse_call
+from web.affinity import SessionTags
 from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates
 from web.chat import SESSION_ID, SESSION_ID_RULE
@@ -93,8 +94,11 @@ class FrontDoor:
         limits: LimitsConfig = DEFAULT_LIMITS,
         states: AppStates | None = None,
         owners: ToolOwners | None = None,
+        replica: str = "",
     ) -> None:
         self._policy = policy
+        # The MCP session ids this supervisor gives out name it (web/affinity.py).
+        self._tags = SessionTags(replica)
         self._owners = owners
         self._limits = limits
         self._states = states or AppStates()
@@ -198,7 +202,7 @@ class FrontDoor:
                 await send_jsonrpc_error(send, 400, *problem)
                 return
         if path.rstrip("/") == "/mcp":
-            await serve_mcp(self._aggregate, scope, receive, send, headers, body)
+            await serve_mcp(self._aggregate, scope, receive, send, headers, body, self._tags)
         elif path.startswith(APP_PREFIX):
             app_id = path[len(APP_PREFIX) :].rstrip("/")
             query = scope.get("query_string", b"").decode("latin-1")
@@ -265,7 +269,7 @@ class FrontDoor:
                 retry,
             )
             return
-        await serve_mcp(endpoint, scope, receive, send, headers, body)
+        await serve_mcp(endpoint, scope, receive, send, headers, body, self._tags)
 
     def _down_tool(
         self, scope: dict[str, Any], headers: dict[str, str], body: bytes

@@ -13,6 +13,7 @@ import anyio
 import mcp_types as types
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIONS
 
+from web.affinity import SessionTags, untag_scope
 from web.fastpath import parse
 from web.intake import jsonrpc_error, request_ids_of
 from web.relay import APP_ERROR
@@ -31,10 +32,11 @@ async def serve_mcp(
     send: Any,
     headers: dict[str, str],
     body: bytes,
+    tags: SessionTags,
 ) -> None:
     """Hand the request to the endpoint's SDK session manager, refusing a protocol version no
-    era has, a batch, and a request id that is already in flight on the session, and saying
-    when to try again if no session can open."""
+    era has, a batch, a session id another supervisor gave out, and a request id that is
+    already in flight on the session, and saying when to try again if no session can open."""
     message = parse(body) if scope["method"] == "POST" else None
     version = headers.get("mcp-protocol-version")
     if version is not None and version not in KNOWN_PROTOCOL_VERSIONS:
@@ -56,6 +58,22 @@ async def serve_mcp(
     if scope["method"] == "GET" and "last-event-id" in headers:
         scope = _without_last_event_id(scope)
     session = headers.get("mcp-session-id")
+    if session is not None:
+        untagged = tags.strip(session)
+        if untagged is None:
+            await send_jsonrpc_error(
+                send,
+                404,
+                types.INVALID_REQUEST,
+                f"Session not found: the session id {session[:80]!r} was not given out by this"
+                f" supervisor (its ids start with {tags.tag!r}): it is another supervisor's, or"
+                " it did not come from a supervisor; initialize a new session",
+                request_id=_single_id(message),
+            )
+            return
+        session = headers["mcp-session-id"] = untagged
+        untag_scope(scope, untagged)
+    send = tags.tagging(send)
     if scope["method"] != "POST":
         await endpoint.manager.handle_request(scope, receive, send)
         return

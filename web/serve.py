@@ -66,6 +66,7 @@ async def serve_front_door(
     shutdown: trio.Event,
     close: trio.Event,
     reload: Reload | None = None,
+    replica: str = "",
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve until `shutdown` is set: then take no new connections, let open requests go on
@@ -101,7 +102,9 @@ async def serve_front_door(
         public_url=config.server.public_url,
         views=views,
     )
-    front_door = FrontDoor(policy, registry, routes, apps, aggregate, limits, states, owners)
+    front_door = FrontDoor(
+        policy, registry, routes, apps, aggregate, limits, states, owners, replica
+    )
 
     isolate_connections()  # a connection Hypercorn fails on ends alone (web/connections.py)
     hyper = HypercornConfig()
