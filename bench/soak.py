@@ -29,6 +29,7 @@ supervisor's exit status, orphans, and the log's ERROR lines and tracebacks. Loo
 folder only; it stops by itself. Self-contained: nothing is imported from tests/.
 
 Usage: python bench/soak.py [--minutes M] [--scale N] [--hang-s S] [--keep] [--only LOADS]
+[--history-turns N]
 (`--only chat,reload` runs only those loads, to find which one a trend comes from.)
 """
 
@@ -97,7 +98,9 @@ def free_port_pair() -> int:
         return port
 
 
-def write_project(root: Path, port: int, *, restart_env: str | None = None) -> None:
+def write_project(
+    root: Path, port: int, *, restart_env: str | None = None, history_turns: int | None = None
+) -> None:
     for app_id in APPS:
         folder = root / "apps" / app_id
         if not folder.exists():
@@ -123,6 +126,7 @@ def write_project(root: Path, port: int, *, restart_env: str | None = None) -> N
         f"[views]\nlease_s = {LEASE_S}\n"
         f"[limits]\nsession_idle_s = {SESSION_IDLE_S}\n"
         "[state]\nchat_sessions_max_count = 1000\n"
+        + ("" if history_turns is None else f"[agent]\nhistory_turns = {history_turns}\n")
     )
 
 
@@ -441,7 +445,12 @@ class Soak:
                 return
             n += 1
             # Every other reload changes g2's environment: it restarts with the new one.
-            write_project(self.root, self.port, restart_env=str(n) if n % 2 else None)
+            write_project(
+                self.root,
+                self.port,
+                restart_env=str(n) if n % 2 else None,
+                history_turns=self.args.history_turns,
+            )
 
             async def reload() -> str:
                 response = await client.post("/admin/reload", timeout=GUARD_S * 5)
@@ -511,7 +520,7 @@ async def chat_turns_saved(client: httpx2.AsyncClient, soak: Soak) -> tuple[int,
 async def main(args: argparse.Namespace) -> None:
     root = Path(tempfile.mkdtemp(prefix="mcpapps-soak-"))
     port = free_port_pair()
-    write_project(root, port)
+    write_project(root, port, history_turns=args.history_turns)
     command = [str(Path(sys.executable).parent / "mcpapps"), "run", "--config", "config.toml"]
     log_path = root / "supervisor.log"
     soak = Soak(args, port, root)
@@ -644,6 +653,12 @@ def parse_args() -> argparse.Namespace:
         type=lambda text: set(text.split(",")),
         default=set(LOADS),
         help=f"the loads that run, comma-separated (all by default): {','.join(LOADS)}",
+    )
+    parser.add_argument(
+        "--history-turns",
+        type=int,
+        help="[agent] history_turns (its default unless given); a low one reaches the steady state"
+        " of busy chat sessions within a short run",
     )
     args = parser.parse_args()
     if unknown := args.only - set(LOADS):
