@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -947,7 +948,8 @@ def test_a_long_session_shows_its_last_turns_and_earlier_ones_on_demand(
     log = page.locator("#chat-log")
     assert log.evaluate("l => l.scrollTop + l.clientHeight >= l.scrollHeight - 2")
     page.click("#chat-earlier")
-    page.locator("#chat-log .msg.user", has_text="turn 1").first.wait_for()
+    # Exactly "turn 1": has_text matches a substring, and "turn 11" is on the page already.
+    page.locator("#chat-log .msg.user", has_text=re.compile(r"^turn 1$")).wait_for()
     assert users.all_inner_texts() == [f"turn {n}" for n in range(1, 31)]
     assert page.locator("#chat-earlier").count() == 0
     assert blocks.count() == 30
