@@ -29,6 +29,7 @@ from supervisor.model.mcpservers import (
     without,
 )
 from supervisor.model.problems import Problem
+from supervisor.model.transports import DEFAULT
 
 
 class ImportRefused(McpappsError):
@@ -197,7 +198,7 @@ def _replace(path: Path, text: str) -> None:
 
 def _described(imported: Imported) -> list[str]:
     return [
-        f"{app.id} ({app.fields.get('transport', 'stdio')}"
+        f"{app.id} ({app.fields.get('transport', DEFAULT)}"
         + (f", from '{app.server}'" if app.id != app.server else "")
         + (", disabled" if app.disabled else "")
         + ")"

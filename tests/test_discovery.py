@@ -487,6 +487,31 @@ def test_an_invalid_inline_app_names_its_config_keys_and_spares_the_others(
     assert good.state is AppState.VALIDATED
 
 
+def test_an_unknown_transport_in_the_config_is_an_error_not_stdio(project: Project) -> None:
+    """An entry or an inline app naming a transport mcpapps does not have is refused with the
+    ones it has; it is not run as a stdio app (both have a command it could run)."""
+    project.manifest("mcpapps/a", stdio("a"))
+    project.config(
+        '[apps.entries.a]\ntransport = "websocket"\n'
+        '[apps.inline.b]\ntransport = "pigeon"\ncommand = "x"\n'
+    )
+    a, b = project.discover().apps
+    allowed = "use 'stdio', 'http', 'sse' ('streamable-http' is read as 'http')"
+    assert (a.state, a.definition, messages(a)) == (
+        AppState.DISCOVERED,
+        None,
+        [
+            f"'transport' \"websocket\" is not supported: {allowed} (set by"
+            " apps.entries.a.transport in config.toml)"
+        ],
+    )
+    assert (b.state, b.definition, messages(b)) == (
+        AppState.DISCOVERED,
+        None,
+        [f"'apps.inline.b.transport' \"pigeon\" is not supported: {allowed}"],
+    )
+
+
 def test_an_inline_app_with_the_id_of_a_manifest_is_a_duplicate(project: Project) -> None:
     project.manifest("mcpapps/a", stdio("a"))
     project.config('[apps.inline.a]\ncommand = "x"\n')

@@ -190,3 +190,31 @@ def test_printed_when_no_out_is_given(project: Project) -> None:
         '[apps.entries.grocery-inventory]\nenabled = true\nurl = "https://localhost:5001/mcp"'
         in (done.stdout)
     )
+
+
+def test_an_unknown_transport_is_refused_by_validate_not_run_as_stdio(project: Project) -> None:
+    """The entry's transport is written as OpenClaw.NET had it; mcpapps refuses it for that
+    app rather than running the manifest's command (grocery's is a stdio app)."""
+    shutil.copytree(GROCERY, project.root / "mcpapps" / "grocery-inventory")
+    settings = {
+        "McpApps": {
+            "Enabled": True,
+            "DiscoveryPaths": ["./mcpapps"],
+            "Entries": {"grocery-inventory": {"Transport": "websocket"}},
+        }
+    }
+    (project.root / "appsettings.json").write_text(json.dumps(settings))
+    project.config_path.unlink()
+    done = run_mcpapps(
+        "import-openclaw", "appsettings.json", "--out", "config.toml", cwd=project.root
+    )
+    assert done.returncode == 0, done.stderr
+    checked = run_mcpapps("validate", "--config", "config.toml", "--json", cwd=project.root)
+    assert checked.returncode != 0
+    [app] = json.loads(checked.stdout)["apps"]
+    assert (app["id"], app["state"]) == ("grocery-inventory", "Discovered")
+    assert [e["message"] for e in app["errors"]] == [
+        "'transport' \"websocket\" is not supported: use 'stdio', 'http', 'sse'"
+        " ('streamable-http' is read as 'http') (set by apps.entries.grocery-inventory.transport"
+        " in config.toml)"
+    ]

@@ -324,6 +324,26 @@ def test_secrets_in_urls_and_claude_code_references() -> None:
     assert [v.name for v in imported.variables] == ["API_KEY"]
 
 
+def test_a_server_type_mcpapps_does_not_have_is_not_imported_as_stdio() -> None:
+    """The type names the transport, its punctuation and case as the clients write it; one
+    that is none of ours is left out, even when a command is there to run."""
+    data = {
+        "mcpServers": {
+            "ws": {"type": "websocket", "command": "ws-server", "url": "ws://127.0.0.1:1/"},
+            "cline": {"type": "streamableHttp", "url": "https://example.com/mcp"},
+            "events": {"type": "SSE", "url": "https://example.com/sse"},
+        }
+    }
+    imported = import_servers(data, source=Path("mcp.json"))
+    assert [str(s) for s in imported.skipped] == [
+        'mcpServers.ws: its type "websocket" is none of stdio, http, sse: not imported'
+    ]
+    assert [(app.id, app.fields) for app in imported.apps] == [
+        ("cline", {"transport": "http", "url": "https://example.com/mcp"}),
+        ("events", {"transport": "sse", "url": "https://example.com/sse"}),
+    ]
+
+
 def test_two_servers_with_one_id_import_the_first() -> None:
     data = {"mcpServers": {"my tool": {"command": "a"}, "my-tool": {"command": "b"}}}
     imported = import_servers(data, source=Path("mcp.json"))

@@ -288,6 +288,10 @@ def test_the_manifest_rules_of_signing_in() -> None:
         "'auth' is 'oauth' but the transport is \"stdio\": signing in is for http apps (a stdio"
         " app gets its secrets through 'environment')"
     ]
+    assert problems(auth="oauth", transport="sse", url="http://127.0.0.1:1/sse") == [
+        "'auth' is 'oauth' but the transport is \"sse\": signing in is for http apps (a stdio"
+        " app gets its secrets through 'environment')"
+    ]
     assert problems(clientId="c", **http) == [
         "'clientId' is given but 'auth' is not 'oauth': set 'auth' to 'oauth' or remove 'clientId'"
     ]

@@ -28,9 +28,11 @@ from supervisor.model.errors import McpappsError
 from supervisor.model.policy import SupervisionPolicy
 from supervisor.model.structuring import Between, KeyPath, did_you_mean, make_converter, problems
 from supervisor.model.transports import (
+    DEFAULT,
     TRANSPORTS,
     TransportName,
     TransportSpec,
+    find_transport,
     normalize_transport,
     transport_problems,
 )
@@ -61,7 +63,7 @@ class Manifest:
     description: str = ""
     version: str = "0.1.0"
     protocol_version: str = "2025-03-26"
-    transport: str = "stdio"
+    transport: str = DEFAULT
     command: str | None = None
     arguments: tuple[str, ...] = ()
     working_directory: str | None = None
@@ -362,7 +364,7 @@ def _auth_problems(
                     f" {quote('auth')} to 'oauth' or remove {quote(field)}",
                 )
         return
-    if normalize_transport(m.transport) != "http":
+    if not ((spec := find_transport(m.transport)) and spec.can_sign_in):
         yield (
             ("auth",),
             f"{quote('auth')} is 'oauth' but the transport is {json.dumps(m.transport)}: signing"

@@ -36,6 +36,7 @@ from supervisor.model.manifest import (
 from supervisor.model.openclaw import Unmapped
 from supervisor.model.structuring import dotted, show
 from supervisor.model.tomltext import toml_key, toml_value
+from supervisor.model.transports import DEFAULT, TRANSPORTS, TransportSpec, find_transport_loosely
 
 
 class ServersImportError(McpappsError, ValueError):
@@ -115,7 +116,6 @@ class Imported:
 
 # ---- reading the file ---------------------------------------------------------------------------
 
-_TYPES = {"stdio": "stdio", "http": "http", "streamablehttp": "http", "sse": "sse"}
 # Keys with a known meaning that mcpapps does not map, and why.
 _NOT_MAPPED = {
     "envFile": "mcpapps reads no env files: set its variables in the environment mcpapps runs"
@@ -296,8 +296,9 @@ class _Reader:
 
     def _fields(self, where: str, app_id: str, d: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         d = {_ALIASES.get(k, k): v for k, v in d.items()}
-        kind = self._transport(d)
-        fields: dict[str, Any] = {} if kind == "stdio" else {"transport": kind}
+        spec = self._transport(d)
+        kind = spec.name
+        fields: dict[str, Any] = {} if kind == DEFAULT else {"transport": kind}
         disabled = False
         for key, value in d.items():
             at = f"{where}.{key}"
@@ -306,24 +307,24 @@ class _Reader:
                     pass
                 case "command" | "cwd" | "url" if not isinstance(value, str):
                     raise _Skip(f"'{key}' must be a string, got {show(value)}")
-                case "command" if kind == "stdio":
+                case "command" if spec.process:
                     fields["command"] = self._plain(at, value)
-                case "cwd" if kind == "stdio":
+                case "cwd" if spec.process:
                     fields["working_directory"] = self._plain(at, value)
-                case "url" if kind != "stdio":
+                case "url" if spec.remote:
                     query = re.findall(r"[?&]([^=&#]+)=([^&#]+)", value)
                     secret = any(_SECRET_NAME.search(name) for name, _ in query)
                     fields["url"] = self._plain(at, value, secret=secret)
-                case "args" if kind == "stdio":
+                case "args" if spec.process:
                     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                         raise _Skip(f"'args' must be a list of strings, got {show(value)}")
                     fields["arguments"] = [
                         self._plain(f"{at}[{i}]", v, secret=_secret_argument(value, i))
                         for i, v in enumerate(value)
                     ]
-                case "env" if kind == "stdio":
+                case "env" if spec.process:
                     fields["environment"] = self._map(at, app_id, value, header=False)
-                case "headers" if kind != "stdio":
+                case "headers" if spec.remote:
                     fields["headers"] = self._map(at, app_id, value, header=True)
                 case "command" | "cwd" | "args" | "env" | "url" | "headers":
                     self.unmapped.append(Unmapped(at, f"has no use with transport '{kind}'"))
@@ -339,18 +340,21 @@ class _Reader:
             fields.pop("headers", None)
         return fields, disabled
 
-    def _transport(self, d: dict[str, Any]) -> str:
+    def _transport(self, d: dict[str, Any]) -> TransportSpec:
+        """The server's transport: its `type`, else what the clients assume (a server with a
+        command is run, one with a URL is Streamable HTTP). A type that is none of ours is
+        not imported: read as stdio, it would run something else than the server."""
         given = d.get("type")
         if given is None:
             if "command" in d:
-                return "stdio"
+                return TRANSPORTS["stdio"]
             if "url" in d:
-                return "http"
+                return TRANSPORTS["http"]
             raise _Skip("it has neither a 'command' nor a 'url'")
-        spelled = re.sub(r"[^a-z]", "", str(given).lower())
-        if spelled not in _TYPES:
-            raise _Skip(f"its type {show(given)} is none of stdio, http, sse")
-        return _TYPES[spelled]
+        spec = find_transport_loosely(str(given))
+        if spec is None:
+            raise _Skip(f"its type {show(given)} is none of {', '.join(TRANSPORTS)}")
+        return spec
 
     def _plain(self, at: str, value: str, *, secret: bool = False) -> str:
         """A value where mcpapps expands no reference (a command, an argument, a folder, a

@@ -157,8 +157,10 @@ def _drop_what_mcpapps_refuses(
     names: Mapping[str, str],
     out: list[Unmapped],
 ) -> None:
-    """Load the result as `mcpapps run` would; a value it refuses (a timeout out of range, an
-    unknown transport) is taken out and reported, so that the file written always loads."""
+    """Load the result as `mcpapps run` would; a value it refuses (a timeout out of range) is
+    taken out and reported, so that the file written always loads. An unknown transport is
+    not a config error but an app's: it is kept, and `mcpapps validate` refuses that app
+    (taken out, the manifest's transport, stdio perhaps, would run in its place)."""
     written: dict[str, tuple[dict[str, Any], str]] = {
         dotted(("apps", key)): (apps, key) for key in apps
     }

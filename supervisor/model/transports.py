@@ -9,6 +9,7 @@ refuses to load when one has none. A new transport is one spec here and one conn
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
@@ -31,6 +32,9 @@ class TransportSpec:
     spellings: frozenset[str]
     # The field that says where the app is: a command to run, or a URL to reach.
     target: Literal["command", "url"]
+    # Whether a person may sign in to the app (`auth = "oauth"`): the SDK's OAuth client is
+    # an HTTP client's auth, and only a Streamable HTTP app is asked for it.
+    can_sign_in: bool = False
 
     @property
     def process(self) -> bool:
@@ -72,6 +76,7 @@ TRANSPORTS: Mapping[str, TransportSpec] = {
             name="http",
             spellings=frozenset({"http", "streamable-http"}),
             target="url",
+            can_sign_in=True,
         ),
         TransportSpec(
             name="sse",
@@ -81,6 +86,7 @@ TRANSPORTS: Mapping[str, TransportSpec] = {
     )
 }
 
+DEFAULT: TransportName = "stdio"  # a definition that names no transport
 ALLOWED = ", ".join(f"'{name}'" for name in TRANSPORTS)
 
 
@@ -89,6 +95,17 @@ def find_transport(value: str) -> TransportSpec | None:
     `streamable-http`), or None when it names none."""
     spelled = value.strip().lower().replace("_", "-")
     return next((s for s in TRANSPORTS.values() if spelled in s.spellings), None)
+
+
+def find_transport_loosely(value: str) -> TransportSpec | None:
+    """The spec a client's config names, its punctuation and case ignored: the MCP clients
+    write `streamableHttp`, `streamable-http` or `streamable_http` for the same transport."""
+    folded = _fold(value)
+    return next((s for s in TRANSPORTS.values() if folded in {_fold(x) for x in s.spellings}), None)
+
+
+def _fold(value: str) -> str:
+    return re.sub(r"[^a-z]", "", value.lower())
 
 
 def normalize_transport(value: str) -> TransportName | None:
