@@ -1,8 +1,10 @@
 """The registry actor: knows every app, routes requests to app actors by app id and by public
-tool name, answers status snapshots, and keeps the model-visible tool table current as
-apps start, stop and change their catalogs.
+tool name, answers status snapshots, and passes the apps' facts on to its watchers.
 
 App actors run in the registry's nursery, started in discovery order and stopped in reverse.
+Two jobs the registry delegates and calls, its state staying its own: the tool table's upkeep
+(`actors/toolupkeep.py`), and a reload, applied as one of its tasks through its own steps
+(`actors/applyreload.py`, which also hands a changed app over to its successor).
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ import attrs
 import trio
 
 from actors.app import AppActor
+from actors.applyreload import Held, Newcomer, apply_reload
 from actors.asking import bind_caller
-from actors.catalog import Catalog
 from actors.messages import (
     ActorOf,
     AppFact,
@@ -36,12 +38,10 @@ from actors.messages import (
     GetStatus,
     GetToolReport,
     GetToolTable,
-    HandOver,
     Lookup,
     RegistryMessage,
     ReleaseSubscriptions,
     Reloaded,
-    Restart,
     SamplingAllowed,
     Snapshot,
     Start,
@@ -59,14 +59,13 @@ from actors.messages import (
 from actors.metrics import Metrics
 from actors.process import KILL_REAP_S, STDIN_CLOSE_GRACE_S
 from actors.reaper import Reaper
-from actors.runtime import ASK_TIMEOUT_S, Actor, Forward, Mailbox, Reply, ask, unhandled
+from actors.runtime import Actor, Forward, Mailbox, Recipient, Reply, ask, unhandled
 from actors.signin import SignInPlace
-from actors.toolreport import tool_report
-from actors.tooltable import AppTools, ToolTable, build_tool_table
+from actors.toolupkeep import Offerer, ToolUpkeep
 from supervisor.model.discovery import DiscoveredApp, Discovery
 from supervisor.model.errors import ActorUnavailable
 from supervisor.model.lifecycle import AppState
-from supervisor.model.reload import ReloadDiff, RunningApp, plan_reload
+from supervisor.model.reload import ReloadDiff, RunningApp
 
 logger = logging.getLogger("mcpapps.registry")
 
@@ -114,33 +113,23 @@ class Registry(Actor[RegistryMessage]):
         self._actors: dict[str, AppActor] = {}
         self._statuses: dict[str, AppStatus] = {}
         self._sources: dict[str, Path] = {}
-        self._facts: dict[str, _Facts] = {}  # the current actor's voice, per app id
+        self._facts: dict[str, Recipient[AppFact]] = {}  # the current actor's voice, per app id
         self._numbers = itertools.count(1)
         self._actor_numbers: dict[str, int] = {}  # the current actor's number, per app id
         self._scopes: dict[str, trio.CancelScope] = {}
-        # Apps a reload is replacing: the Start, Stop and Restart sent to each meanwhile, kept
-        # for its successor (its old actor would act on them only to be stopped and replaced).
-        self._replacing: dict[str, list[Start | Stop | Restart]] = {}
+        self._held = Held()  # the commands to apps a reload is replacing, for their successors
         self._stopping = False
-        self._order = DiscoveryOrder(apps)
+        self._tools = ToolUpkeep(apps)
         for app in apps:
             if app.state is AppState.VALIDATED and app.definition is not None:
-                self._new_actor(app)
+                self.register(self.make_actor(app), app.source)
         self._statuses = self._listed(apps)
-        self._catalogs: dict[str, Catalog] = {}
-        self._table = ToolTable()
-        self._warned: set[str] = set()
         self._unsettled = set(self._actors)
         self._waiting: list[Reply[tuple[AppStatus, ...]]] = []
         self._nursery: trio.Nursery | None = None
         self._watchers: list[trio.MemorySendChannel[Fact]] = []
 
-    def _new_actor(self, app: DiscoveredApp, *, stopped: bool = False) -> AppActor:
-        actor, facts = self._make_actor(app, stopped=stopped)
-        self._register(actor, facts, app.source)
-        return actor
-
-    def _make_actor(self, app: DiscoveredApp, *, stopped: bool = False) -> tuple[AppActor, _Facts]:
+    def make_actor(self, app: DiscoveredApp, *, stopped: bool = False) -> Newcomer:
         assert app.definition is not None
         facts = self._voice(app.definition.id)
         actor = AppActor(
@@ -155,17 +144,19 @@ class Registry(Actor[RegistryMessage]):
             stopped=stopped,
             sign_in=self._sign_in,
         )
-        return actor, facts
+        return Newcomer(actor, facts)
 
     def _voice(self, app_id: str) -> _Facts:
         """Where a new app actor tells its facts."""
         return _Facts(self.mailbox, app_id)
 
-    def _register(self, actor: AppActor, facts: _Facts, source: Path) -> None:
-        """From now on `actor` is the app's: requests are routed to it, its facts are heard."""
+    def register(self, newcomer: Newcomer, source: Path) -> None:
+        """From now on the newcomer is the app's: requests are routed to it, its facts are
+        heard."""
+        actor = newcomer.actor
         self._actors[actor.id] = actor
         self._actor_numbers[actor.id] = next(self._numbers)
-        self._facts[actor.id] = facts
+        self._facts[actor.id] = newcomer.voice
         self._sources[actor.id] = source
 
     def _listed(self, apps: Sequence[DiscoveredApp]) -> dict[str, AppStatus]:
@@ -201,13 +192,13 @@ class Registry(Actor[RegistryMessage]):
                     self._handle(fact)
             case StateChanged(status):
                 self._on_state(status)
-                self._publish(message)
+                self.publish(message)
             case CatalogChanged(app_id, catalog):
-                self._catalogs[app_id] = catalog
-                self._publish(message)
+                self._tools.catalogs[app_id] = catalog
+                self.publish(message)
                 self._rebuild()
             case AppNotification():
-                self._publish(message)
+                self.publish(message)
             case Watch(channel):
                 self._watchers.append(channel)
                 self._replay(channel)
@@ -235,9 +226,9 @@ class Registry(Actor[RegistryMessage]):
                 else:
                     message.reply.fail(UnknownApp(app_id, f"there is no app '{app_id}'"))
             case GetToolTable():
-                message.reply.send(self._table)
+                message.reply.send(self._tools.table)
             case GetToolReport():
-                message.reply.send(tool_report(self._table, self._running_tools()))
+                message.reply.send(self._tools.report(self._offerers()))
             case Snapshot():
                 message.reply.send(self.snapshot())
             case Lookup(app_id):
@@ -256,11 +247,11 @@ class Registry(Actor[RegistryMessage]):
             case ApplyReload(discovery, reply):
                 self._spawn(self._reload, discovery, reply)
             case Reloaded():
-                self._publish(message)
+                self.publish(message)
             case _:
                 unhandled("registry", message)
 
-    def _publish(self, fact: Fact) -> None:
+    def publish(self, fact: Fact) -> None:
         for channel in list(self._watchers):
             try:
                 channel.send_nowait(fact)
@@ -272,8 +263,8 @@ class Registry(Actor[RegistryMessage]):
     def _replay(self, channel: trio.MemorySendChannel[Fact]) -> None:
         """A new watcher first hears how things stand, so it misses nothing said before."""
         facts: list[Fact] = [StateChanged(status) for status in self._statuses.values()]
-        facts += [CatalogChanged(app_id, c) for app_id, c in self._catalogs.items()]
-        facts.append(ToolTableChanged(self._table))
+        facts += [CatalogChanged(app_id, c) for app_id, c in self._tools.catalogs.items()]
+        facts.append(ToolTableChanged(self._tools.table))
         for fact in facts:
             try:
                 channel.send_nowait(fact)
@@ -300,45 +291,22 @@ class Registry(Actor[RegistryMessage]):
         ):
             self._rebuild()
 
-    def _by_discovery(self) -> list[tuple[str, AppActor]]:
-        """The app actors in discovery order (not the order they started in): the app found
-        first keeps a public name another app also offers, so the owner of a name is the same
-        after a reload as after a restart with the same files."""
-        return sorted(
-            self._actors.items(),
-            key=lambda item: self._order.place(item[0], self._sources.get(item[0])),
-        )
-
-    def _running_tools(self) -> list[AppTools]:
+    def _offerers(self) -> list[Offerer]:
+        """The Running apps, whose catalogs make the tool table."""
         return [
-            AppTools(
-                app_id,
-                actor.definition.manifest.tool_name_prefix or "",
-                catalog.tools,
-                catalog.prompts,
-                catalog.resources,
-                catalog.resource_templates,
+            Offerer(
+                app_id, actor.definition.manifest.tool_name_prefix or "", self._sources.get(app_id)
             )
-            for app_id, actor in self._by_discovery()
-            if (catalog := self._catalogs.get(app_id)) is not None
-            and self._statuses[app_id].state is AppState.RUNNING
+            for app_id, actor in self._actors.items()
+            if self._statuses[app_id].state is AppState.RUNNING
         ]
 
     def _rebuild(self) -> None:
-        table = build_tool_table(self._running_tools())
-        if table != self._table:
-            self._table = table
-            self._publish(ToolTableChanged(table))
-        for warnings in self._table.warnings.values():
-            for warning in warnings:
-                if warning not in self._warned:
-                    self._warned.add(warning)
-                    logger.warning("%s", warning)
+        if (table := self._tools.rebuild(self._offerers())) is not None:
+            self.publish(ToolTableChanged(table))
 
     def _route(self, app_id: str, request: Any) -> None:
-        held = self._replacing.get(app_id)
-        if held is not None and isinstance(request, Start | Stop | Restart):
-            held.append(request)
+        if self._held.keep(app_id, request):
             return
         actor = self._actors.get(app_id)
         if actor is not None:
@@ -357,7 +325,7 @@ class Registry(Actor[RegistryMessage]):
             reply.fail(AppUnavailable(app_id, f"app '{app_id}' is {status.state}: {why}"))
 
     def _call(self, message: CallPublicTool) -> None:
-        tool = self._table.find(message.public_name)
+        tool = self._tools.table.find(message.public_name)
         if tool is None:
             down = self._owner_not_running(message.public_name)
             if down is not None:
@@ -382,7 +350,11 @@ class Registry(Actor[RegistryMessage]):
     def _owner_not_running(self, name: str) -> tuple[str, str] | None:
         """The app whose prefix the name has, if it is not Running: the tool is not unknown,
         its app is down (and says why)."""
-        for app_id, actor in self._by_discovery():
+        by_discovery = sorted(
+            self._actors.items(),
+            key=lambda item: self._tools.place(item[0], self._sources.get(item[0])),
+        )
+        for app_id, actor in by_discovery:
             if not name.startswith(actor.definition.manifest.tool_name_prefix or "\0"):
                 continue
             status = self._statuses[app_id]
@@ -432,13 +404,17 @@ class Registry(Actor[RegistryMessage]):
                 )
             )
 
-    # ---- reload ------------------------------------------------------------------------------
+    # ---- the steps of a reload (actors/applyreload.py) -----------------------------------
 
     async def _reload(self, discovery: Discovery, reply: Reply[ReloadDiff]) -> None:
-        """Apply the difference between the apps that run and `discovery`: every app that is
-        neither stopped nor restarted keeps its actor, its process and its sessions. A Stopped
-        app whose definition changed gets an actor with the new one, Stopped too."""
-        running = {
+        reply.send(await apply_reload(self, self._held, discovery))
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
+    def running(self) -> dict[str, RunningApp]:
+        return {
             app_id: RunningApp(
                 actor.definition,
                 self._sources[app_id],
@@ -446,106 +422,35 @@ class Registry(Actor[RegistryMessage]):
             )
             for app_id, actor in self._actors.items()
         }
-        plan = plan_reload(running, discovery)
-        self._order = DiscoveryOrder(discovery.apps)
-        restarted = {app.id for app in plan.restart}
-        redefined = {app.id for app in plan.redefine}
-        replaced = (*plan.restart, *plan.redefine)
-        for app in replaced:
-            assert app.id is not None
-            self._replacing[app.id] = []
-        async with trio.open_nursery() as nursery:
-            for app_id in plan.stop:
-                nursery.start_soon(self._retire, app_id)
-            for app in replaced:
-                assert app.id is not None
-                # Its actor stays, stopped, until its successor takes over: a call meanwhile
-                # hears that the app is Stopped (for a moment), not that there is no such app,
-                # and a client's release still reaches the subscriptions it ends.
-                nursery.start_soon(self._stop, self._actors[app.id])
-        started: list[str] = []
-        for app in (*replaced, *plan.start):
-            assert app.id is not None
-            if not self._stopping:
-                stopped = app.id in redefined
-                if app.id in restarted or stopped:
-                    actor = await self._succeed(app, stopped=stopped)
-                else:
-                    actor = self._new_actor(app)
-                self._statuses[actor.id] = actor.status()
-                assert self._nursery is not None
-                await self._nursery.start(self._run_actor, actor)
-            elif app.id in restarted | redefined and (old := self._actors.get(app.id)):
-                self._end(old)  # stopped for a restart that shutdown keeps from happening
-            if self._stopping:  # also when shutdown began while its actor was set up
-                # Nothing new starts. An app stopped for a restart (or taking a new definition
-                # while Stopped) is then `stopped` in the diff; a new one is in no list (it
-                # never ran). An actor set up already is stopped with the others.
-                logger.warning("app %s: not started by the reload: shutdown has begun", app.id)
-                for command in self._replacing.pop(app.id, ()):
-                    why = f"app '{app.id}' is not started: the supervisor is shutting down"
-                    command.reply.fail(AppUnavailable(app.id, why))
-                continue
-            if actor.id in redefined:
-                self._publish(StateChanged(self._statuses[actor.id]))  # Stopped, new definition
-            else:
-                actor.mailbox.tell(Start(Reply()))
-            # What was asked of the app while it was being replaced is asked of its successor,
-            # after the reload's own start: a start given meanwhile is not undone, nor a stop.
-            for command in self._replacing.pop(actor.id, ()):
-                actor.mailbox.tell(command)
-            started.append(actor.id)
-        self._statuses = self._listed(discovery.apps)
-        self._rebuild()
-        # Each app in one list: a kept app (its manifest refused, it runs on) is in `refused`
-        # only, and an app stopped for a restart that shutdown kept from starting is `stopped`.
-        reply.send(
-            ReloadDiff(
-                started=tuple(a.id for a in plan.start if a.id in started),
-                stopped=(*plan.stop, *(a.id for a in replaced if a.id and a.id not in started)),
-                restarted=tuple(a for a in started if a in restarted),
-                still_stopped=tuple(a for a in started if a in redefined),
-                unchanged=plan.unchanged,
-                refused=plan.refused,
-            )
-        )
 
-    async def _succeed(self, app: DiscoveredApp, *, stopped: bool = False) -> AppActor:
-        """The actor of the app's new definition takes the place of the stopped one. What the
-        clients asked of the app's session (log level, resource subscriptions) is theirs, not
-        the definition's: the old actor hands it to the new one by message, as an operator's
-        restart would keep it, and the new process is given it once it runs (for an app that
-        stays Stopped, once it is started)."""
-        actor, facts = self._make_actor(app, stopped=stopped)
-        old = self._actors.get(actor.id)
-        if old is not None:
-            try:
-                await ask(old.mailbox, lambda reply: HandOver(actor.mailbox, reply), ASK_TIMEOUT_S)
-            except ActorUnavailable:
-                logger.error(
-                    "app %s: its stopped actor did not hand over its clients' log level and"
-                    " resource subscriptions; its new process starts without them",
-                    actor.id,
-                )
-            self._end(old, successor=actor)
-        self._register(actor, facts, app.source)
-        return actor
+    def actor(self, app_id: str) -> AppActor | None:
+        return self._actors.get(app_id)
 
-    async def _stop(self, actor: AppActor) -> None:
-        """Stop the app down its stop ladder (its calls in flight may finish first)."""
+    def status(self, app_id: str) -> AppStatus:
+        return self._statuses[app_id]
+
+    async def launch(self, actor: AppActor) -> None:
+        self._statuses[actor.id] = actor.status()
+        assert self._nursery is not None
+        await self._nursery.start(self._run_actor, actor)
+
+    async def stop(self, actor: AppActor) -> None:
         policy = actor.definition.supervision
         limit = STDIN_CLOSE_GRACE_S + 2 * policy.stop_grace_s + KILL_REAP_S + STOP_MARGIN_S
         await _ask_quietly(actor, Stop, limit)
 
-    async def _retire(self, app_id: str) -> None:
-        """A reload removed the app: stop it, end its actor, and forget it."""
-        actor = self._actors[app_id]
-        await self._stop(actor)
-        self._end(actor)
+    def forget(self, app_id: str) -> None:
         self._statuses.pop(app_id, None)
         self._rebuild()
 
-    def _end(self, actor: AppActor, successor: AppActor | None = None) -> None:
+    def rediscovered(self, apps: Sequence[DiscoveredApp]) -> None:
+        self._tools.rediscovered(apps)
+
+    def relist(self, apps: Sequence[DiscoveredApp]) -> None:
+        self._statuses = self._listed(apps)
+        self._rebuild()
+
+    def end(self, actor: AppActor, successor: AppActor | None = None) -> None:
         """End a stopped app actor. Whatever is still in its mailbox is answered, not dropped:
         a request fails, and a client's release goes to its `successor`, which holds the
         subscriptions now."""
@@ -555,7 +460,7 @@ class Registry(Actor[RegistryMessage]):
             self._actor_numbers.pop(app_id, None)
             self._facts.pop(app_id, None)
             self._sources.pop(app_id, None)
-        self._catalogs.pop(app_id, None)
+        self._tools.catalogs.pop(app_id, None)
         if (scope := self._scopes.pop(app_id, None)) is not None:
             scope.cancel()
         actor.mailbox.close()
@@ -564,27 +469,6 @@ class Registry(Actor[RegistryMessage]):
                 successor.mailbox.tell(message)
             elif (reply := getattr(message, "reply", None)) is not None:
                 reply.fail(AppUnavailable(app_id, f"app '{app_id}' was stopped by a reload"))
-
-
-class DiscoveryOrder:
-    """Each app's place in the latest discovery: by its id, where its manifest holds it (not
-    a duplicate), else by the manifest it runs from (a reload kept it while refusing a
-    manifest that has no usable id left)."""
-
-    def __init__(self, apps: Sequence[DiscoveredApp]) -> None:
-        self._by_id: dict[str, int] = {}
-        self._by_source: dict[Path, int] = {}
-        for place, app in enumerate(apps):
-            if app.id is not None and app.duplicate_of is None:
-                self._by_id.setdefault(app.id, place)
-            if not app.inline:
-                self._by_source.setdefault(app.source, place)
-        self._end = len(apps)
-
-    def place(self, app_id: str, source: Path | None) -> int:
-        if app_id in self._by_id:
-            return self._by_id[app_id]
-        return self._by_source.get(source, self._end) if source is not None else self._end
 
 
 class _Facts:
