@@ -1,6 +1,7 @@
 """The model-visible tool table, computed from the catalogs of the Running apps.
 
-Pure: the registry calls `build_tool_table` whenever an app's state or catalog changes.
+Pure: the registry's `ToolUpkeep` (actors/toolupkeep.py) calls `build_tool_table` whenever an
+app's state or catalog changes.
 """
 
 from __future__ import annotations
