@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 from actors.arguments import ArgumentError, parse_arguments
 from actors.bridge import format_result
+from actors.catalog import Catalog
 from actors.tooltable import (
     MODEL_NAME,
     AppTools,
@@ -19,6 +21,8 @@ from actors.tooltable import (
     schema_problem,
     ui_resource_uri,
 )
+from actors.toolupkeep import Offerer, ToolUpkeep
+from tests.support.helpers import Project, stdio
 
 OBJECT = {"type": "object", "properties": {}}
 
@@ -192,3 +196,28 @@ def test_an_alias_never_reaches_another_tools_public_name() -> None:
     assert dotted.alias != "a_b"
     assert MODEL_NAME.fullmatch(dotted.alias)
     assert table.find(dotted.alias) is dotted
+
+
+def test_the_registry_upkeep_orders_by_discovery_and_answers_only_a_changed_table(
+    project: Project, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The registry's `ToolUpkeep`: the app found first keeps a contested name whatever order
+    the apps are handed in (the order they started in); a table equal to the last is no news;
+    a warning is logged once, not at every rebuild."""
+    project.manifest("mcpapps/a", stdio("a"))
+    project.manifest("mcpapps/b", stdio("b"))
+    upkeep = ToolUpkeep(project.discover().apps)
+    upkeep.catalogs["a"] = Catalog(tools=(tool("t"),))
+    upkeep.catalogs["b"] = Catalog(tools=(tool("t"), tool("bad", schema=[])))
+    offerers = [Offerer("b", "x.", None), Offerer("a", "x.", None)]
+    with caplog.at_level(logging.WARNING, logger="mcpapps.registry"):
+        table = upkeep.rebuild(offerers)
+        assert table is not None
+        assert [(t.public_name, t.app_id) for t in table.tools] == [("x.t", "a")]
+        assert upkeep.rebuild(reversed(offerers)) is None
+    warned = [r.getMessage() for r in caplog.records]
+    assert len(warned) == len(set(warned)) == 2  # the collision and the schema, once each
+    del upkeep.catalogs["a"]
+    changed = upkeep.rebuild(offerers)
+    assert changed is not None
+    assert [t.app_id for t in changed.tools] == ["b"]
