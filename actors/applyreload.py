@@ -5,8 +5,8 @@ stopped actor hands its clients' session state; a new one is started; the diff i
 
 The registry alone owns the app actors and its tables. A reload runs as one of the registry's
 tasks and changes them only through the registry's own steps (`Host`): this module holds the
-order of the steps, the registry holds the state. `supervisor.reloader` drives the whole reload
-(one at a time, the config read, the systemd and log lines).
+order of the steps, the registry holds the state. `supervisor.process.reloader` drives the whole
+reload (one at a time, the config read, the systemd and log lines).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Protocol
 import attrs
 import trio
 
-from actors.app import AppActor
+from actors.apps.app import AppActor
 from actors.messages import (
     AppFact,
     AppStatus,

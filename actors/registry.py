@@ -20,8 +20,11 @@ from typing import Any
 import attrs
 import trio
 
-from actors.app import AppActor
 from actors.applyreload import Held, Newcomer, apply_reload
+from actors.apps.app import AppActor
+from actors.apps.processgroup import KILL_REAP_S, STDIN_CLOSE_GRACE_S
+from actors.apps.reaper import Reaper
+from actors.apps.signin import SignInPlace
 from actors.asking import bind_caller
 from actors.messages import (
     ActorOf,
@@ -57,10 +60,7 @@ from actors.messages import (
     WhenReady,
 )
 from actors.metrics import Metrics
-from actors.process import KILL_REAP_S, STDIN_CLOSE_GRACE_S
-from actors.reaper import Reaper
 from actors.runtime import Actor, Forward, Mailbox, Recipient, Reply, ask, unhandled
-from actors.signin import SignInPlace
 from actors.toolupkeep import Offerer, ToolUpkeep
 from supervisor.model.discovery import DiscoveredApp, Discovery
 from supervisor.model.errors import ActorUnavailable

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.arguments import ArgumentError, parse_arguments
-from actors.bridge import format_result
 from actors.catalog import Catalog
+from actors.chat.bridge import format_result
 from actors.tooltable import (
     MODEL_NAME,
     AppTools,

@@ -4,7 +4,7 @@
 start, stop and restart, which stay untouched and which are refused; `needs_restart` names the
 settings of a new config that only take effect when the process starts again. The registry
 applies a plan (it alone owns the app actors; `actors/applyreload.py` holds the steps);
-`supervisor.reloader` drives the whole reload.
+`supervisor.process.reloader` drives the whole reload.
 
 The rules:
 - an app is compared by its *effective* definition (the manifest with its config entry applied,
