@@ -26,6 +26,7 @@ from actors.messages import (
     AppUnavailable,
     Fact,
     HandOver,
+    ReleaseSubscriptions,
     Restart,
     Start,
     StateChanged,
@@ -78,8 +79,8 @@ class Host(Protocol):
         """Stop the app down its stop ladder (its calls in flight may finish first)."""
         ...
 
-    def end(self, actor: AppActor, successor: AppActor | None = None) -> None:
-        """End a stopped app actor (see `Registry.end`)."""
+    def end(self, actor: AppActor) -> None:
+        """Forget a stopped app actor (if it is still the app's) and cancel its task."""
         ...
 
     def forget(self, app_id: str) -> None:
@@ -153,7 +154,7 @@ async def apply_reload(host: Host, held: Held, discovery: Discovery) -> ReloadDi
                 actor = newcomer.actor
             await host.launch(actor)
         elif app.id in restarted | redefined and (old := host.actor(app.id)):
-            host.end(old)  # stopped for a restart that shutdown keeps from happening
+            _end(host, old)  # stopped for a restart that shutdown keeps from happening
         if host.stopping:  # also when shutdown began while its actor was set up
             # Nothing new starts. An app stopped for a restart (or taking a new definition
             # while Stopped) is then `stopped` in the diff; a new one is in no list (it
@@ -211,7 +212,7 @@ async def _succeed(host: Host, app: DiscoveredApp, *, stopped: bool) -> AppActor
                 " resource subscriptions; its new process starts without them",
                 actor.id,
             )
-        host.end(old, successor=actor)
+        _end(host, old, successor=actor)
     host.register(newcomer, app.source)
     return actor
 
@@ -221,5 +222,19 @@ async def _retire(host: Host, app_id: str) -> None:
     actor = host.actor(app_id)
     assert actor is not None
     await host.stop(actor)
-    host.end(actor)
+    _end(host, actor)
     host.forget(app_id)
+
+
+def _end(host: Host, actor: AppActor, successor: AppActor | None = None) -> None:
+    """End a stopped app actor. Whatever is still in its mailbox is answered, not dropped:
+    a request fails, and a client's release goes to its `successor`, which holds the
+    subscriptions now."""
+    host.end(actor)
+    actor.mailbox.close()
+    app_id = actor.id
+    for message in actor.mailbox.take_waiting():
+        if isinstance(message, ReleaseSubscriptions) and successor is not None:
+            successor.mailbox.tell(message)
+        elif (reply := getattr(message, "reply", None)) is not None:
+            reply.fail(AppUnavailable(app_id, f"app '{app_id}' was stopped by a reload"))

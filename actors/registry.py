@@ -43,7 +43,6 @@ from actors.messages import (
     GetToolTable,
     Lookup,
     RegistryMessage,
-    ReleaseSubscriptions,
     Reloaded,
     SamplingAllowed,
     Snapshot,
@@ -450,10 +449,7 @@ class Registry(Actor[RegistryMessage]):
         self._statuses = self._listed(apps)
         self._rebuild()
 
-    def end(self, actor: AppActor, successor: AppActor | None = None) -> None:
-        """End a stopped app actor. Whatever is still in its mailbox is answered, not dropped:
-        a request fails, and a client's release goes to its `successor`, which holds the
-        subscriptions now."""
+    def end(self, actor: AppActor) -> None:
         app_id = actor.id
         if self._actors.get(app_id) is actor:
             self._actors.pop(app_id)
@@ -463,12 +459,6 @@ class Registry(Actor[RegistryMessage]):
         self._tools.catalogs.pop(app_id, None)
         if (scope := self._scopes.pop(app_id, None)) is not None:
             scope.cancel()
-        actor.mailbox.close()
-        for message in actor.mailbox.take_waiting():
-            if isinstance(message, ReleaseSubscriptions) and successor is not None:
-                successor.mailbox.tell(message)
-            elif (reply := getattr(message, "reply", None)) is not None:
-                reply.fail(AppUnavailable(app_id, f"app '{app_id}' was stopped by a reload"))
 
 
 class _Facts:
