@@ -14,13 +14,16 @@ import pytest
 import trio
 import trio.testing
 
-from actors.chat import STOPPING, ChatHub, SessionBusy
-from actors.chatstore import SCHEMA_VERSION, ChatStore, SessionSummary, StoreError, _transaction
-from actors.messages import DeleteSession, GetSession, ListSessions, StopChats, Turn
-from actors.metrics import Metrics
-from actors.retention import DAY_S, Retention, expired
-from actors.runtime import Reply, ask
-from actors.turns import (
+from actors.chat.chatstore import (
+    SCHEMA_VERSION,
+    ChatStore,
+    SessionSummary,
+    StoreError,
+    _transaction,
+)
+from actors.chat.hub import STOPPING, ChatHub, SessionBusy
+from actors.chat.retention import DAY_S, Retention, expired
+from actors.chat.turns import (
     APP_EVENTS_MARK,
     Emit,
     Event,
@@ -34,8 +37,11 @@ from actors.turns import (
     last_turns,
     messages_so_far,
 )
+from actors.messages import DeleteSession, GetSession, ListSessions, StopChats, Turn
+from actors.metrics import Metrics
+from actors.runtime import Reply, ask
 from supervisor.model.errors import BadRequest
-from web.chat import parse_chat_request, sse_stream
+from web.chat.stream import parse_chat_request, sse_stream
 from web.keepalives import KEEP_ALIVE_S
 
 

@@ -22,16 +22,12 @@ from supervisor.model.errors import (
 )
 from supervisor.model.lifecycle import AppState
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
-from web.admin import parse_call
-from web.affinity import SessionTags
-from web.aggregate import AggregateEndpoint
+from web.admin.api import parse_call
+from web.admin.events import serve_events
 from web.appstates import AppStates
-from web.chat import SESSION_ID, SESSION_ID_RULE
+from web.chat.stream import SESSION_ID, SESSION_ID_RULE
 from web.connections import HandshakeAnswered, websocket_send
-from web.endpoints import AppEndpoint
 from web.errors import retry_after_s, send_http_error, send_rpc_error
-from web.events import serve_events
-from web.fastpath import query_value
 from web.intake import (
     CLOSE,
     bodies_closed,
@@ -41,7 +37,12 @@ from web.intake import (
     replaying,
     unread_body,
 )
-from web.mcpdoor import send_app_unavailable, serve_mcp
+from web.mcpdoor.affinity import SessionTags
+from web.mcpdoor.aggregate import AggregateEndpoint
+from web.mcpdoor.endpoints import AppEndpoint
+from web.mcpdoor.fastpath import query_value
+from web.mcpdoor.handoff import send_app_unavailable, serve_mcp
+from web.mcpdoor.toolowners import ToolOwners
 from web.security import (
     AccessPolicy,
     authorized,
@@ -54,7 +55,6 @@ from web.security import (
     plain_path,
     preflight_headers,
 )
-from web.toolowners import ToolOwners
 
 logger = logging.getLogger("mcpapps.web")
 
@@ -77,7 +77,7 @@ class FrontDoor:
         replica: str = "",
     ) -> None:
         self._policy = policy
-        # The MCP session ids this supervisor gives out name it (web/affinity.py).
+        # The MCP session ids this supervisor gives out name it (web/mcpdoor/affinity.py).
         self._tags = SessionTags(replica)
         self._owners = owners
         self._limits = limits
@@ -248,7 +248,8 @@ class FrontDoor:
         self, scope: dict[str, Any], headers: dict[str, str], body: bytes
     ) -> AppUnavailable | None:
         """`POST /admin/call` of a tool whose app is known to be down: refused at once with
-        the answer the route would give (web/toolowners.py), not after the calls in flight."""
+        the answer the route would give (web/mcpdoor/toolowners.py), not after the calls in
+        flight."""
         if (
             self._owners is None
             or scope["path"] != CALL_PATH

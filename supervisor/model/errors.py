@@ -1,8 +1,8 @@
-"""The one family of errors mcpapps raises on purpose. Every one of them is a `McpappsError`
-whose message is a sentence for a person: it names the app, file or field, and says what to do.
-Errors of the SDK and the transport are turned into these where they enter (`actors/upstream.py`
-for the app's session); the front door maps them to HTTP and JSON-RPC answers by one table per
-protocol (`web/errors.py`).
+"""The one family of errors mcpapps raises on purpose. Every one of them is a `McpappsError` whose
+message is a sentence for a person: it names the app, file or field, and says what to do. Errors of
+the SDK and the transport are turned into these where they enter (`actors/apps/upstream.py` for the
+app's session); the front door maps them to HTTP and JSON-RPC answers by one table per protocol
+(`web/errors.py`).
 
 `Refusal` and its kinds are what a route raises to refuse a request: the kind says why (a bad
 request, nothing there, a conflict, not now ...), which each protocol's table turns into its
@@ -30,7 +30,7 @@ class ProtocolViolation(McpappsError):
 
 class UpstreamError(McpappsError):
     """A request to an app's session failed. The SDK's and the transport's errors are turned
-    into these where they enter (`actors/upstream.py`), so the app actor reads one family."""
+    into these where they enter (`actors/apps/upstream.py`), so the app actor reads one family."""
 
 
 class UpstreamLost(UpstreamError):
