@@ -40,7 +40,8 @@ from actors.chat.turns import (
 from actors.messages import DeleteSession, GetSession, ListSessions, StopChats, Turn
 from actors.metrics import Metrics
 from actors.runtime import Reply, ask
-from web.chat.stream import BadChatRequest, parse_chat_request, sse_stream
+from supervisor.model.errors import BadRequest
+from web.chat.stream import parse_chat_request, sse_stream
 from web.keepalives import KEEP_ALIVE_S
 
 
@@ -58,7 +59,7 @@ def test_a_request_without_a_session_gets_a_new_one() -> None:
     [None, [], "x", {"message": None}, {"message": "x" * 100_001}, {"sessionId": "x" * 129}],
 )
 def test_bad_requests_are_refused(raw: object) -> None:
-    with pytest.raises(BadChatRequest):
+    with pytest.raises(BadRequest):
         parse_chat_request(raw)
 
 

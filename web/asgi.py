@@ -4,13 +4,22 @@ token, CORS), then the MCP endpoints beside the Quart-Trio routes."""
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from collections.abc import Mapping
 from typing import Any
 
 from actors.messages import AppStatus, AppUnavailable, Lookup, RegistryMessage, UnknownApp
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
+from supervisor.model.errors import (
+    BadRequest,
+    ClientGone,
+    Forbidden,
+    Refusal,
+    Unauthorized,
+    Unavailable,
+    WrongHost,
+    WrongMediaType,
+)
 from supervisor.model.lifecycle import AppState
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.admin.api import parse_call
@@ -18,10 +27,9 @@ from web.admin.events import serve_events
 from web.appstates import AppStates
 from web.chat.stream import SESSION_ID, SESSION_ID_RULE
 from web.connections import HandshakeAnswered, websocket_send
-from web.errors import error_body, retry_after
+from web.errors import retry_after_s, send_http_error, send_rpc_error
 from web.intake import (
     CLOSE,
-    Refused,
     bodies_closed,
     finishing,
     mcp_body_problem,
@@ -33,7 +41,7 @@ from web.mcpdoor.affinity import SessionTags
 from web.mcpdoor.aggregate import AggregateEndpoint
 from web.mcpdoor.endpoints import AppEndpoint
 from web.mcpdoor.fastpath import query_value
-from web.mcpdoor.handoff import send_app_unavailable, send_jsonrpc_error, serve_mcp
+from web.mcpdoor.handoff import send_app_unavailable, serve_mcp
 from web.mcpdoor.toolowners import ToolOwners
 from web.security import (
     AccessPolicy,
@@ -53,34 +61,6 @@ logger = logging.getLogger("mcpapps.web")
 APP_PREFIX = "/apps/mcp/"
 EVENTS_PATH = "/admin/events"
 CALL_PATH = "/admin/call"
-
-
-async def send_json_error(
-    send: Any,
-    status: int,
-    code: str,
-    message: str,
-    *,
-    headers: list[tuple[bytes, bytes]] = (),  # type: ignore[assignment]
-    websocket: bool = False,
-    **extra: Any,
-) -> None:
-    """The error body every refusal has. A WebSocket upgrade is refused with the same status and
-    body, as the HTTP answer to its handshake (ASGI's `websocket.http.response`)."""
-    body = json.dumps(error_body(code, message, **extra)).encode()
-    kind = "websocket.http.response" if websocket else "http.response"
-    await send(
-        {
-            "type": f"{kind}.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                *headers,
-            ],
-        }
-    )
-    await send({"type": f"{kind}.body", "body": body})
 
 
 class FrontDoor:
@@ -137,24 +117,20 @@ class FrontDoor:
         host, origin = headers.get("host"), headers.get("origin")
         is_http = scope["type"] == "http"
 
-        async def deny(*args: Any, **kwargs: Any) -> None:
-            if is_http and unread_body(headers):
-                # Not read (who may not use the server may not make it read): the connection
-                # is closed after the answer, and the client is told so it does not reuse it.
-                kwargs["headers"] = [*kwargs.get("headers", ()), CLOSE]
-            await send_json_error(send, *args, websocket=not is_http, **kwargs)
+        async def deny(refusal: Refusal) -> None:
+            # Not read (who may not use the server may not make it read): the connection is
+            # closed after the answer, and the client is told so it does not reuse it.
+            close = (CLOSE,) if is_http and unread_body(headers) else ()
+            await send_http_error(send, refusal, headers=close, websocket=not is_http)
 
         if is_http:
             send = finishing(send)
         if not host_allowed(self._policy, host):
-            await deny(421, "host_not_allowed", _host_refusal(host))
+            await deny(WrongHost(_host_refusal(host)))
             return
         if not origin_allowed(self._policy, origin, host):
-            await deny(
-                403,
-                "origin_not_allowed",
-                origin_refusal(self._policy, origin or ""),
-            )
+            refusal = origin_refusal(self._policy, origin or "")
+            await deny(Forbidden(refusal, code="origin_not_allowed"))
             return
         if is_http and origin is not None:
             if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
@@ -163,15 +139,14 @@ class FrontDoor:
             send = _with_cors(send, origin)
         path: str = scope["path"]
         if not plain_path(path):
-            await deny(400, "bad_path", "the request path must start with a single '/'")
+            await deny(BadRequest("the request path must start with a single '/'", code="bad_path"))
             return
         if needs_token(self._policy, path) and not authorized(self._policy, headers):
             await deny(
-                401,
-                "unauthorized",
-                "this server needs its token: send 'Authorization: Bearer <token>' or"
-                " open /login?token=<token> in the browser",
-                headers=[(b"www-authenticate", b"Bearer")],
+                Unauthorized(
+                    "this server needs its token: send 'Authorization: Bearer <token>' or"
+                    " open /login?token=<token> in the browser"
+                )
             )
             return
         if not is_http:
@@ -182,24 +157,26 @@ class FrontDoor:
             return
         limits = self._limits
         declared = headers.get("content-length")
-        body = await read_body(receive, limits.max_body_bytes, limits.body_timeout_s, declared)
-        if isinstance(body, Refused):
-            if body.status != 499:  # nobody to answer when the client is gone
-                await send_json_error(send, body.status, body.code, body.message, headers=[CLOSE])
+        try:
+            body = await read_body(receive, limits.max_body_bytes, limits.body_timeout_s, declared)
+        except ClientGone:
+            return  # nobody to answer
+        except Refusal as refused:
+            await send_http_error(send, refused, headers=(CLOSE,))
             return
         receive = replaying(body, receive)
         is_mcp = path.rstrip("/") == "/mcp" or path.startswith(APP_PREFIX)
         if is_mcp and scope["method"] == "POST":
             if not _is_json(headers.get("content-type")):
-                await send_json_error(
+                await send_http_error(
                     send,
-                    415,
-                    "unsupported_media_type",
-                    "MCP requests are JSON-RPC: send them with 'Content-Type: application/json'",
+                    WrongMediaType(
+                        "MCP requests are JSON-RPC: send them with 'Content-Type: application/json'"
+                    ),
                 )
                 return
             if (problem := mcp_body_problem(body)) is not None:
-                await send_jsonrpc_error(send, 400, *problem)
+                await send_rpc_error(send, problem)
                 return
         if path.rstrip("/") == "/mcp":
             await serve_mcp(self._aggregate, scope, receive, send, headers, body, self._tags)
@@ -210,13 +187,11 @@ class FrontDoor:
             if chat is not None and not SESSION_ID.fullmatch(chat):
                 # It reaches the app as `_meta.sessionId`, as a chat's session id does: the
                 # same rule, so that an app never gets what a chat could not name.
-                await send_json_error(send, 400, "bad_request", f"in the URL, {SESSION_ID_RULE}")
+                await send_http_error(send, BadRequest(f"in the URL, {SESSION_ID_RULE}"))
                 return
             await self._app(app_id, scope, receive, send, headers, body)
         elif (down := self._down_tool(scope, headers, body)) is not None:
-            await send_json_error(
-                send, 503, "app_unavailable", down.message, headers=retry_after(down.retry_at)
-            )
+            await send_http_error(send, down)
         else:
             async with bodies_closed(scope):  # an answer never sent still gives back what it held
                 await self._routes(scope, receive, send)
@@ -245,7 +220,7 @@ class FrontDoor:
             except UnknownApp:
                 status = None
         if status is None or endpoint is None:
-            await send_json_error(send, 404, "unknown_app", f"there is no app '{app_id}'")
+            await send_http_error(send, UnknownApp(app_id, f"there is no app '{app_id}'"))
             return
         # DELETE ends the client's own session with us, which needs no running app.
         if status.state is not AppState.RUNNING and scope["method"] != "DELETE":
@@ -253,21 +228,19 @@ class FrontDoor:
             if status.state is AppState.NEEDS_SIGN_IN:
                 why = "a person must sign in for it: press Sign in on the control page"
             message = f"app '{app_id}' is not running (state {status.state})"
-            retry = retry_after(status.next_retry_at)
-            if retry:
-                message += f"; next restart in {retry[0][1].decode()} s"
-            await send_app_unavailable(
-                send,
-                scope["method"],
-                body,
+            if (seconds := retry_after_s(status.next_retry_at)) is not None:
+                message += f"; next restart in {seconds} s"
+            down = Unavailable(
                 message + (f": {why}" if why else ""),
-                {
+                code="app_unavailable",
+                data={
                     "reason": "app_unavailable",
                     "state": status.state.value,
                     "lastError": status.last_error,
                 },
-                retry,
+                retry_at=status.next_retry_at,
             )
+            await send_app_unavailable(send, scope["method"], body, down)
             return
         await serve_mcp(endpoint, scope, receive, send, headers, body, self._tags)
 

@@ -19,8 +19,8 @@ from quart import Blueprint, Response
 from actors.catalog import Catalog
 from actors.messages import AppError, AppStatus, GetCatalog, RegistryMessage, ToApp
 from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, Overloaded, ask
+from supervisor.model.errors import NotFound
 from supervisor.model.lifecycle import AppState
-from web.errors import json_error
 from web.uiview import catalog_has_ui
 
 STATIC_PREFIX = "/static/"
@@ -57,7 +57,7 @@ def control_blueprint(sandbox_origin: str | None) -> Blueprint:
     @control.get("/static/<name>")
     async def static(name: str) -> Any:
         if name not in STATIC_FILES:
-            return json_error(404, "not_found", f"there is no file '{name}'")
+            raise NotFound(f"there is no file '{name}'")
         return Response(_static(name), content_type=STATIC_FILES[name], headers=_PAGE_HEADERS)
 
     return control

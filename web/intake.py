@@ -18,11 +18,10 @@ import re
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Protocol
 
-import attrs
 import trio
-from mcp_types import INVALID_REQUEST, PARSE_ERROR
 
 from supervisor.model import jsonin
+from supervisor.model.errors import BadRequest, BodyTooLarge, BodyTooSlow, ClientGone, Unparsable
 
 # On an answer given before the body was read whole: the rest of the body is never read, so the
 # connection ends with the answer, and the client must know not to send another on it.
@@ -34,46 +33,33 @@ def unread_body(headers: dict[str, str]) -> bool:
     return "transfer-encoding" in headers or headers.get("content-length", "0").strip() != "0"
 
 
-@attrs.frozen
-class Refused:
-    """Why a body was not taken, as the HTTP answer says it."""
-
-    status: int
-    code: str
-    message: str
-
-
 async def read_body(
     receive: Any, max_bytes: int, timeout_s: float, declared: str | None = None
-) -> bytes | Refused:
-    """The whole body, or why not: larger than `max_bytes` (413; at once when its declared
-    `Content-Length` says so, without waiting for it), not finished within `timeout_s` (408),
-    or gone with the client (499: there is nobody left to answer)."""
-    too_large = Refused(
-        413,
-        "body_too_large",
-        f"the request body is larger than {max_bytes} bytes (limits.max_body_bytes)",
+) -> bytes:
+    """The whole body, or why not raised: larger than `max_bytes` (`BodyTooLarge`; at once when
+    its declared `Content-Length` says so, without waiting for it), not finished within
+    `timeout_s` (`BodyTooSlow`), or gone with the client (`ClientGone`: nobody left to answer)."""
+    too_large = BodyTooLarge(
+        f"the request body is larger than {max_bytes} bytes (limits.max_body_bytes)"
     )
     if declared is not None and declared.strip().isdigit() and int(declared) > max_bytes:
-        return too_large
+        raise too_large
     parts: list[bytes] = []
     size = 0
     with trio.move_on_after(timeout_s):
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                return Refused(499, "client_closed", "the client closed the connection")
+                raise ClientGone("the client closed the connection")
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > max_bytes:
-                return too_large
+                raise too_large
             parts.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(parts)
-    return Refused(
-        408,
-        "body_timeout",
-        f"the request body was not finished within {timeout_s:g} s (limits.body_timeout_s)",
+    raise BodyTooSlow(
+        f"the request body was not finished within {timeout_s:g} s (limits.body_timeout_s)"
     )
 
 
@@ -90,18 +76,17 @@ def replaying(body: bytes, receive: Any) -> Any:
     return receive_again
 
 
-def mcp_body_problem(body: bytes) -> tuple[int, str] | None:
-    """Why an MCP request body is refused before the SDK reads it, as a JSON-RPC error code and
-    message: it nests deeper than the one limit every route has (invalid request), or it holds
-    what JSON has not (a parse error, as the SDK answers any text that is not JSON), above all
+def mcp_body_problem(body: bytes) -> BadRequest | None:
+    """Why an MCP request body is refused before the SDK reads it: it nests deeper than the one
+    limit every route has (`BadRequest`), or it holds what JSON has not (`Unparsable`, as the
+    SDK answers any text that is not JSON), above all
     NaN, Infinity or a number too large for a float: the SDK's parser reads those as floats and
     passes them on as null. Only a body that may hold one of these is parsed here; any other
     malformed JSON is left to the SDK."""
     if body.startswith(codecs.BOM_UTF8):
         # The handshake era's parser refuses it, the 2026-07-28 era's reads past it: one rule.
-        return (
-            PARSE_ERROR,
-            "Parse error: the body starts with a byte-order mark: send UTF-8 without one",
+        return Unparsable(
+            "Parse error: the body starts with a byte-order mark: send UTF-8 without one"
         )
     if not jsonin.may_nest_too_deep(body) and _NOT_FINITE.search(body) is None:
         return None
@@ -109,8 +94,8 @@ def mcp_body_problem(body: bytes) -> tuple[int, str] | None:
         jsonin.loads(body)
     except jsonin.JSONInputError as error:
         if "nests more than" in str(error):
-            return INVALID_REQUEST, str(error)
-        return PARSE_ERROR, f"Parse error: {error}"
+            return BadRequest(str(error))
+        return Unparsable(f"Parse error: {error}")
     return None
 
 
@@ -143,13 +128,6 @@ def request_ids_of(message: Any) -> list[str]:
         and isinstance(m.get("id"), str | int)
         and not isinstance(m.get("id"), bool)
     ]
-
-
-def jsonrpc_error(code: int, message: str, request_id: Any = None, data: Any = None) -> bytes:
-    error: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()
 
 
 def finishing(send: Any) -> Any:

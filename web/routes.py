@@ -11,12 +11,12 @@ import attrs
 from quart import redirect, request
 from quart.json.provider import DefaultJSONProvider
 from quart_trio import QuartTrio
-from werkzeug.exceptions import HTTPException
 
 from actors.messages import AppStatus, HubMessage, RegistryMessage, Snapshot
 from actors.metrics import Metrics
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor.model import jsonout
+from supervisor.model.errors import Unauthorized
 from supervisor.model.lifecycle import AppState
 from supervisor.model.reload import Reload
 from web.admin.api import admin_blueprint
@@ -25,7 +25,7 @@ from web.admin.sessions import sessions_blueprint
 from web.chat.answers import answers_blueprint
 from web.chat.stream import chat_blueprint
 from web.control import control_blueprint, ui_shown
-from web.errors import json_error
+from web.errors import register
 from web.security import SESSION_COOKIE, AccessPolicy, session_value, token_matches
 from web.signin import signin_blueprint
 from web.viewdoor import ViewDoor
@@ -83,18 +83,14 @@ def create_app(
         """Trade the token for a session cookie, so that a browser can use the control UI."""
         token = request.args.get("token")
         if policy.require_auth and not token_matches(policy, token):
-            return json_error(401, "unauthorized", "the token is missing or wrong")
+            raise Unauthorized("the token is missing or wrong")
         response = redirect(f"{public_url or ''}{landing(request.args)}", 303)
         if policy.token is not None and token_matches(policy, token):
             value = session_value(policy.token)
             response.set_cookie(SESSION_COOKIE, value, httponly=True, samesite="Strict", path="/")
         return response
 
-    @app.errorhandler(HTTPException)
-    async def http_error(error: HTTPException) -> Any:
-        code = (error.name or "error").lower().replace(" ", "_")
-        return json_error(error.code or 500, code, error.description or error.name)
-
+    register(app)
     return app
 
 

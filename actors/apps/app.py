@@ -11,7 +11,7 @@ Its parts live beside it: how one incarnation connects, serves and dies
 (`actors/apps/incarnation.py`), the app's process as a transport (`actors/apps/child.py`), the calls
 (`actors/apps/calls.py`), what the clients asked of the app's one session
 (`actors/apps/sessionstate.py`), the app's notifications and catalog refresh
-(`actors/apps/changes.py`) and the keep-alive (`actors/apps/keepalive.py`).
+(`actors/apps/changes.py`) and the liveness pings (`actors/apps/liveness.py`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from actors.apps.changes import Changes
 from actors.apps.child import StderrTail
 from actors.apps.death import SessionEnded, SignInLost
 from actors.apps.incarnation import Incarnation, Setup, SignIn, StartTask, live
-from actors.apps.keepalive import Heard, keep_alive
+from actors.apps.liveness import Heard, watch_liveness
 from actors.apps.reaper import Reaper
 from actors.apps.sessionstate import SessionState
 from actors.apps.signin import Client, SignInPlace, TokenFile
@@ -425,7 +425,7 @@ class AppActor(Actor[AppMessage]):
         self._events.tell(CatalogChanged(self.id, self._catalog))
         self._enter(AppState.RUNNING)
         changes = self._changes
-        start(self._keep_alive, incarnation, upstream)
+        start(self._watch_liveness, incarnation, upstream)
         start(changes.refresh, upstream)
         start(self._session.watch, upstream, changes.list_changed, changes.resource_updated)
         start(self._session.restore, upstream)
@@ -439,9 +439,9 @@ class AppActor(Actor[AppMessage]):
         self._events.tell(CatalogChanged(self.id, catalog))
         self._events.tell(StateChanged(self.status()))
 
-    async def _keep_alive(self, incarnation: Incarnation, upstream: Upstream) -> None:
+    async def _watch_liveness(self, incarnation: Incarnation, upstream: Upstream) -> None:
         policy = self.definition.supervision
-        incarnation.declare(await keep_alive(self.id, upstream, policy, self._heard))
+        incarnation.declare(await watch_liveness(self.id, upstream, policy, self._heard))
 
     # ---- calls -------------------------------------------------------------------------------
 

@@ -22,29 +22,24 @@ from actors.messages import (
     AppError,
     AppStatus,
     AppUnavailable,
-    CallFailed,
-    CallTimeout,
     GetCatalog,
     GetStatus,
     GetToolReport,
     RegistryMessage,
     Restart,
-    SignInRefused,
     SignOut,
     Snapshot,
     Start,
     Stop,
     ToApp,
-    UnknownApp,
-    UnknownTool,
 )
 from actors.metrics import CONTENT_TYPE, Metrics
 from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, Overloaded, ask
 from supervisor.model import jsonin
+from supervisor.model.errors import BadRequest, Conflict, NotSupported, Unavailable, WrongMediaType
 from supervisor.model.manifest import camel
 from supervisor.model.reload import Reload, ReloadDiff, ReloadRefused
 from supervisor.model.structuring import show
-from web.errors import json_error, retry_after
 
 # The actors always answer in the end (a stop ladder and a tool call have their own deadlines);
 # these bounds only keep a request from waiting forever on an actor that is gone.
@@ -52,16 +47,6 @@ CONTROL_TIMEOUT_S = 600.0
 CALL_TIMEOUT_S = 3600.0 + 60.0  # the longest requestTimeoutSeconds, and a margin
 _COMMANDS = {"start": Start, "stop": Stop, "restart": Restart, "logout": SignOut}
 _CALL_KEYS = ("name", "arguments")
-# How an error about an app or a tool reads over HTTP: status and code.
-_ERRORS: tuple[tuple[type[Exception], int, str], ...] = (
-    (UnknownApp, 404, "unknown_app"),
-    (UnknownTool, 404, "unknown_tool"),
-    (AppUnavailable, 503, "app_unavailable"),
-    (CallTimeout, 504, "timeout"),
-    (CallFailed, 502, "call_failed"),
-    (SignInRefused, 409, "no_sign_in"),
-    (AppError, 500, "app_error"),
-)
 
 
 def admin_blueprint(
@@ -93,17 +78,17 @@ def admin_blueprint(
             status = await _ask_app(registry, app_id, _COMMANDS[command], CONTROL_TIMEOUT_S)
         except AppUnavailable as error:
             # Only an app that is never run (disabled, invalid, a duplicate) refuses these.
-            return json_error(409, "app_cannot_run", error.message)
+            raise Conflict(error.message, code="app_cannot_run") from None
         return {"app": status_json(status)}
 
     @admin.post("/admin/reload")
     async def reload_route() -> Any:
         if reload is None:
-            return json_error(501, "not_implemented", "this server cannot reload")
+            raise NotSupported("this server cannot reload")
         try:
             diff = await reload("POST /admin/reload")
         except ReloadRefused as error:
-            return json_error(503, "shutting_down", str(error))
+            raise Unavailable(str(error), code="shutting_down") from None
         return reload_response(diff)
 
     @admin.post("/admin/call")
@@ -111,15 +96,11 @@ def admin_blueprint(
         # Read first, whatever the answer: no unread body is left on a kept-alive connection.
         body = await request.get_data()
         if request.mimetype != "application/json":
-            return json_error(
-                415,
-                "unsupported_media_type",
-                "send the call as JSON, with 'Content-Type: application/json'",
-            )
+            raise WrongMediaType("send the call as JSON, with 'Content-Type: application/json'")
         try:
             name, arguments = parse_call(body)
         except ValueError as error:
-            return json_error(400, "bad_request", str(error))
+            raise BadRequest(str(error)) from None
         bridge = ToolBridge(registry, timeout=CALL_TIMEOUT_S)
         tool, result = await bridge.call_raw(name, arguments)
         text = format_result(
@@ -140,19 +121,6 @@ def admin_blueprint(
     async def metrics_page() -> Any:
         page = metrics.render(await current_statuses(registry))
         return Response(page, content_type=CONTENT_TYPE)
-
-    @admin.errorhandler(AppError)
-    async def app_error(error: AppError) -> Any:
-        status, code = next((s, c) for kind, s, c in _ERRORS if isinstance(error, kind))
-        response = json_error(status, code, error.message)
-        for name, value in retry_after(getattr(error, "retry_at", None)):
-            response.headers[name.decode()] = value.decode()
-        return response
-
-    @admin.errorhandler(AskTimeout)
-    @admin.errorhandler(Overloaded)
-    async def busy(error: Exception) -> Any:
-        return json_error(503, "busy", f"the supervisor could not answer: {error}")
 
     return admin
 

@@ -11,7 +11,7 @@ from quart import Blueprint
 from actors.chat.sessionstore import ReplicaSeen, StoreError
 from actors.messages import GetCluster, HubMessage
 from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, ask
-from web.errors import json_error
+from supervisor.model.errors import Unavailable
 
 SILENT_AFTER_S = 15.0  # three heartbeats missed
 
@@ -36,7 +36,7 @@ def cluster_blueprint(chats: Mailbox[HubMessage]) -> Blueprint:
         try:
             seen: list[ReplicaSeen] = await ask(chats, GetCluster, ASK_TIMEOUT_S)
         except (StoreError, AskTimeout) as error:
-            return json_error(503, "unavailable", f"the cluster cannot be read: {error}")
+            raise Unavailable(f"the cluster cannot be read: {error}") from None
         return {"replicas": [replica_json(r) for r in seen]}
 
     return cluster

@@ -4,6 +4,8 @@ hub, which owns the sessions; access is checked before a request gets here (`web
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from quart import Blueprint
@@ -11,9 +13,9 @@ from quart import Blueprint
 from actors.chat.chatstore import StoreError
 from actors.chat.hub import SessionBusy
 from actors.messages import DeleteSession, HubMessage, ListSessions, SessionListing
-from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, Overloaded, ask
-from web.chat.stream import SESSION_ID, SESSION_ID_RULE
-from web.errors import json_error
+from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
+from supervisor.model.errors import Conflict, NotFound, Unavailable
+from web.chat.stream import session_id_checked
 
 
 def sessions_blueprint(chats: Mailbox[HubMessage]) -> Blueprint:
@@ -21,31 +23,34 @@ def sessions_blueprint(chats: Mailbox[HubMessage]) -> Blueprint:
 
     @sessions.get("/admin/sessions")
     async def list_sessions() -> Any:
-        listing: SessionListing = await ask(chats, ListSessions, ASK_TIMEOUT_S)
+        with _readable():
+            listing: SessionListing = await ask(chats, ListSessions, ASK_TIMEOUT_S)
         return {"sessions": listing_json(listing)}
 
     @sessions.delete("/admin/sessions/<session_id>")
     async def delete_session(session_id: str) -> Any:
-        if not SESSION_ID.fullmatch(session_id):
-            return json_error(400, "bad_request", SESSION_ID_RULE)
+        session_id_checked(session_id)
         try:
-            deleted: bool = await ask(chats, lambda r: DeleteSession(session_id, r), ASK_TIMEOUT_S)
+            with _readable():
+                deleted: bool = await ask(
+                    chats, lambda r: DeleteSession(session_id, r), ASK_TIMEOUT_S
+                )
         except SessionBusy as busy:
-            return json_error(409, "session_busy", str(busy))
+            raise Conflict(str(busy), code="session_busy") from None
         if not deleted:
-            return json_error(404, "not_found", f"there is no saved session '{session_id}'")
+            raise NotFound(f"there is no saved session '{session_id}'")
         return {"deleted": session_id}
 
-    @sessions.errorhandler(StoreError)
-    async def unreadable(error: StoreError) -> Any:
-        return json_error(503, "unavailable", f"the sessions cannot be read: {error}")
-
-    @sessions.errorhandler(AskTimeout)
-    @sessions.errorhandler(Overloaded)
-    async def busy(error: Exception) -> Any:
-        return json_error(503, "busy", f"the supervisor could not answer: {error}")
-
     return sessions
+
+
+@contextlib.contextmanager
+def _readable() -> Iterator[None]:
+    """A store that cannot be used, said as this route's refusal."""
+    try:
+        yield
+    except StoreError as error:
+        raise Unavailable(f"the sessions cannot be read: {error}") from None
 
 
 def listing_json(listing: SessionListing) -> list[dict[str, Any]]:

@@ -22,16 +22,16 @@ from actors.messages import (
     RegistryMessage,
     SampleForView,
     SamplingAllowed,
-    UnknownApp,
 )
 from actors.runtime import AskTimeout, Mailbox, ask
 from supervisor.model import jsonin
-from web.chat.stream import CHAT_ASK_TIMEOUT_S, SESSION_ID, SESSION_ID_RULE
-from web.errors import json_error
+from supervisor.model.errors import BadRequest, Conflict, Forbidden, NotFound, Unavailable
+from web.chat.stream import CHAT_ASK_TIMEOUT_S, session_id_checked
 
 _BODY = '{"requestId": "...", "action": "accept" | "decline" | "cancel", "content"?: {...}}'
 SAMPLING_TIMEOUT_S = 600.0  # a local model may be slow; the view's own request waits as long
-_KINDS = {400: "bad_request", 404: "not_found", 409: "conflict"}
+# What an answer the session did not take is, by the status the session gives it.
+_REFUSED = {400: BadRequest, 404: NotFound, 409: Conflict}
 
 
 def answers_blueprint(chats: Mailbox[HubMessage], registry: Mailbox[RegistryMessage]) -> Blueprint:
@@ -42,9 +42,9 @@ def answers_blueprint(chats: Mailbox[HubMessage], registry: Mailbox[RegistryMess
         try:
             params = jsonin.loads(await request.get_data())
         except jsonin.JSONInputError as error:
-            return json_error(400, "bad_request", str(error))
+            raise BadRequest(str(error)) from None
         if not isinstance(params, Mapping):
-            return json_error(400, "bad_request", "the body must be the sampling request's params")
+            raise BadRequest("the body must be the sampling request's params")
         try:
             allowed: bool = await ask(
                 registry, lambda r: SamplingAllowed(app_id, r), CHAT_ASK_TIMEOUT_S
@@ -52,23 +52,20 @@ def answers_blueprint(chats: Mailbox[HubMessage], registry: Mailbox[RegistryMess
             return await ask(
                 chats, lambda r: SampleForView(app_id, allowed, dict(params), r), SAMPLING_TIMEOUT_S
             )
-        except UnknownApp as unknown:
-            return json_error(404, "unknown_app", str(unknown))
         except ServerRequestRefused as refused:
-            return json_error(403, "refused", str(refused))
+            raise Forbidden(str(refused)) from None
         except AskTimeout as error:
-            return json_error(503, "unavailable", f"the sampling request was not answered: {error}")
+            raise Unavailable(f"the sampling request was not answered: {error}") from None
 
     @answers.post("/apps/chat/<session_id>/answers")
     async def post_answer(session_id: str) -> Any:
-        if not SESSION_ID.fullmatch(session_id):
-            return json_error(400, "bad_request", SESSION_ID_RULE)
+        session_id_checked(session_id)
         try:
             body = jsonin.loads(await request.get_data())
         except jsonin.JSONInputError as error:
-            return json_error(400, "bad_request", str(error))
+            raise BadRequest(str(error)) from None
         if not isinstance(body, Mapping) or not isinstance(body.get("requestId"), str):
-            return json_error(400, "bad_request", f"the body must be a JSON object: {_BODY}")
+            raise BadRequest(f"the body must be a JSON object: {_BODY}")
         request_id = body["requestId"]
         try:
             await ask(
@@ -79,9 +76,9 @@ def answers_blueprint(chats: Mailbox[HubMessage], registry: Mailbox[RegistryMess
                 CHAT_ASK_TIMEOUT_S,
             )
         except AnswerRefused as refused:
-            return json_error(refused.status, _KINDS[refused.status], refused.message)
+            raise _REFUSED[refused.status](refused.message) from None
         except (AskTimeout, StoreError) as error:
-            return json_error(503, "unavailable", f"the chat could not answer: {error}")
+            raise Unavailable(f"the chat could not answer: {error}") from None
         return {"requestId": request_id, "action": body.get("action")}
 
     return answers

@@ -33,8 +33,7 @@ from actors.chat.turns import (
 from actors.messages import CancelTurn, GetSessionPage, HubMessage, Turn
 from actors.runtime import AskTimeout, Mailbox, ask
 from supervisor.model import jsonin, jsonout
-from supervisor.model.errors import McpappsError
-from web.errors import json_error
+from supervisor.model.errors import BadRequest, NotFound, Unavailable
 from web.intake import close_with_request
 from web.keepalives import KEEP_ALIVE, with_keep_alives
 
@@ -46,10 +45,6 @@ SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 PAGE_TURNS = 20
 PAGE_TURNS_MAX = 200
 _COUNT = re.compile(r"[0-9]{1,9}", re.ASCII)
-
-
-class BadChatRequest(McpappsError, ValueError):
-    pass
 
 
 def chat_blueprint(
@@ -64,8 +59,8 @@ def chat_blueprint(
         try:
             body = jsonin.loads(await request.get_data())
             session_id, user = parse_chat_request(body)
-        except (BadChatRequest, jsonin.JSONInputError) as error:
-            return json_error(400, "bad_request", str(error))
+        except jsonin.JSONInputError as error:
+            raise BadRequest(str(error)) from None
         if view_contexts is not None and (contexts := view_contexts(session_id)):
             user = UserTurn(user.text, (*user.app_events, *contexts))
         events_in, events = trio.open_memory_channel[Event](math.inf)
@@ -85,12 +80,8 @@ def chat_blueprint(
 
     @chat.get("/apps/chat/<session_id>")
     async def get_chat(session_id: str) -> Any:
-        if not SESSION_ID.fullmatch(session_id):
-            return json_error(400, "bad_request", SESSION_ID_RULE)
-        try:
-            before, limit = page_query(request.args)
-        except BadChatRequest as error:
-            return json_error(400, "bad_request", str(error))
+        session_id_checked(session_id)
+        before, limit = page_query(request.args)
         try:
             page: SessionPage = await ask(
                 chats,
@@ -98,9 +89,9 @@ def chat_blueprint(
                 CHAT_ASK_TIMEOUT_S,
             )
         except (StoreError, AskTimeout) as error:
-            return json_error(503, "unavailable", f"the session cannot be read: {error}")
+            raise Unavailable(f"the session cannot be read: {error}") from None
         if not page.turns:
-            return json_error(404, "not_found", f"there is no saved session '{session_id}'")
+            raise NotFound(f"there is no saved session '{session_id}'")
         body, previous = page_json(page, limit)
         # The same, as a link relative to this URL (RFC 8288), for clients that follow links.
         headers = {"Link": f'<?before={previous}&limit={limit}>; rel="prev"'} if previous else {}
@@ -109,14 +100,13 @@ def chat_blueprint(
     @chat.post("/apps/chat/<session_id>/cancel")
     async def cancel_turn(session_id: str) -> Any:
         """Cut short the session's running turn: `{"cancelled": false}` when none was running."""
-        if not SESSION_ID.fullmatch(session_id):
-            return json_error(400, "bad_request", SESSION_ID_RULE)
+        session_id_checked(session_id)
         try:
             cancelled: bool = await ask(
                 chats, lambda r: CancelTurn(session_id, r), CHAT_ASK_TIMEOUT_S
             )
         except (AskTimeout, StoreError) as error:
-            return json_error(503, "unavailable", f"the chat could not answer: {error}")
+            raise Unavailable(f"the chat could not answer: {error}") from None
         return {"cancelled": cancelled}
 
     return chat
@@ -128,19 +118,26 @@ SESSION_ID_RULE = (
 )
 
 
+def session_id_checked(session_id: str) -> str:
+    """`session_id` if it is one a chat session may have; else `BadRequest` with the rule."""
+    if not SESSION_ID.fullmatch(session_id):
+        raise BadRequest(SESSION_ID_RULE)
+    return session_id
+
+
 def page_query(args: Mapping[str, str]) -> tuple[int | None, int]:
     """`?before=<turn>&limit=<turns>` of `GET /apps/chat/<id>`: the turn the page ends
-    before (None: the latest turns) and how many turns at most; `BadChatRequest` says what is
+    before (None: the latest turns) and how many turns at most; `BadRequest` says what is
     wrong."""
     before = args.get("before")
     limit = args.get("limit")
     if before is not None and not (_COUNT.fullmatch(before) and int(before) >= 1):
-        raise BadChatRequest(
+        raise BadRequest(
             f"'before' must be a turn number (1 or more), as the answer's 'previous' gives it,"
             f" got {before!r}"
         )
     if limit is not None and not (_COUNT.fullmatch(limit) and 1 <= int(limit) <= PAGE_TURNS_MAX):
-        raise BadChatRequest(
+        raise BadRequest(
             f"'limit' must be a number of turns from 1 to {PAGE_TURNS_MAX}, got {limit!r}"
         )
     return (int(before) if before else None), (int(limit) if limit else PAGE_TURNS)
@@ -162,25 +159,25 @@ def page_json(page: SessionPage, limit: int) -> tuple[dict[str, Any], int | None
 
 
 def parse_chat_request(body: Any) -> tuple[str, UserTurn]:
-    """The session id (a new one if none is given) and the turn, or `BadChatRequest`."""
+    """The session id (a new one if none is given) and the turn, or `BadRequest`."""
     if not isinstance(body, Mapping):
-        raise BadChatRequest(
+        raise BadRequest(
             'the body must be a JSON object: {"message": "...", "sessionId"?: "...",'
             ' "appEvents"?: [...]}'
         )
     message = body.get("message", "")
     if not isinstance(message, str):
-        raise BadChatRequest("'message' must be a string")
+        raise BadRequest("'message' must be a string")
     if len(message) > MESSAGE_MAX:
-        raise BadChatRequest(f"'message' is longer than {MESSAGE_MAX} characters")
+        raise BadRequest(f"'message' is longer than {MESSAGE_MAX} characters")
     session_id = body.get("sessionId")
     if session_id is None or session_id == "":
         session_id = f"apps-{uuid.uuid4()}"
     elif not isinstance(session_id, str) or not SESSION_ID.fullmatch(session_id):
-        raise BadChatRequest(SESSION_ID_RULE)
+        raise BadRequest(SESSION_ID_RULE)
     app_events = _app_events(body.get("appEvents"))
     if not message.strip() and not app_events:
-        raise BadChatRequest("'message' is missing or empty, and there are no 'appEvents'")
+        raise BadRequest("'message' is missing or empty, and there are no 'appEvents'")
     return session_id, UserTurn(message, app_events)
 
 
@@ -188,14 +185,14 @@ def _app_events(raw: Any) -> tuple[Mapping[str, Any], ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list):
-        raise BadChatRequest("'appEvents' must be a list of {tool, args, resultText} objects")
+        raise BadRequest("'appEvents' must be a list of {tool, args, resultText} objects")
     for index, event in enumerate(raw):
         if not isinstance(event, Mapping) or not isinstance(event.get("tool"), str):
-            raise BadChatRequest(f"appEvents[{index}] must be an object with a 'tool' string")
+            raise BadRequest(f"appEvents[{index}] must be an object with a 'tool' string")
         if not isinstance(event.get("args", {}), Mapping | None):
-            raise BadChatRequest(f"appEvents[{index}].args must be an object")
+            raise BadRequest(f"appEvents[{index}].args must be an object")
         if not isinstance(event.get("resultText", ""), str | None):
-            raise BadChatRequest(f"appEvents[{index}].resultText must be a string")
+            raise BadRequest(f"appEvents[{index}].resultText must be a string")
     return tuple(raw)
 
 

@@ -16,7 +16,6 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
-from mcp.shared.exceptions import MCPError
 
 from actors.catalog import Wire
 from actors.messages import (
@@ -24,15 +23,15 @@ from actors.messages import (
     GetToolTable,
     RegistryMessage,
     ToApp,
-    UnknownTool,
     UpstreamRequest,
 )
 from actors.runtime import Abandonment, Forward, Mailbox, ask
 from actors.tooltable import PublicTool, ToolTable
 from supervisor.model.era import Era
+from supervisor.model.errors import InvalidParams, ResourceNotFound
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.intake import InFlightIds
-from web.mcpdoor.endpoints import _Endpoint, _manager, for_client
+from web.mcpdoor.endpoints import EndpointServer, for_client, session_manager
 from web.mcpdoor.fastpath import FastCall, FastPath, QuietCaller
 from web.mcpdoor.relay import (
     Audience,
@@ -47,7 +46,6 @@ from web.mcpdoor.relay import (
 from web.mcpdoor.roundtrips import Exchange, RoundTrips
 from web.mcpdoor.toolowners import ToolOwners
 
-RESOURCE_NOT_FOUND = -32002  # MCP's code for a resource no one serves
 # What a retry of a 2026-07-28 request carries besides its own params.
 _RESUMED = ("inputResponses", "requestState")
 
@@ -65,16 +63,11 @@ def _one_page(params: Any) -> None:
     gave: invalid params, as the MCP spec asks of a server."""
     cursor = getattr(params, "cursor", None)
     if cursor is not None:
-        raise MCPError(
-            types.INVALID_PARAMS,
-            f"invalid cursor {cursor[:100]!r}: /mcp lists everything in one page and gives none",
+        raise mcp_error(
+            InvalidParams(
+                f"invalid cursor {cursor[:100]!r}: /mcp lists everything in one page and gives none"
+            )
         )
-
-
-def _error(error: Exception) -> MCPError:
-    if isinstance(error, UnknownTool):
-        return MCPError(types.INVALID_PARAMS, error.message)
-    return mcp_error(error)
 
 
 class AggregateEndpoint:
@@ -91,7 +84,7 @@ class AggregateEndpoint:
         self.audience = Audience()
         self.round_trips = RoundTrips()
         self.in_flight = InFlightIds()
-        self.server = _Endpoint("mcpapps", self.audience, self._listen)
+        self.server = EndpointServer("mcpapps", self.audience, self._listen)
         self.server.middleware.append(_no_subscriptions)
         add = self.server.add_request_handler
         add("tools/list", types.PaginatedRequestParams, self._list_tools)
@@ -101,7 +94,7 @@ class AggregateEndpoint:
         add("resources/list", types.PaginatedRequestParams, self._list_resources)
         add("resources/templates/list", types.PaginatedRequestParams, self._list_templates)
         add("resources/read", types.ReadResourceRequestParams, self._read_resource)
-        self.manager = _manager(self.server, limits)
+        self.manager = session_manager(self.server, limits)
         self.fast = FastPath(self.manager, self._fast_call)
 
     async def _fast_call(self, call: FastCall, caller: QuietCaller, abandoned: Abandonment) -> Wire:
@@ -126,7 +119,6 @@ class AggregateEndpoint:
                     {k: params[k] for k in _RESUMED if k in params} or None,
                 ),
                 abandoned=abandoned,
-                errors=_error,
             )
 
         return await ask_until_complete(Era.HANDSHAKE, caller, params, await send(params), send)
@@ -135,15 +127,16 @@ class AggregateEndpoint:
         """A tool of an app known to be down is refused at once, as the registry would refuse
         it, without waiting behind the calls in its mailbox (web/mcpdoor/toolowners.py)."""
         if self._owners is not None and (down := self._owners.refusal(public_name)) is not None:
-            raise _error(down)
+            raise mcp_error(down)
 
     async def _listen(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
         """A 2026-07-28 client's `subscriptions/listen`: list changes, but no resources (a
         resource's updates come from its app's session: `/apps/mcp/<appId>` has them)."""
         if params.notifications.resource_subscriptions:
-            raise MCPError(
-                types.INVALID_PARAMS,
-                "/mcp offers no resource subscriptions; subscribe on /apps/mcp/<appId>",
+            raise mcp_error(
+                InvalidParams(
+                    "/mcp offers no resource subscriptions; subscribe on /apps/mcp/<appId>"
+                )
             )
         return await self.audience.listen(ctx, params)
 
@@ -199,7 +192,7 @@ class AggregateEndpoint:
     async def _get_prompt(self, ctx: ServerRequestContext[Any, Any], typed: Any) -> Wire:
         prompt = (await self._table()).offers.prompt(typed.name)
         if prompt is None:
-            raise MCPError(types.INVALID_PARAMS, f"unknown prompt '{typed.name}'")
+            raise mcp_error(InvalidParams(f"unknown prompt '{typed.name}'"))
         params, token = app_params(ctx.params)
         params = {**(params or {}), "name": prompt.name}
         return await self._to_app(ctx, prompt.app_id, params, ClientCaller(ctx, token))
@@ -208,11 +201,8 @@ class AggregateEndpoint:
         uri = str(typed.uri)
         app_id = (await self._table()).offers.owner_of(uri)
         if app_id is None:
-            raise MCPError(
-                RESOURCE_NOT_FOUND,
-                f"no running app offers the resource '{uri}'",
-                data={"uri": uri},
-            )
+            unknown = f"no running app offers the resource '{uri}'"
+            raise mcp_error(ResourceNotFound(unknown, data={"uri": uri}))
         params, token = app_params(ctx.params)
         return await self._to_app(ctx, app_id, params, ClientCaller(ctx, token))
 
@@ -240,9 +230,7 @@ class AggregateEndpoint:
             def start(params: Wire | None, exchange: Exchange) -> None:
                 self._registry.tell(message(params or {}, exchange, exchange, exchange.abandoned))
 
-            return await self.round_trips.run(
-                ctx, caller, params, start, _complete(ctx), errors=_error
-            )
+            return await self.round_trips.run(ctx, caller, params, start, _complete(ctx))
 
         async def send(params: Wire | None) -> Wire:
             abandoned = Abandonment()
@@ -250,7 +238,6 @@ class AggregateEndpoint:
                 self._registry,
                 lambda reply: message(params or {}, reply, caller, abandoned),
                 abandoned=abandoned,
-                errors=_error,
             )
 
         result = await send(params)

@@ -20,7 +20,6 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.shared.exceptions import MCPError
 from mcp_types.methods import INPUT_REQUIRED_METHODS
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -35,7 +34,9 @@ from actors.messages import (
 from actors.runtime import ASK_TIMEOUT_S, Abandonment, Mailbox
 from supervisor import __version__
 from supervisor.model.era import Era
+from supervisor.model.errors import BadRequest, InvalidParams
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
+from web.errors import mcp_error
 from web.intake import InFlightIds
 from web.mcpdoor.fastpath import FastCall, FastPath, QuietCaller, query_value
 from web.mcpdoor.relay import (
@@ -80,7 +81,7 @@ FORWARDED: dict[str, type[BaseModel]] = {
 }
 
 
-class _Endpoint(Server[Any]):
+class EndpointServer(Server[Any]):
     """The SDK server, announcing the change notifications the endpoint relays. Listings say
     they are stale at once (ttl 0, private; a 2026-07-28 client needs a hint, and an app's
     lists change whenever it restarts), unless the app itself gave one."""
@@ -115,7 +116,8 @@ class _Endpoint(Server[Any]):
         )
 
 
-def _manager(server: Server[Any], limits: LimitsConfig) -> StreamableHTTPSessionManager:
+def session_manager(server: Server[Any], limits: LimitsConfig) -> StreamableHTTPSessionManager:
+    """The SDK's session manager of an endpoint (each app's, and `/mcp`), under the limits."""
     # SSE responses, not JSON: a request's stream is where the app's sampling, elicitation and
     # progress reach the client that asked.
     return StreamableHTTPSessionManager(
@@ -137,12 +139,12 @@ class AppEndpoint:
         self._registry = registry
         self.audience = Audience(on_close=self._release)
         self.round_trips = RoundTrips()
-        self.server = _Endpoint(f"mcpapps/{app_id}", self.audience, self._listen)
+        self.server = EndpointServer(f"mcpapps/{app_id}", self.audience, self._listen)
         for method, params_type in FORWARDED.items():
             self.server.add_request_handler(method, params_type, self._forward)
         self.server.middleware.append(self._mirror_capabilities)
         self.server.middleware.append(self._task_augmented_call)
-        self.manager = _manager(self.server, limits)
+        self.manager = session_manager(self.server, limits)
         self.in_flight = InFlightIds()
         self.fast = FastPath(self.manager, self._fast_call)
 
@@ -221,7 +223,7 @@ class AppEndpoint:
             problems = "; ".join(
                 f"{'.'.join(map(str, e['loc'])) or 'params'}: {e['msg']}" for e in error.errors()
             )
-            raise MCPError(types.INVALID_PARAMS, f"invalid tools/call params: {problems}") from None
+            raise mcp_error(InvalidParams(f"invalid tools/call params: {problems}")) from None
         return await self._forward(ctx, typed)
 
     async def _forward(self, ctx: ServerRequestContext[Any, Any], _typed: Any) -> Wire:
@@ -267,7 +269,7 @@ class _Subscriber:
         self.owner = owner
 
     async def ask(self, method: str, params: Wire) -> Wire:
-        raise MCPError(types.INVALID_REQUEST, f"a listen stream cannot answer {method}")
+        raise mcp_error(BadRequest(f"a listen stream cannot answer {method}"))
 
 
 async def _as_is(ctx: ServerRequestContext[Any, Any], result: Wire) -> Wire:

@@ -10,13 +10,13 @@ from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import mcp_types as types
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIONS
 
-from web.intake import jsonrpc_error, request_ids_of
+from supervisor.model.errors import BadRequest, NotFound, Unavailable, UnsupportedVersion
+from web.errors import rpc_body, rpc_error, send_rpc_error
+from web.intake import request_ids_of
 from web.mcpdoor.affinity import SessionTags, untag_scope
 from web.mcpdoor.fastpath import parse
-from web.mcpdoor.relay import APP_ERROR
 
 if TYPE_CHECKING:
     from web.mcpdoor.aggregate import AggregateEndpoint
@@ -43,15 +43,12 @@ async def serve_mcp(
         # The SDK hands a version it does not know to the 2026-07-28 transport, whose first
         # check is the envelope in `params._meta`: the client would be told about a field,
         # not that the version is the problem.
-        await send_jsonrpc_error(
-            send,
-            400,
-            types.UNSUPPORTED_PROTOCOL_VERSION,
+        unsupported = UnsupportedVersion(
             f"the protocol version '{version}' (the MCP-Protocol-Version header) is not"
             f" supported: this server speaks {', '.join(KNOWN_PROTOCOL_VERSIONS)}",
-            request_id=_single_id(message),
             data={"supported": list(KNOWN_PROTOCOL_VERSIONS), "requested": version},
         )
+        await send_rpc_error(send, unsupported, request_id=_single_id(message))
         return
     if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
         send = _json_refusals(send, version)
@@ -61,15 +58,12 @@ async def serve_mcp(
     if session is not None:
         untagged = tags.strip(session)
         if untagged is None:
-            await send_jsonrpc_error(
-                send,
-                404,
-                types.INVALID_REQUEST,
+            unknown = NotFound(
                 f"Session not found: the session id {session[:80]!r} was not given out by this"
                 f" supervisor (its ids start with {tags.tag!r}): it is another supervisor's, or"
-                " it did not come from a supervisor; initialize a new session",
-                request_id=_single_id(message),
+                " it did not come from a supervisor; initialize a new session"
             )
+            await send_rpc_error(send, unknown, request_id=_single_id(message))
             return
         session = headers["mcp-session-id"] = untagged
         untag_scope(scope, untagged)
@@ -81,18 +75,16 @@ async def serve_mcp(
         # The SDK refuses every batch too (JSON-RPC batches left MCP in 2025-06-18), with a
         # pydantic validation dump; and its ids are never in flight, so saying one is (as
         # the check below would for an id repeated in it) would be wrong.
-        await send_jsonrpc_error(
-            send,
-            400,
-            types.INVALID_REQUEST,
+        batch = BadRequest(
             "a batch (a JSON array of messages) is not accepted: send each JSON-RPC message"
-            " in a request of its own",
+            " in a request of its own"
         )
+        await send_rpc_error(send, batch)
         return
     if (problem := _id_problem(message)) is not None:
         # The handshake-era transport reads such a message as a notification (the id is not
         # one it takes) and answers 202: the client would wait for an answer forever.
-        await send_jsonrpc_error(send, 400, types.INVALID_REQUEST, problem)
+        await send_rpc_error(send, BadRequest(problem))
         return
     if session is None:
         send = endpoint.fast.watch_opening(message, _retry_later_when_full(send))
@@ -105,7 +97,7 @@ async def serve_mcp(
             f"the request id {taken} is already in use by a request in flight on this session:"
             " give each request of a session its own id"
         )
-        await send_jsonrpc_error(send, 400, types.INVALID_REQUEST, refusal)
+        await send_rpc_error(send, BadRequest(refusal))
         return
     endpoint.in_flight.hold(session, ids)
     try:
@@ -137,14 +129,11 @@ async def _to_the_session(
     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
         logger.debug("an MCP session was closed while a POST of it was being served")
         if not answer.started:
-            await send_jsonrpc_error(
-                send,
-                404,
-                types.INVALID_REQUEST,
+            ended = NotFound(
                 "the MCP session has ended (closed by its client or idle too long): open a new"
-                " one with an initialize request",
-                request_id=request_id,
+                " one with an initialize request"
             )
+            await send_rpc_error(send, ended, request_id=request_id)
 
 
 class _OneAnswer:
@@ -166,23 +155,14 @@ class _OneAnswer:
         await self._send(message)
 
 
-async def send_app_unavailable(
-    send: Any,
-    method: str,
-    body: bytes,
-    message: str,
-    data: dict[str, Any],
-    headers: list[tuple[bytes, bytes]],
-) -> None:
+async def send_app_unavailable(send: Any, method: str, body: bytes, down: Unavailable) -> None:
     """An app that is not running, told to an MCP client in MCP's own terms: a JSON-RPC error
     answering its request (HTTP 503, with `Retry-After` when a restart is due). MCP clients
     read a JSON-RPC error from the body of any status (the SDK's does); anything else in the
     body they replace with a bare "Server returned an error response", and the client's user
     would never learn why, nor when to try again."""
     request_id = _single_id(parse(body)) if method == "POST" else None
-    await send_jsonrpc_error(
-        send, 503, APP_ERROR, message, request_id=request_id, data=data, headers=headers
-    )
+    await send_rpc_error(send, down, request_id=request_id)
 
 
 def _single_id(message: Any) -> Any:
@@ -225,9 +205,8 @@ def _json_refusals(send: Any, version: str) -> Any:
             start = held.pop()
             if not message.get("body") and not message.get("more_body", False):
                 status = start["status"]
-                body = jsonrpc_error(
-                    types.INVALID_REQUEST, _REFUSALS[status].format(version=version)
-                )
+                refusal = BadRequest(_REFUSALS[status].format(version=version))
+                body = rpc_body(rpc_error(refusal))
                 kept = [
                     (k, v) for k, v in start.get("headers", ()) if k.lower() != b"content-length"
                 ]
@@ -269,28 +248,3 @@ def _retry_later_when_full(send: Any) -> Any:
         await send(message)
 
     return send_with_retry_after
-
-
-async def send_jsonrpc_error(
-    send: Any,
-    status: int,
-    code: int,
-    message: str,
-    *,
-    request_id: Any = None,
-    data: Any = None,
-    headers: list[tuple[bytes, bytes]] | None = None,
-) -> None:
-    body = jsonrpc_error(code, message, request_id, data)
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                *(headers or ()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})

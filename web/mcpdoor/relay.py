@@ -32,10 +32,11 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 from actors.apps.upstream import ServerRequestRefused, era_of
 from actors.asking import MAX_ROUNDS, InputRoundsExceeded, until_complete
 from actors.catalog import Wire
-from actors.messages import AppError, CallFailed, CallTimeout, RegistryMessage
+from actors.messages import CallFailed, RegistryMessage
 from actors.runtime import Abandonment, Mailbox, Reply, ask
 from supervisor.model.era import Era
-from supervisor.model.errors import ActorUnavailable
+from web.errors import APP_ERROR as APP_ERROR  # the view modules read it here
+from web.errors import mcp_error
 
 logger = logging.getLogger("mcpapps.web")
 T = TypeVar("T")
@@ -51,7 +52,6 @@ _ENVELOPE = frozenset(
         types.LOG_LEVEL_META_KEY,
     }
 )
-APP_ERROR = -32000  # JSON-RPC "server error": the app could not serve the request
 NOTIFY_TIMEOUT_S = 5.0
 
 _SERVER_REQUEST: TypeAdapter[Any] = TypeAdapter(types.ServerRequest)
@@ -166,21 +166,8 @@ async def ask_until_complete(
     try:
         return await until_complete(caller.ask, params, result, retry)
     except InputRoundsExceeded:
-        raise MCPError(APP_ERROR, f"the app asked for input more than {MAX_ROUNDS} times") from None
-
-
-def mcp_error(error: Exception) -> MCPError:
-    """The JSON-RPC error a client reads for a request the app could not serve. An error the
-    app answered with passes through as it is; the others name the app and the cause."""
-    if isinstance(error, CallFailed) and error.rpc_error is not None:
-        return MCPError.from_error_data(error.rpc_error)
-    if isinstance(error, CallTimeout):
-        return MCPError(types.REQUEST_TIMEOUT, error.message)
-    if isinstance(error, AppError):
-        return MCPError(APP_ERROR, error.message)
-    if isinstance(error, ActorUnavailable):
-        return MCPError(APP_ERROR, f"mcpapps could not pass the request on: {error}")
-    raise error
+        asked = f"the app asked for input more than {MAX_ROUNDS} times"
+        raise mcp_error(CallFailed(None, asked)) from None
 
 
 async def ask_registry(

@@ -22,7 +22,6 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import mcp_types as types
 import trio
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
@@ -30,6 +29,7 @@ from mcp.shared.exceptions import MCPError
 from actors.apps.upstream import ServerRequestRefused
 from actors.catalog import Wire
 from actors.runtime import Abandonment, Reply
+from supervisor.model.errors import InvalidParams
 from web.mcpdoor.relay import ClientCaller, mcp_error, owner_of
 
 logger = logging.getLogger("mcpapps.web")
@@ -159,22 +159,22 @@ class RoundTrips:
     def _resume(self, state: str, name: Any, responses: Any) -> Exchange:
         exchange = self._parked.get(state)
         if exchange is None or exchange.question is None:
-            raise MCPError(
-                types.INVALID_PARAMS,
-                "this requestState is not awaited (any more): its question was answered, or the"
-                " app stopped waiting for the answer (requestTimeoutSeconds); send the request"
-                " again without requestState",
+            raise mcp_error(
+                InvalidParams(
+                    "this requestState is not awaited (any more): its question was answered, or"
+                    " the app stopped waiting for the answer (requestTimeoutSeconds); send the"
+                    " request again without requestState"
+                )
             )
         if exchange.name is not None and name != exchange.name:
-            raise MCPError(
-                types.INVALID_PARAMS,
-                f"this requestState belongs to a request for '{exchange.name}', not '{name}'",
+            raise mcp_error(
+                InvalidParams(
+                    f"this requestState belongs to a request for '{exchange.name}', not '{name}'"
+                )
             )
         key, answer = exchange.question
         if not isinstance(responses, dict) or key not in responses:
-            raise MCPError(
-                types.INVALID_PARAMS, f"the retry has no answer under inputResponses['{key}']"
-            )
+            raise mcp_error(InvalidParams(f"the retry has no answer under inputResponses['{key}']"))
         del self._parked[state]
         exchange.question = exchange.state = None
         answer.send(responses[key])

@@ -1,6 +1,9 @@
-"""Keep-alive: an app that has been quiet for `ping_interval_s` is probed; `ping_misses` probes
+"""Liveness: an app that has been quiet for `ping_interval_s` is probed; `ping_misses` probes
 in a row without an answer mean it is hung, which is handled as a crash. Any answer, even an
 error, proves the app alive; a timeout does not.
+
+(Not the keep-alive comments of our event streams, `web/keepalives.py`: those keep a quiet
+stream open through proxies; this asks whether an app still answers.)
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ class Heard:
         self.at = trio.current_time()
 
 
-async def keep_alive(
+async def watch_liveness(
     app_id: str, upstream: Upstream, policy: SupervisionPolicy, heard: Heard
 ) -> Hung:
     """Probe the app while it lives; return why it is hung once it is. A broken connection
