@@ -33,7 +33,6 @@ UI_TOOL = "show_store_inventory_dashboard"
 
 # The tests that only read the bundled app's offers through /mcp share a supervisor
 # (tests/support/shared.py); those with apps of their own start their own.
-pytestmark = pytest.mark.xdist_group("aggregate")
 
 
 @pytest.fixture(scope="module")

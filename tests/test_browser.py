@@ -33,10 +33,6 @@ from tests.support.helpers import free_port, free_port_pair
 from tests.support.nodetools import basic_vanillajs_command
 from tests.support.running import GROCERY, GUARD_S, environment, fixture_manifest
 
-# One worker runs them all (`make test` distributes with --dist loadgroup): the module's
-# supervisor, its four apps and Chromium start once, not once per worker.
-pytestmark = pytest.mark.xdist_group("browser")
-
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",

@@ -36,7 +36,6 @@ def call(tool: str, arguments: dict[str, object]) -> str:
 # The tests that only hold chats (each in a session of its own) share a supervisor with the
 # fixture app (tests/support/shared.py); those that stop it, kill it, gate its app or fill its
 # database before it starts have their own.
-pytestmark = pytest.mark.xdist_group("chat")
 
 
 @pytest.fixture(scope="module")

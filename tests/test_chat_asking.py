@@ -22,7 +22,6 @@ from tests.support.shared import SharedSupervisor, SharedView, shared_supervisor
 # The turns whose questions are answered or cancelled, each in a session of its own, share a
 # supervisor of the asking apps (tests/support/shared.py); a shorter timeout or a model of its
 # own gets its own.
-pytestmark = pytest.mark.xdist_group("chat_asking")
 
 
 @pytest.fixture(scope="module")

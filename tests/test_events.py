@@ -24,7 +24,6 @@ TOKEN = "s3cret-token"
 
 # The chat tests that only hold a turn of their own share a supervisor (tests/support/shared.py);
 # those that restart, reload or stop it, or want auth, start their own.
-pytestmark = pytest.mark.xdist_group("events")
 
 
 @pytest.fixture(scope="module")

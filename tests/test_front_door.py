@@ -42,7 +42,6 @@ from tests.support.shared import SharedSupervisor, SharedView, shared_supervisor
 
 # The tests that only ask the bundled app things share a supervisor (tests/support/shared.py);
 # the others need a config, an app or a stop of their own.
-pytestmark = pytest.mark.xdist_group("front_door")
 
 
 @pytest.fixture(scope="module")

@@ -40,7 +40,6 @@ from tests.support.shared import SharedSupervisor, SharedView, shared_supervisor
 
 # The official clients that only list and read the bundled app share a supervisor
 # (tests/support/shared.py); the others kill an app or need a config of their own.
-pytestmark = pytest.mark.xdist_group("front_door_clients")
 
 
 @pytest.fixture(scope="module")

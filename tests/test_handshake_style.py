@@ -76,7 +76,6 @@ def handshake_project(project: Project, protocol: str | None = None, prefix: str
 
 # The clients that ask the app and answer its questions share a supervisor of the app
 # (tests/support/shared.py); a test that changes the app's timeout has its own.
-pytestmark = pytest.mark.xdist_group("handshake_style")
 
 
 @pytest.fixture(scope="module")

@@ -56,7 +56,6 @@ def no_tracebacks(supervisor: Supervisor | SharedView) -> None:
 # Most tests here only send requests and read answers: they share a supervisor per project
 # (tests/support/shared.py), and each checks it is left as found. A test that changes one
 # (its sessions up to a cap, its own auth) starts its own.
-pytestmark = pytest.mark.xdist_group("hostile_input")
 
 
 @pytest.fixture(scope="module")

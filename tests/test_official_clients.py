@@ -34,8 +34,6 @@ from tests.support.running import GROCERY, GROCERY_TOOLS, GUARD_S
 
 HEADERS = {"X-Test": "1", "Authorization": "Bearer test-token"}
 
-pytestmark = pytest.mark.xdist_group("official_clients")  # the shared grocery app starts once
-
 
 class SharedGrocery:
     """`server.py --http` started once for the module's tests that only talk to it (each client
