@@ -45,13 +45,14 @@ servers:
 
 # Two pytest workers on two cores: the suite's CPU goes mostly into starting Python processes
 # that import the MCP SDK, so a third worker only adds contention (measured: about 10% more
-# CPU and a longer run).
+# CPU and a longer run). Not `--dist loadgroup`: with pytest 9.2 and pytest-xdist 3.8.0 it
+# groups nothing (xdist writes the group into `item._nodeid`, which pytest 9 no longer reads).
 test: $(BIN)/.installed node-tools browser servers
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/python -m pytest -n 2 --durations=20
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check --fix .

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import mcp
@@ -26,17 +27,32 @@ from tests.support.frontdoor import (
 from tests.support.helpers import Project
 from tests.support.officialclients import ts_client
 from tests.support.running import GUARD_S, fixture_manifest, supervisor_running
+from tests.support.shared import SharedSupervisor, SharedView, shared_supervisor, view_of
 
 UI_TOOL = "show_store_inventory_dashboard"
 
+# The tests that only read the bundled app's offers through /mcp share a supervisor
+# (tests/support/shared.py); those with apps of their own start their own.
 
-async def test_tools_are_listed_as_their_app_lists_them(project: Project) -> None:
+
+@pytest.fixture(scope="module")
+def _grocery(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedSupervisor]:
+    project = Project(tmp_path_factory.mktemp("aggregate-grocery"))
     grocery_project(project)
-    async with supervisor_running(project) as supervisor:
-        async with ts_client(supervisor.url("/apps/mcp/grocery-inventory")) as client:
-            raw = {t["name"]: t for t in (await client.result("list_tools"))["tools"]}
-        async with ts_client(supervisor.url("/mcp")) as client:
-            public = {t["name"]: t for t in (await client.result("list_tools"))["tools"]}
+    yield from shared_supervisor(project)
+
+
+@pytest.fixture
+def grocery(_grocery: SharedSupervisor) -> Iterator[SharedView]:
+    yield from view_of(_grocery)
+
+
+async def test_tools_are_listed_as_their_app_lists_them(grocery: SharedView) -> None:
+    supervisor = grocery
+    async with ts_client(supervisor.url("/apps/mcp/grocery-inventory")) as client:
+        raw = {t["name"]: t for t in (await client.result("list_tools"))["tools"]}
+    async with ts_client(supervisor.url("/mcp")) as client:
+        public = {t["name"]: t for t in (await client.result("list_tools"))["tools"]}
     assert set(public) == {f"grocery.{name}" for name in set(raw) - {APP_ONLY}}
     for name, tool in raw.items():
         if name == APP_ONLY:
@@ -55,18 +71,17 @@ async def test_tools_are_listed_as_their_app_lists_them(project: Project) -> Non
     assert public["grocery.get_inventory"]["outputSchema"]["type"] == "object"
 
 
-async def test_a_ui_tools_structured_content_is_kept_from_the_model(project: Project) -> None:
+async def test_a_ui_tools_structured_content_is_kept_from_the_model(grocery: SharedView) -> None:
     """On `/mcp` a tool with a UI answers with its text only (the model's part); its own
     endpoint, the UI's, has the full result. Other tools keep structuredContent."""
-    grocery_project(project)
-    async with supervisor_running(project) as supervisor:
-        async with ts_client(supervisor.url("/apps/mcp/grocery-inventory")) as client:
-            full = await client.result("call_tool", name=UI_TOOL, arguments={"storeId": 1})
-        async with ts_client(supervisor.url("/mcp")) as client:
-            for_model = await client.result(
-                "call_tool", name=f"grocery.{UI_TOOL}", arguments={"storeId": 1}
-            )
-            plain = await client.result("call_tool", name="grocery.get_stores", arguments={"id": 1})
+    supervisor = grocery
+    async with ts_client(supervisor.url("/apps/mcp/grocery-inventory")) as client:
+        full = await client.result("call_tool", name=UI_TOOL, arguments={"storeId": 1})
+    async with ts_client(supervisor.url("/mcp")) as client:
+        for_model = await client.result(
+            "call_tool", name=f"grocery.{UI_TOOL}", arguments={"storeId": 1}
+        )
+        plain = await client.result("call_tool", name="grocery.get_stores", arguments={"id": 1})
     assert "structuredContent" in full
     assert "structuredContent" not in for_model
     assert for_model["content"] == full["content"]
@@ -74,35 +89,34 @@ async def test_a_ui_tools_structured_content_is_kept_from_the_model(project: Pro
 
 
 @pytest.mark.parametrize("era", ["ts", "2026-07-28"])
-async def test_prompts_and_resources_under_public_names(project: Project, era: str) -> None:
+async def test_prompts_and_resources_under_public_names(grocery: SharedView, era: str) -> None:
     """The grocery app's prompts (prefixed names), resources and templates (URIs unchanged,
     names prefixed) on `/mcp`; getting a prompt and reading a resource or a URI of a template
     gives what the app's own endpoint gives. A URI no app serves is -32002."""
-    grocery_project(project)
-    async with supervisor_running(project) as supervisor:
-        app_url = supervisor.url("/apps/mcp/grocery-inventory")
-        async with ts_client(app_url) as app:
-            prompts = (await app.result("list_prompts"))["prompts"]
-            resources = (await app.result("list_resources"))["resources"]
-            templates = (await app.result("list_resource_templates"))["resourceTemplates"]
-            prompt = await app.result(
-                "get_prompt", name="explain_inventory_term", arguments={"term": "reorder"}
-            )
-            summary = await app.result("read_resource", uri="inventory://stores/1/summary")
-            view = await app.result("read_resource", uri="ui://grocery/store-dashboard.html")
-        mcp_url = supervisor.url("/mcp")
-        if era == "ts":
-            async with ts_client(mcp_url) as client:
-                seen = await _offers_ts(client)
-                missing = await client.request("read_resource", uri="nowhere://x")
-                assert missing["ok"] is False, missing
-                assert missing["code"] == -32002, missing
-        else:
-            async with sdk_client(mcp_url, era) as client:
-                seen = await _offers_sdk(client)
-                with pytest.raises(mcp.MCPError) as raised:
-                    await client.read_resource("nowhere://x")
-                assert raised.value.error.code == -32002
+    supervisor = grocery
+    app_url = supervisor.url("/apps/mcp/grocery-inventory")
+    async with ts_client(app_url) as app:
+        prompts = (await app.result("list_prompts"))["prompts"]
+        resources = (await app.result("list_resources"))["resources"]
+        templates = (await app.result("list_resource_templates"))["resourceTemplates"]
+        prompt = await app.result(
+            "get_prompt", name="explain_inventory_term", arguments={"term": "reorder"}
+        )
+        summary = await app.result("read_resource", uri="inventory://stores/1/summary")
+        view = await app.result("read_resource", uri="ui://grocery/store-dashboard.html")
+    mcp_url = supervisor.url("/mcp")
+    if era == "ts":
+        async with ts_client(mcp_url) as client:
+            seen = await _offers_ts(client)
+            missing = await client.request("read_resource", uri="nowhere://x")
+            assert missing["ok"] is False, missing
+            assert missing["code"] == -32002, missing
+    else:
+        async with sdk_client(mcp_url, era) as client:
+            seen = await _offers_sdk(client)
+            with pytest.raises(mcp.MCPError) as raised:
+                await client.read_resource("nowhere://x")
+            assert raised.value.error.code == -32002
     assert seen["prompts"] == [{**p, "name": f"grocery.{p['name']}"} for p in prompts]
     assert seen["resources"] == [{**r, "name": f"grocery.{r['name']}"} for r in resources]
     assert seen["templates"] == [{**t, "name": f"grocery.{t['name']}"} for t in templates]
@@ -190,28 +204,27 @@ async def test_a_2026_app_asks_clients_of_both_eras_through_mcp(
             assert elicited.content[0].text == EXPECTED["test_elicitation"]
 
 
-async def test_mcp_announces_no_resource_subscriptions(project: Project) -> None:
+async def test_mcp_announces_no_resource_subscriptions(grocery: SharedView) -> None:
     """`/mcp` has resources to list and read but none to subscribe to (their updates come on
     the app's own endpoint): it says so to clients of both eras, and a 2026-07-28 listen stream
     naming a resource is refused."""
-    grocery_project(project)
-    async with supervisor_running(project) as supervisor:
-        async with sdk_client(supervisor.url("/mcp"), "legacy") as client:
-            resources = client.server_capabilities.resources
-            assert resources is not None
-            assert not resources.subscribe
-            assert resources.list_changed
-        async with sdk_client(supervisor.url("/mcp"), "2026-07-28") as client:
-            # A pinned client adopts a stand-in without asking: ask.
-            discovered = await client.session.send_discover("2026-07-28")
-            resources = discovered["capabilities"]["resources"]
-            assert "subscribe" not in resources
-            assert resources["listChanged"] is True
-        async with sdk_client(supervisor.url("/mcp"), "2026-07-28") as client:
-            with pytest.raises(mcp.MCPError) as refused:
-                async with client.listen(resource_subscriptions=["ui://grocery/x.html"]):
-                    pass
-            assert "no resource subscriptions" in str(refused.value)
+    supervisor = grocery
+    async with sdk_client(supervisor.url("/mcp"), "legacy") as client:
+        resources = client.server_capabilities.resources
+        assert resources is not None
+        assert not resources.subscribe
+        assert resources.list_changed
+    async with sdk_client(supervisor.url("/mcp"), "2026-07-28") as client:
+        # A pinned client adopts a stand-in without asking: ask.
+        discovered = await client.session.send_discover("2026-07-28")
+        resources = discovered["capabilities"]["resources"]
+        assert "subscribe" not in resources
+        assert resources["listChanged"] is True
+    async with sdk_client(supervisor.url("/mcp"), "2026-07-28") as client:
+        with pytest.raises(mcp.MCPError) as refused:
+            async with client.listen(resource_subscriptions=["ui://grocery/x.html"]):
+                pass
+        assert "no resource subscriptions" in str(refused.value)
 
 
 def _timeless(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -226,14 +239,10 @@ def _timeless(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("era", ["legacy", "auto"])
-async def test_a_cursor_mcp_never_gave_is_invalid_params(project: Project, era: str) -> None:
+async def test_a_cursor_mcp_never_gave_is_invalid_params(grocery: SharedView, era: str) -> None:
     """/mcp lists everything in one page and gives no cursor, so any cursor is one it never
     gave: -32602, as the MCP spec asks (it listed everything as if there were none)."""
-    grocery_project(project)
-    async with (
-        supervisor_running(project) as supervisor,
-        sdk_client(supervisor.url("/mcp"), era) as client,
-    ):
+    async with sdk_client(grocery.url("/mcp"), era) as client:
         assert "nextCursor" not in (await client.list_tools()).model_dump(exclude_none=True)
         for listing in ("list_tools", "list_prompts", "list_resources"):
             with pytest.raises(MCPError) as refused:

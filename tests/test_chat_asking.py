@@ -6,6 +6,10 @@ requests, tests/apps/conformance_app.py (on 2026-07-28) with `input_required` re
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
+
 from tests.apps.scenario_schemas import USER_INFO_SCHEMA
 from tests.support import fake_openai as model_server
 from tests.support.asking import answer, asking_project, command, openai_agent, result_text, turn
@@ -13,13 +17,29 @@ from tests.support.fake_openai import call, fake_openai, tool_calls
 from tests.support.frontdoor import USER, http
 from tests.support.helpers import Project
 from tests.support.running import supervisor_running
+from tests.support.shared import SharedSupervisor, SharedView, shared_supervisor, view_of
+
+# The turns whose questions are answered or cancelled, each in a session of its own, share a
+# supervisor of the asking apps (tests/support/shared.py); a shorter timeout or a model of its
+# own gets its own.
 
 
-async def test_the_person_answers_an_app_s_question_in_the_chat(project: Project) -> None:
+@pytest.fixture(scope="module")
+def _asking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedSupervisor]:
+    project = Project(tmp_path_factory.mktemp("asking"))
+    asking_project(project)
+    yield from shared_supervisor(project)
+
+
+@pytest.fixture
+def asking(_asking: SharedSupervisor) -> Iterator[SharedView]:
+    yield from view_of(_asking)
+
+
+async def test_the_person_answers_an_app_s_question_in_the_chat(asking: SharedView) -> None:
     """The question arrives with the app's own text and schema; a bad answer is a 400 and the
     question still waits; accept, decline and cancel each reach the app, which says so."""
-    asking_project(project)
-    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+    async with http(asking) as client:
         ask = command("hs.test_elicitation", {"message": "who are you?"})
         async with turn(client, {**ask, "sessionId": "s1"}) as t:
             asked = await t.until("elicitation")
@@ -67,14 +87,9 @@ async def test_the_person_answers_an_app_s_question_in_the_chat(project: Project
             assert result_text(events) == f"User response: action={action}, content={{}}"
 
 
-async def test_a_url_mode_question_shows_its_link(project: Project) -> None:
-    asking_project(project)
+async def test_a_url_mode_question_shows_its_link(asking: SharedView) -> None:
     ask = {**command("hs.test_elicitation_url", {}), "sessionId": "u"}
-    async with (
-        supervisor_running(project) as supervisor,
-        http(supervisor) as client,
-        turn(client, ask) as t,
-    ):
+    async with http(asking) as client, turn(client, ask) as t:
         asked = await t.until("elicitation")
         assert asked["url"] == "https://example.com/sign-in"
         assert asked["message"] == "Please sign in"
@@ -85,11 +100,10 @@ async def test_a_url_mode_question_shows_its_link(project: Project) -> None:
     assert result_text(events) == "URL response: action=accept"
 
 
-async def test_a_2026_app_asks_by_input_required_and_gets_the_answer(project: Project) -> None:
+async def test_a_2026_app_asks_by_input_required_and_gets_the_answer(asking: SharedView) -> None:
     """The conformance app on 2026-07-28 asks by answering `input_required`: the chat asks the
     person and sends the call again with the answer."""
-    asking_project(project)
-    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+    async with http(asking) as client:
         ask = command("cf.test_elicitation", {"message": "and you?"})
         async with turn(client, {**ask, "sessionId": "m1"}) as t:
             asked = await t.until("elicitation")
@@ -102,11 +116,10 @@ async def test_a_2026_app_asks_by_input_required_and_gets_the_answer(project: Pr
         assert '"username": "ada"' in result_text(events)
 
 
-async def test_two_sessions_questions_never_cross(project: Project) -> None:
+async def test_two_sessions_questions_never_cross(asking: SharedView) -> None:
     """Two sessions asked at once (one app of each era): a session cannot answer the other's
     question, and each answer reaches its own turn."""
-    asking_project(project)
-    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+    async with http(asking) as client:
         a_ask = command("hs.test_elicitation", {"message": "A?"})
         b_ask = command("cf.test_elicitation", {"message": "B?"})
         async with turn(client, {**a_ask, "sessionId": "A"}) as a:
@@ -145,9 +158,8 @@ async def test_an_unanswered_question_is_cancelled_at_the_app_s_timeout(
         assert "requestTimeoutSeconds" in late.json()["error"]["message"]
 
 
-async def test_a_cancelled_turn_cancels_its_question(project: Project) -> None:
-    asking_project(project)
-    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+async def test_a_cancelled_turn_cancels_its_question(asking: SharedView) -> None:
+    async with http(asking) as client:
         ask = command("hs.test_elicitation", {"message": "still there?"})
         async with turn(client, {**ask, "sessionId": "c1"}) as t:
             asked = await t.until("elicitation")

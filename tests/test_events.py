@@ -4,6 +4,7 @@ falls behind is dropped; the chat's cancel route and the view a UI tool's result
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,9 +17,25 @@ from tests.support.chatting import body, chat_data, chat_stream
 from tests.support.frontdoor import http, write
 from tests.support.helpers import Project
 from tests.support.running import GUARD_S, fixture_manifest, running, supervisor_running
+from tests.support.shared import SharedSupervisor, SharedView, shared_supervisor, view_of
 from web.admin.events import Inbox
 
 TOKEN = "s3cret-token"
+
+# The chat tests that only hold a turn of their own share a supervisor (tests/support/shared.py);
+# those that restart, reload or stop it, or want auth, start their own.
+
+
+@pytest.fixture(scope="module")
+def _fx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedSupervisor]:
+    project = Project(tmp_path_factory.mktemp("events-fx"))
+    write(project, "", ("fx", ()))
+    yield from shared_supervisor(project)
+
+
+@pytest.fixture
+def fx(_fx: SharedSupervisor) -> Iterator[SharedView]:
+    yield from view_of(_fx)
 
 
 async def next_message(ws: Any) -> dict[str, Any]:
@@ -99,9 +116,8 @@ async def test_a_reader_that_falls_behind_is_dropped_not_waited_for(project: Pro
         assert [s.id for s in await ask(registry.mailbox, Snapshot, GUARD_S)] == ["fx"]
 
 
-async def test_a_running_turn_can_be_cancelled(project: Project) -> None:
-    write(project, "", ("fx", ()), grocery=False)
-    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+async def test_a_running_turn_can_be_cancelled(fx: SharedView) -> None:
+    async with http(fx) as client:
         assert (await client.post("/apps/chat/nobody/cancel")).json() == {"cancelled": False}
         payload = body('/call fx.sleep {"seconds": 60}', "cancel-me")
         async with chat_stream(client, payload) as frames:
@@ -119,9 +135,8 @@ async def test_a_running_turn_can_be_cancelled(project: Project) -> None:
         assert (await client.post("/apps/chat/bad id/cancel")).status_code == 400
 
 
-async def test_a_ui_tools_result_carries_its_view(project: Project) -> None:
-    write(project, "", ("fx", ()))
-    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+async def test_a_ui_tools_result_carries_its_view(fx: SharedView) -> None:
+    async with http(fx) as client:
         data = await chat_data(
             client, body("/call grocery.show_store_inventory_dashboard {}", "view")
         )

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import stat
+from collections.abc import Iterator
 from typing import Any
 
 import mcp
@@ -37,6 +38,22 @@ from tests.support.running import (
     fixture_manifest,
     supervisor_running,
 )
+from tests.support.shared import SharedSupervisor, SharedView, shared_supervisor, view_of
+
+# The tests that only ask the bundled app things share a supervisor (tests/support/shared.py);
+# the others need a config, an app or a stop of their own.
+
+
+@pytest.fixture(scope="module")
+def _grocery(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedSupervisor]:
+    project = Project(tmp_path_factory.mktemp("front-door-grocery"))
+    write(project)
+    yield from shared_supervisor(project)
+
+
+@pytest.fixture
+def grocery(_grocery: SharedSupervisor) -> Iterator[SharedView]:
+    yield from view_of(_grocery)
 
 
 async def raw_get(port: int, target: str) -> bytes:
@@ -185,9 +202,8 @@ async def test_an_sdk_client_is_told_why_its_app_is_not_running(project: Project
 # ---- auth, Host, Origin, CORS ----------------------------------------------------------------
 
 
-async def test_loopback_needs_no_token(project: Project) -> None:
-    write(project)
-    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+async def test_loopback_needs_no_token(grocery: SharedView) -> None:
+    async with http(grocery) as client:
         assert (await client.get("/apps/health")).status_code == 200
 
 
@@ -304,36 +320,31 @@ async def test_cors_preflight(project: Project) -> None:
 # ---- the MCP endpoints -----------------------------------------------------------------------
 
 
-async def test_both_protocol_eras_reach_the_app_on_its_one_session(project: Project) -> None:
+async def test_both_protocol_eras_reach_the_app_on_its_one_session(grocery: SharedView) -> None:
     """A handshake-era and a 2026-07-28 client on /apps/mcp, and a call through the registry
     (/mcp), all reach the same app process on its one upstream session."""
-    write(project)
-    async with supervisor_running(project) as supervisor:
-        app_url = supervisor.url("/apps/mcp/grocery-inventory")
-        async with (
-            sdk_client(app_url, "legacy") as legacy,
-            sdk_client(app_url, "2026-07-28") as stateless,
-            sdk_client(supervisor.url("/mcp"), "legacy") as aggregate,
-        ):
-            assert legacy.protocol_version == "2025-11-25"
-            assert stateless.protocol_version == "2026-07-28"
-            names = {t.name for t in (await legacy.list_tools()).tools}
-            assert "get_store_dashboard_data" in names  # raw: app-only tools too
-            stats = [
-                json.loads(await call_text(legacy, "get_server_stats")),
-                json.loads(await call_text(stateless, "get_server_stats")),
-                json.loads(await call_text(aggregate, "grocery.get_server_stats")),
-            ]
-        assert len({s["pid"] for s in stats}) == 1
-        assert {s["sessions"] for s in stats} == {1}
-
-
-async def test_aggregate_lists_model_visible_tools_by_public_name(project: Project) -> None:
-    write(project)
+    supervisor = grocery
+    app_url = supervisor.url("/apps/mcp/grocery-inventory")
     async with (
-        supervisor_running(project) as supervisor,
-        sdk_client(supervisor.url("/mcp"), "legacy") as client,
+        sdk_client(app_url, "legacy") as legacy,
+        sdk_client(app_url, "2026-07-28") as stateless,
+        sdk_client(supervisor.url("/mcp"), "legacy") as aggregate,
     ):
+        assert legacy.protocol_version == "2025-11-25"
+        assert stateless.protocol_version == "2026-07-28"
+        names = {t.name for t in (await legacy.list_tools()).tools}
+        assert "get_store_dashboard_data" in names  # raw: app-only tools too
+        stats = [
+            json.loads(await call_text(legacy, "get_server_stats")),
+            json.loads(await call_text(stateless, "get_server_stats")),
+            json.loads(await call_text(aggregate, "grocery.get_server_stats")),
+        ]
+    assert len({s["pid"] for s in stats}) == 1
+    assert {s["sessions"] for s in stats} == {1}
+
+
+async def test_aggregate_lists_model_visible_tools_by_public_name(grocery: SharedView) -> None:
+    async with sdk_client(grocery.url("/mcp"), "legacy") as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert "grocery.get_inventory" in tools
         assert "grocery.get_store_dashboard_data" not in tools  # app-only
@@ -380,9 +391,9 @@ async def test_errors_from_the_app_pass_through(project: Project) -> None:
 # ---- bad input -------------------------------------------------------------------------------
 
 
-async def test_bad_input_gets_clear_errors_and_breaks_nothing(project: Project) -> None:
-    write(project)
-    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+async def test_bad_input_gets_clear_errors_and_breaks_nothing(grocery: SharedView) -> None:
+    supervisor = grocery
+    async with http(supervisor) as client:
         path = "/apps/mcp/grocery-inventory"
         session = await open_session(client, path)
 
@@ -444,20 +455,19 @@ async def test_bad_input_gets_clear_errors_and_breaks_nothing(project: Project) 
             assert await call_text(other, "get_categories")
 
 
-async def test_an_idle_connection_outlives_the_clients_idle_expiry(project: Project) -> None:
+async def test_an_idle_connection_outlives_the_clients_idle_expiry(grocery: SharedView) -> None:
     """HTTP clients keep an idle connection for about 5 s (httpx's `keepalive_expiry`) and send
     their next request on it until then. A server that also closed idle connections at 5 s
     would race them, and a request sent as the server closes is lost ("Server disconnected
     without sending a response": the proxy benchmark hit it on the app's own endpoint, which
     had Hypercorn's default of 5 s). A connection idle past those 5 s still serves, after a
     route's answer and after the front door's own refusal alike."""
-    write(project)
-    async with supervisor_running(project) as supervisor:
-        idle = CLIENT_IDLE_EXPIRY_S + 1
-        health = await statuses_across_an_idle_pause(supervisor.port, "/apps/health", idle)
-        assert health == [200, 200]
-        refused = await statuses_across_an_idle_pause(supervisor.port, "//apps/health", idle)
-        assert refused == [400, 400]
+    supervisor = grocery
+    idle = CLIENT_IDLE_EXPIRY_S + 1
+    health = await statuses_across_an_idle_pause(supervisor.port, "/apps/health", idle)
+    assert health == [200, 200]
+    refused = await statuses_across_an_idle_pause(supervisor.port, "//apps/health", idle)
+    assert refused == [400, 400]
 
 
 async def test_shutdown_lets_a_call_through_the_front_door_finish(project: Project) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -36,6 +36,23 @@ from tests.support.running import (
     fixture_manifest,
     supervisor_running,
 )
+from tests.support.shared import SharedSupervisor, SharedView, shared_supervisor, view_of
+
+# The official clients that only list and read the bundled app share a supervisor
+# (tests/support/shared.py); the others kill an app or need a config of their own.
+
+
+@pytest.fixture(scope="module")
+def _grocery(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedSupervisor]:
+    project = Project(tmp_path_factory.mktemp("clients-grocery"))
+    grocery_project(project)
+    yield from shared_supervisor(project)
+
+
+@pytest.fixture
+def grocery(_grocery: SharedSupervisor) -> Iterator[SharedView]:
+    yield from view_of(_grocery)
+
 
 # --- Projects -------------------------------------------------------------------------------------
 
@@ -95,79 +112,71 @@ async def test_conformance_through_the_front_door(
 # --- The TypeScript SDK client --------------------------------------------------------------------
 
 
-async def test_ts_client_through_the_app_endpoint_and_mcp(project: Project) -> None:
+async def test_ts_client_through_the_app_endpoint_and_mcp(grocery: SharedView) -> None:
     """The TypeScript SDK client on `/apps/mcp/grocery-inventory` sees the app's own tool list
     (its app-only tool and `_meta` untouched) and calls tools; on `/mcp` it sees public names
     without the app-only tool, and calls by public name."""
-    grocery_project(project)
-    async with supervisor_running(project) as supervisor:
-        async with ts_client(supervisor.url("/apps/mcp/grocery-inventory")) as client:
-            listed = (await client.result("list_tools"))["tools"]
-            assert {t["name"] for t in listed} == GROCERY_TOOLS
-            by_name = {t["name"]: t for t in listed}
-            assert by_name[APP_ONLY]["_meta"]["ui"] == {
-                "resourceUri": "ui://grocery/store-dashboard.html",
-                "visibility": ["app"],
-            }
-            assert by_name["show_store_inventory_dashboard"]["_meta"]["ui"]["visibility"] == [
-                "model",
-                "app",
-            ]
+    supervisor = grocery
+    async with ts_client(supervisor.url("/apps/mcp/grocery-inventory")) as client:
+        listed = (await client.result("list_tools"))["tools"]
+        assert {t["name"] for t in listed} == GROCERY_TOOLS
+        by_name = {t["name"]: t for t in listed}
+        assert by_name[APP_ONLY]["_meta"]["ui"] == {
+            "resourceUri": "ui://grocery/store-dashboard.html",
+            "visibility": ["app"],
+        }
+        assert by_name["show_store_inventory_dashboard"]["_meta"]["ui"]["visibility"] == [
+            "model",
+            "app",
+        ]
 
-            inventory = await client.result(
-                "call_tool", name="get_inventory", arguments={"storeId": 1}
-            )
-            assert not inventory.get("isError")
-            rows = structured(inventory)["items"]
-            assert rows
-            assert all(row["storeId"] == 1 for row in rows)
-            assert inventory["structuredContent"] == structured(inventory)
-            # The app-only tool is callable here: this is the view's endpoint.
-            dashboard = await client.result("call_tool", name=APP_ONLY, arguments={"storeId": 1})
-            assert not dashboard.get("isError")
+        inventory = await client.result("call_tool", name="get_inventory", arguments={"storeId": 1})
+        assert not inventory.get("isError")
+        rows = structured(inventory)["items"]
+        assert rows
+        assert all(row["storeId"] == 1 for row in rows)
+        assert inventory["structuredContent"] == structured(inventory)
+        # The app-only tool is callable here: this is the view's endpoint.
+        dashboard = await client.result("call_tool", name=APP_ONLY, arguments={"storeId": 1})
+        assert not dashboard.get("isError")
 
-        async with ts_client(supervisor.url("/mcp")) as client:
-            listed = (await client.result("list_tools"))["tools"]
-            public = {t["name"] for t in listed}
-            assert public == {f"grocery.{name}" for name in GROCERY_TOOLS - {APP_ONLY}}
-            stores = await client.result(
-                "call_tool", name="grocery.get_stores", arguments={"id": 2}
-            )
-            assert not stores.get("isError")
-            assert "Riverside Grocers" in stores["content"][0]["text"]
+    async with ts_client(supervisor.url("/mcp")) as client:
+        listed = (await client.result("list_tools"))["tools"]
+        public = {t["name"] for t in listed}
+        assert public == {f"grocery.{name}" for name in GROCERY_TOOLS - {APP_ONLY}}
+        stores = await client.result("call_tool", name="grocery.get_stores", arguments={"id": 2})
+        assert not stores.get("isError")
+        assert "Riverside Grocers" in stores["content"][0]["text"]
 
 
 # --- The Inspector CLI ----------------------------------------------------------------------------
 
 
-async def test_inspector_through_the_app_endpoint_and_mcp(project: Project) -> None:
+async def test_inspector_through_the_app_endpoint_and_mcp(grocery: SharedView) -> None:
     """The Inspector CLI lists and calls tools on `/apps/mcp/grocery-inventory` (raw names, in
     its default handshake era and in 2026-07-28) and on `/mcp` (public names, no app-only tool)."""
-    grocery_project(project)
-    async with supervisor_running(project) as supervisor:
-        app_url = supervisor.url("/apps/mcp/grocery-inventory")
-        listed = await inspector_cli(app_url, "tools/list")
-        assert {t["name"] for t in listed["result"]["tools"]} == GROCERY_TOOLS
-        called = await inspector_cli(
-            app_url, "tools/call", tool_name="get_stores", tool_args={"id": 2}
-        )
-        assert called["result"]["isError"] is False
-        assert structured(called["result"])["stores"][0]["name"] == "Riverside Grocers"
-        stateless = await inspector_cli(
-            app_url, "tools/call", tool_name="get_categories", protocol_era="modern"
-        )
-        assert "categories" in structured(stateless["result"])
+    supervisor = grocery
+    app_url = supervisor.url("/apps/mcp/grocery-inventory")
+    listed = await inspector_cli(app_url, "tools/list")
+    assert {t["name"] for t in listed["result"]["tools"]} == GROCERY_TOOLS
+    called = await inspector_cli(app_url, "tools/call", tool_name="get_stores", tool_args={"id": 2})
+    assert called["result"]["isError"] is False
+    assert structured(called["result"])["stores"][0]["name"] == "Riverside Grocers"
+    stateless = await inspector_cli(
+        app_url, "tools/call", tool_name="get_categories", protocol_era="modern"
+    )
+    assert "categories" in structured(stateless["result"])
 
-        mcp_url = supervisor.url("/mcp")
-        listed = await inspector_cli(mcp_url, "tools/list")
-        assert {t["name"] for t in listed["result"]["tools"]} == {
-            f"grocery.{name}" for name in GROCERY_TOOLS - {APP_ONLY}
-        }
-        called = await inspector_cli(
-            mcp_url, "tools/call", tool_name="grocery.get_categories", tool_args={"id": 1}
-        )
-        assert called["result"]["isError"] is False
-        assert [c["id"] for c in structured(called["result"])["categories"]] == [1]
+    mcp_url = supervisor.url("/mcp")
+    listed = await inspector_cli(mcp_url, "tools/list")
+    assert {t["name"] for t in listed["result"]["tools"]} == {
+        f"grocery.{name}" for name in GROCERY_TOOLS - {APP_ONLY}
+    }
+    called = await inspector_cli(
+        mcp_url, "tools/call", tool_name="grocery.get_categories", tool_args={"id": 1}
+    )
+    assert called["result"]["isError"] is False
+    assert [c["id"] for c in structured(called["result"])["categories"]] == [1]
 
 
 async def test_inspector_on_a_handshake_era_app_without_logging(project: Project) -> None:

@@ -223,6 +223,7 @@ async def test_a_call_its_client_cancels_frees_the_apps_call_slot(
         "",
         ("slow", ()),
         extra="[apps.entries.slow]\nmax_concurrent_calls = 1\nrequest_timeout_s = 3600\n",
+        grocery=False,  # its own supervisor (it leaves a call running); no app it does not use
     )
     async with (
         supervisor_running(project) as supervisor,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from tests.support.frontdoor import (
 from tests.support.helpers import Project
 from tests.support.officialclients import ts_client
 from tests.support.running import GUARD_S, supervisor_running
+from tests.support.shared import SharedSupervisor, SharedView, shared_supervisor, view_of
 
 # The scenarios whose tools ask the client from inside the call.
 ASKING = frozenset(
@@ -70,6 +72,22 @@ def handshake_project(project: Project, protocol: str | None = None, prefix: str
         },
     )
     write_config(project, {"hs": {"protocol": protocol}} if protocol else None)
+
+
+# The clients that ask the app and answer its questions share a supervisor of the app
+# (tests/support/shared.py); a test that changes the app's timeout has its own.
+
+
+@pytest.fixture(scope="module")
+def _hs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedSupervisor]:
+    project = Project(tmp_path_factory.mktemp("handshake"))
+    handshake_project(project)
+    yield from shared_supervisor(project)
+
+
+@pytest.fixture
+def hs(_hs: SharedSupervisor) -> Iterator[SharedView]:
+    yield from view_of(_hs)
 
 
 async def texts(client: mcp.Client, prefix: str) -> dict[str, str]:
@@ -121,18 +139,15 @@ async def test_the_suite_passes_through_the_front_door_as_directly(
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
-async def test_python_clients_of_both_eras_on_both_endpoints(project: Project, mode: str) -> None:
+async def test_python_clients_of_both_eras_on_both_endpoints(hs: SharedView, mode: str) -> None:
     """The Python SDK client, in either era, calls the asking tools on `/apps/mcp/hs` and (by
     public name) on `/mcp`, answers the app's questions, and reads the app's answers exactly
     as a handshake-era client of the app itself does."""
-    handshake_project(project)
-    async with supervisor_running(project) as supervisor:
-        for path, prefix in (("/apps/mcp/hs", ""), ("/mcp", "hs.")):
-            async with python_client(supervisor.url(path), mode) as client:
-                assert client.protocol_version == (
-                    "2025-11-25" if mode == "legacy" else "2026-07-28"
-                )
-                assert await texts(client, prefix) == EXPECTED, (mode, path)
+    supervisor = hs
+    for path, prefix in (("/apps/mcp/hs", ""), ("/mcp", "hs.")):
+        async with python_client(supervisor.url(path), mode) as client:
+            assert client.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
+            assert await texts(client, prefix) == EXPECTED, (mode, path)
 
 
 async def test_the_app_itself_gives_the_same_answers(tmp_path: Path) -> None:
@@ -148,10 +163,10 @@ async def test_the_app_itself_gives_the_same_answers(tmp_path: Path) -> None:
             assert "back-channel" in str(refused.value)
 
 
-async def test_ts_client_answers_the_app_on_both_endpoints(project: Project) -> None:
+async def test_ts_client_answers_the_app_on_both_endpoints(hs: SharedView) -> None:
     """The TypeScript SDK client (handshake era), declaring sampling and elicitation, is asked
     by the app through `/apps/mcp/hs` and `/mcp` and gets the app's answers."""
-    handshake_project(project)
+    supervisor = hs
     answers = {
         "sampling": {
             "role": "assistant",
@@ -160,17 +175,16 @@ async def test_ts_client_answers_the_app_on_both_endpoints(project: Project) -> 
         },
         "elicitation": {"action": "accept", "content": USER},
     }
-    async with supervisor_running(project) as supervisor:
-        for path, prefix in (("/apps/mcp/hs", ""), ("/mcp", "hs.")):
-            async with ts_client(supervisor.url(path), answers=answers) as client:
-                sampled = await client.result(
-                    "call_tool", name=f"{prefix}test_sampling", arguments={"prompt": "x"}
-                )
-                assert sampled["content"][0]["text"] == "LLM response: from ts", path
-                elicited = await client.result(
-                    "call_tool", name=f"{prefix}test_elicitation", arguments={"message": "m"}
-                )
-                assert elicited["content"][0]["text"] == EXPECTED["test_elicitation"], path
+    for path, prefix in (("/apps/mcp/hs", ""), ("/mcp", "hs.")):
+        async with ts_client(supervisor.url(path), answers=answers) as client:
+            sampled = await client.result(
+                "call_tool", name=f"{prefix}test_sampling", arguments={"prompt": "x"}
+            )
+            assert sampled["content"][0]["text"] == "LLM response: from ts", path
+            elicited = await client.result(
+                "call_tool", name=f"{prefix}test_elicitation", arguments={"message": "m"}
+            )
+            assert elicited["content"][0]["text"] == EXPECTED["test_elicitation"], path
 
 
 async def test_a_2026_client_that_does_not_answer_leaves_nothing_waiting(
@@ -219,53 +233,49 @@ async def test_a_2026_client_that_does_not_answer_leaves_nothing_waiting(
             assert "not awaited" in str(late.value)
 
 
-async def test_a_client_without_the_capability_is_not_asked(project: Project) -> None:
+async def test_a_client_without_the_capability_is_not_asked(hs: SharedView) -> None:
     """A 2026-07-28 client that declared no elicitation capability is not asked: the app's
     question is refused, and the call fails with the app's own error about it."""
-    handshake_project(project)
-    async with supervisor_running(project) as supervisor:
-        url = supervisor.url("/apps/mcp/hs")
-        async with mcp.Client(http_transport(url, {}, GUARD_S), mode="2026-07-28") as client:
-            with pytest.raises(mcp.MCPError) as refused:
-                await client.call_tool("test_elicitation", {"message": "m"})
-            assert "did not declare the elicitation capability" in str(refused.value)
-            assert await client.call_tool("test_simple_text", {})
+    supervisor = hs
+    url = supervisor.url("/apps/mcp/hs")
+    async with mcp.Client(http_transport(url, {}, GUARD_S), mode="2026-07-28") as client:
+        with pytest.raises(mcp.MCPError) as refused:
+            await client.call_tool("test_elicitation", {"message": "m"})
+        assert "did not declare the elicitation capability" in str(refused.value)
+        assert await client.call_tool("test_simple_text", {})
 
 
-async def test_a_retry_must_answer_the_question_it_was_given(project: Project) -> None:
+async def test_a_retry_must_answer_the_question_it_was_given(hs: SharedView) -> None:
     """A 2026-07-28 retry with our `requestState` must name the same tool and carry the answer
     under the key it was given; a wrong retry is refused and the question still waits, so the
     right retry then completes the call."""
-    handshake_project(project)
-    async with supervisor_running(project) as supervisor:
-        url = supervisor.url("/apps/mcp/hs")
-        async with python_client(url, "2026-07-28") as client:
-            session = client.session  # below the client's own retries
+    supervisor = hs
+    url = supervisor.url("/apps/mcp/hs")
+    async with python_client(url, "2026-07-28") as client:
+        session = client.session  # below the client's own retries
 
-            async def call(name: str, **fields: Any) -> Any:
-                params = types.CallToolRequestParams(
-                    name=name, arguments={"message": "m"}, **fields
-                )
-                return await session.send_request(
-                    types.CallToolRequest(params=params), types.CallToolResult
-                )
-
-            asked = await session.send_request(
-                types.CallToolRequest(
-                    params=types.CallToolRequestParams(
-                        name="test_elicitation", arguments={"message": "m"}
-                    )
-                ),
-                types.InputRequiredResult,
+        async def call(name: str, **fields: Any) -> Any:
+            params = types.CallToolRequestParams(name=name, arguments={"message": "m"}, **fields)
+            return await session.send_request(
+                types.CallToolRequest(params=params), types.CallToolResult
             )
-            [key] = asked.input_requests
-            answer = {key: {"action": "accept", "content": USER}}
-            state = asked.request_state
-            with pytest.raises(mcp.MCPError) as wrong_tool:
-                await call("test_sampling", input_responses=answer, request_state=state)
-            assert "belongs to a request for 'test_elicitation'" in str(wrong_tool.value)
-            with pytest.raises(mcp.MCPError) as no_answer:
-                await call("test_elicitation", input_responses={}, request_state=state)
-            assert f"no answer under inputResponses['{key}']" in str(no_answer.value)
-            done = await call("test_elicitation", input_responses=answer, request_state=state)
-            assert done.content[0].text == EXPECTED["test_elicitation"]
+
+        asked = await session.send_request(
+            types.CallToolRequest(
+                params=types.CallToolRequestParams(
+                    name="test_elicitation", arguments={"message": "m"}
+                )
+            ),
+            types.InputRequiredResult,
+        )
+        [key] = asked.input_requests
+        answer = {key: {"action": "accept", "content": USER}}
+        state = asked.request_state
+        with pytest.raises(mcp.MCPError) as wrong_tool:
+            await call("test_sampling", input_responses=answer, request_state=state)
+        assert "belongs to a request for 'test_elicitation'" in str(wrong_tool.value)
+        with pytest.raises(mcp.MCPError) as no_answer:
+            await call("test_elicitation", input_responses={}, request_state=state)
+        assert f"no answer under inputResponses['{key}']" in str(no_answer.value)
+        done = await call("test_elicitation", input_responses=answer, request_state=state)
+        assert done.content[0].text == EXPECTED["test_elicitation"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
@@ -31,6 +32,7 @@ from tests.support.frontdoor import (
 from tests.support.helpers import Project
 from tests.support.rawhttp import raw_connection, request
 from tests.support.running import Supervisor, supervisor_running
+from tests.support.shared import SharedSupervisor, SharedView, shared_supervisor, view_of
 from web.routes import FiniteJSONProvider
 
 HANG_GUARD_S = 15  # far longer than any answer here takes; far shorter than a request timeout
@@ -47,8 +49,38 @@ def deep_text(levels: int) -> str:
     return '{"a":' * levels + "1" + "}" * levels
 
 
-def no_tracebacks(supervisor: Supervisor) -> None:
+def no_tracebacks(supervisor: Supervisor | SharedView) -> None:
     assert "Traceback" not in supervisor.log, supervisor.log[-3000:]
+
+
+# Most tests here only send requests and read answers: they share a supervisor per project
+# (tests/support/shared.py), and each checks it is left as found. A test that changes one
+# (its sessions up to a cap, its own auth) starts its own.
+
+
+@pytest.fixture(scope="module")
+def _with_apps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedSupervisor]:
+    """The bundled app, and fixture apps named fx and slow."""
+    project = Project(tmp_path_factory.mktemp("hostile-apps"))
+    write(project, "", ("fx", ()), ("slow", ()))
+    yield from shared_supervisor(project)
+
+
+@pytest.fixture
+def with_apps(_with_apps: SharedSupervisor) -> Iterator[SharedView]:
+    yield from view_of(_with_apps)
+
+
+@pytest.fixture(scope="module")
+def _no_apps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedSupervisor]:
+    project = Project(tmp_path_factory.mktemp("hostile-none"))
+    write(project, grocery=False)
+    yield from shared_supervisor(project)
+
+
+@pytest.fixture
+def no_apps(_no_apps: SharedSupervisor) -> Iterator[SharedView]:
+    yield from view_of(_no_apps)
 
 
 # ---- bodies that are not JSON we take: 400, on every route ------------------------------------
@@ -63,10 +95,10 @@ BAD_BODIES = {
 
 
 async def test_bodies_that_are_not_json_we_take_are_400_on_admin_and_chat(
-    project: Project,
+    with_apps: SharedView,
 ) -> None:
-    write(project)
-    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+    supervisor = with_apps
+    async with http(supervisor) as client:
         for name, body in BAD_BODIES.items():
             for path in ("/admin/call", "/apps/chat"):
                 response = await client.post(
@@ -137,12 +169,12 @@ def test_what_we_send_out_never_holds_nan_or_infinity() -> None:
 
 
 async def test_values_json_has_not_are_400_on_every_route_and_a_parse_error_over_mcp(
-    project: Project,
+    with_apps: SharedView,
 ) -> None:
-    write(project, "", ("fx", ()))
+    supervisor = with_apps
     # Over 64 brackets in all: the front door parses the body itself to check its nesting.
     pad = ', "pad": ' + "[" * 33 + "]" * 33 + ', "pad2": ' + "[" * 33 + "]" * 33
-    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+    async with http(supervisor) as client:
         for name, (literal, said) in NOT_JSON.items():
             body = '{"message": "hi", "name": "fx.add", "x": ' + literal + "}"
             for path in BODY_ROUTES:
@@ -196,12 +228,12 @@ async def test_values_json_has_not_are_400_on_every_route_and_a_parse_error_over
 
 
 async def test_arguments_an_app_cannot_read_are_refused_at_once_on_every_route(
-    project: Project,
+    with_apps: SharedView,
 ) -> None:
-    write(project)
+    supervisor = with_apps
     too_deep = nested(220)  # passes a serializer's checks, refused by the app's parser
     call = {"name": "get_stores", "arguments": too_deep}
-    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+    async with http(supervisor) as client:
         with trio.fail_after(HANG_GUARD_S):
             for path, name in (
                 ("/apps/mcp/grocery-inventory", "get_stores"),
@@ -241,56 +273,50 @@ async def test_arguments_an_app_cannot_read_are_refused_at_once_on_every_route(
     ],
 )
 async def test_a_body_in_a_later_packet_that_no_route_reads_leaves_the_connection_working(
-    project: Project, method: str, target: str
+    with_apps: SharedView, method: str, target: str
 ) -> None:
-    write(project)
-    async with supervisor_running(project) as supervisor:
-        port = supervisor.port
-        async with raw_connection(port) as connection:
-            head = request(
-                method, target, port, content_length="2", content_type="application/json"
-            )
-            with trio.fail_after(HANG_GUARD_S):
-                await connection.send(head)
-                await trio.sleep(0.05)  # the body comes in a packet of its own
-                await connection.send(b"{}")
-                first = await connection.response()
-                assert first is not None
-                await connection.send(request("GET", "/apps/health", port))
-                second = await connection.response()
-            assert second is not None
-            assert second.status == 200, second
+    port = with_apps.port
+    async with raw_connection(port) as connection:
+        head = request(method, target, port, content_length="2", content_type="application/json")
+        with trio.fail_after(HANG_GUARD_S):
+            await connection.send(head)
+            await trio.sleep(0.05)  # the body comes in a packet of its own
+            await connection.send(b"{}")
+            first = await connection.response()
+            assert first is not None
+            await connection.send(request("GET", "/apps/health", port))
+            second = await connection.response()
+        assert second is not None
+        assert second.status == 200, second
 
 
 async def test_a_kept_alive_connection_is_not_closed_after_many_requests_nor_says_its_server(
-    project: Project,
+    with_apps: SharedView,
 ) -> None:
     """Hypercorn closes a connection after 1,000 requests by default, which would make an
     agent's client reconnect now and then; and names itself in a `server` header."""
-    write(project)
-    async with supervisor_running(project) as supervisor:
-        port = supervisor.port
-        async with raw_connection(port) as connection:
-            with trio.fail_after(HANG_GUARD_S * 4):
-                for _ in range(1_100):
-                    await connection.send(request("GET", "/apps/health", port))
-                    answer = await connection.response()
-                    assert answer is not None
-                    assert answer.status == 200, answer
-                    assert answer.headers.get("connection") != "close", answer.headers
-            assert "server" not in answer.headers
-            assert "date" in answer.headers
+    port = with_apps.port
+    async with raw_connection(port) as connection:
+        with trio.fail_after(HANG_GUARD_S * 4):
+            for _ in range(1_100):
+                await connection.send(request("GET", "/apps/health", port))
+                answer = await connection.response()
+                assert answer is not None
+                assert answer.status == 200, answer
+                assert answer.headers.get("connection") != "close", answer.headers
+        assert "server" not in answer.headers
+        assert "date" in answer.headers
 
 
 # ---- a reused request id --------------------------------------------------------------------
 
 
 async def test_a_request_id_in_flight_on_the_session_is_refused_and_the_first_answered(
-    project: Project,
+    with_apps: SharedView,
 ) -> None:
-    write(project, "", ("slow", ()), grocery=False)
+    supervisor = with_apps
     path = "/apps/mcp/slow"
-    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+    async with http(supervisor) as client:
         session = await open_session(client, path)
         call = {
             "jsonrpc": "2.0",
@@ -327,10 +353,10 @@ PING = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
 
 
 async def test_mcp_requests_the_sdk_would_answer_badly_get_json_that_says_why(
-    project: Project,
+    with_apps: SharedView,
 ) -> None:
-    write(project, "", ("fx", ()), grocery=False)
-    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+    supervisor = with_apps
+    async with http(supervisor) as client:
         port = supervisor.port
         for path in ("/mcp", "/apps/mcp/fx"):
             session = await open_session(client, path)
@@ -426,17 +452,15 @@ async def test_mcp_requests_the_sdk_would_answer_badly_get_json_that_says_why(
         no_tracebacks(supervisor)
 
 
-async def test_a_request_without_a_host_header_is_told_so(project: Project) -> None:
-    write(project, "", grocery=False)
-    async with supervisor_running(project) as supervisor:
-        async with raw_connection(supervisor.port) as connection:
-            with trio.fail_after(HANG_GUARD_S):
-                await connection.send(b"GET /apps/health HTTP/1.0\r\n\r\n")
-                refused = await connection.response()
-        assert refused is not None
-        assert refused.status == 421, refused
-        message = json.loads(refused.body)["error"]["message"]
-        assert message.startswith("the request has no Host header: send one"), message
+async def test_a_request_without_a_host_header_is_told_so(no_apps: SharedView) -> None:
+    async with raw_connection(no_apps.port) as connection:
+        with trio.fail_after(HANG_GUARD_S):
+            await connection.send(b"GET /apps/health HTTP/1.0\r\n\r\n")
+            refused = await connection.response()
+    assert refused is not None
+    assert refused.status == 421, refused
+    message = json.loads(refused.body)["error"]["message"]
+    assert message.startswith("the request has no Host header: send one"), message
 
 
 # ---- WebSocket upgrades are refused like any request ------------------------------------------
@@ -494,89 +518,86 @@ UPGRADE = (
     ],
 )
 async def test_bytes_after_a_websocket_upgrade_cost_that_connection_only(
-    project: Project, where: str, path: str, extra: str
+    no_apps: SharedView, where: str, path: str, extra: str
 ) -> None:
     """Hypercorn raises out of the connection's task when bytes follow an upgrade it has not
     accepted (its issue #225), which ended the whole server: now only that connection."""
-    write(project, grocery=False)
-    async with supervisor_running(project) as supervisor:
-        port = supervisor.port + (1 if where == "sandbox" else 0)
-        for _ in range(2):  # the second would find the listener gone
-            stream = await trio.open_tcp_stream("127.0.0.1", port)
-            async with stream:
-                head = UPGRADE.format(path=path, port=port, extra=extra).encode()
-                with trio.fail_after(HANG_GUARD_S):
-                    await stream.send_all(head + b"X")
-                    await trio.sleep(0.2)
-                    with contextlib.suppress(trio.BrokenResourceError):
-                        await stream.send_all(b"Y")
-                    while await _receive_or_reset(stream):
-                        pass  # whatever it answers, until it closes the connection
-        async with http(supervisor) as client:
-            health = await client.get("/apps/health")
-        assert health.status_code == 503  # answered: no app is configured, so none runs
-        assert health.json()["apps"] == []
-        async with httpx2.AsyncClient() as client:
-            sandbox = await client.get(f"http://127.0.0.1:{supervisor.port + 1}/sandbox")
-        assert sandbox.status_code == 200
-        assert supervisor.process is not None
-        assert supervisor.process.poll() is None
-        assert "dropped a connection" in supervisor.log
-        no_tracebacks(supervisor)
+    supervisor = no_apps
+    port = supervisor.port + (1 if where == "sandbox" else 0)
+    for _ in range(2):  # the second would find the listener gone
+        stream = await trio.open_tcp_stream("127.0.0.1", port)
+        async with stream:
+            head = UPGRADE.format(path=path, port=port, extra=extra).encode()
+            with trio.fail_after(HANG_GUARD_S):
+                await stream.send_all(head + b"X")
+                await trio.sleep(0.2)
+                with contextlib.suppress(trio.BrokenResourceError):
+                    await stream.send_all(b"Y")
+                while await _receive_or_reset(stream):
+                    pass  # whatever it answers, until it closes the connection
+    async with http(supervisor) as client:
+        health = await client.get("/apps/health")
+    assert health.status_code == 503  # answered: no app is configured, so none runs
+    assert health.json()["apps"] == []
+    async with httpx2.AsyncClient() as client:
+        sandbox = await client.get(f"http://127.0.0.1:{supervisor.port + 1}/sandbox")
+    assert sandbox.status_code == 200
+    assert supervisor.process is not None
+    assert supervisor.process.poll() is None
+    assert "dropped a connection" in supervisor.log
+    no_tracebacks(supervisor)
 
 
 @pytest.mark.parametrize("where", ["main", "sandbox"])
 async def test_a_handshake_the_http_server_refuses_closes_its_connection(
-    project: Project, where: str
+    no_apps: SharedView, where: str
 ) -> None:
     """Hypercorn answers a WebSocket handshake it finds invalid 400 "connection: close" before
     any route (or token check) sees it, and left the connection open for as long as the client
     liked: now it is closed after the answer."""
-    write(project, grocery=False)
-    async with supervisor_running(project) as supervisor:
-        port = supervisor.port + (1 if where == "sandbox" else 0)
-        head = UPGRADE.format(path="/admin/events", port=port, extra="").replace(
-            "Sec-WebSocket-Version: 13", "Sec-WebSocket-Version: 8"
-        )
-        stream = await trio.open_tcp_stream("127.0.0.1", port)
-        async with stream:
-            with trio.fail_after(HANG_GUARD_S):
-                await stream.send_all(head.encode())
-                answer = b""
-                while chunk := await _receive_or_reset(stream):
-                    answer += chunk  # until the server closes the connection
-        assert answer.startswith(b"HTTP/1.1 400"), answer
-        async with http(supervisor) as client:
-            assert (await client.get("/apps/health")).status_code == 503  # answered: no app
-        no_tracebacks(supervisor)
+    supervisor = no_apps
+    port = supervisor.port + (1 if where == "sandbox" else 0)
+    head = UPGRADE.format(path="/admin/events", port=port, extra="").replace(
+        "Sec-WebSocket-Version: 13", "Sec-WebSocket-Version: 8"
+    )
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    async with stream:
+        with trio.fail_after(HANG_GUARD_S):
+            await stream.send_all(head.encode())
+            answer = b""
+            while chunk := await _receive_or_reset(stream):
+                answer += chunk  # until the server closes the connection
+    assert answer.startswith(b"HTTP/1.1 400"), answer
+    async with http(supervisor) as client:
+        assert (await client.get("/apps/health")).status_code == 503  # answered: no app
+    no_tracebacks(supervisor)
 
 
 async def test_bytes_after_a_refusal_that_closes_the_connection_log_no_traceback(
-    project: Project,
+    no_apps: SharedView,
 ) -> None:
     """A refusal that leaves the body unread closes the connection; a byte arriving meanwhile
     made Hypercorn's reading task close it too, at the same moment, and trio refused the
     second close with an error in our last `send` (logged as a traceback, often)."""
-    write(project, grocery=False)
+    supervisor = no_apps
     body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
-    async with supervisor_running(project) as supervisor:
-        port = supervisor.port
-        head = request("POST", "/mcp", port, content_length=str(len(body)))
-        refused = head.replace(b"\r\n\r\n", b"\r\nOrigin: http://evil.example\r\n\r\n", 1)
-        for _ in range(20):
-            stream = await trio.open_tcp_stream("127.0.0.1", port)
-            async with stream:
-                with trio.fail_after(HANG_GUARD_S):
-                    await stream.send_all(refused + body)
-                    answer = await _receive_or_reset(stream)
-                    assert answer.startswith(b"HTTP/1.1 403"), answer
-                    with contextlib.suppress(trio.BrokenResourceError):
-                        await stream.send_all(b"X")
-                    while await _receive_or_reset(stream):
-                        pass
-        async with http(supervisor) as client:
-            assert (await client.get("/apps/health")).status_code == 503  # answered: no app
-        no_tracebacks(supervisor)
+    port = supervisor.port
+    head = request("POST", "/mcp", port, content_length=str(len(body)))
+    refused = head.replace(b"\r\n\r\n", b"\r\nOrigin: http://evil.example\r\n\r\n", 1)
+    for _ in range(20):
+        stream = await trio.open_tcp_stream("127.0.0.1", port)
+        async with stream:
+            with trio.fail_after(HANG_GUARD_S):
+                await stream.send_all(refused + body)
+                answer = await _receive_or_reset(stream)
+                assert answer.startswith(b"HTTP/1.1 403"), answer
+                with contextlib.suppress(trio.BrokenResourceError):
+                    await stream.send_all(b"X")
+                while await _receive_or_reset(stream):
+                    pass
+    async with http(supervisor) as client:
+        assert (await client.get("/apps/health")).status_code == 503  # answered: no app
+    no_tracebacks(supervisor)
 
 
 async def _receive_or_reset(stream: trio.SocketStream) -> bytes:
@@ -597,10 +618,23 @@ keep_alive_s = 1
 """
 
 
-async def test_one_body_limit_for_every_route(project: Project) -> None:
+@pytest.fixture(scope="module")
+def _limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedSupervisor]:
+    """The bundled app behind the limits above."""
+    project = Project(tmp_path_factory.mktemp("hostile-limits"))
     write(project, "", extra=LIMITS)
+    yield from shared_supervisor(project)
+
+
+@pytest.fixture
+def limited(_limited: SharedSupervisor) -> Iterator[SharedView]:
+    yield from view_of(_limited)
+
+
+async def test_one_body_limit_for_every_route(limited: SharedView) -> None:
+    supervisor = limited
     big = json.dumps({"message": "x" * 1000}).encode()
-    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+    async with http(supervisor) as client:
         for path in ("/admin/call", "/apps/chat", "/mcp", "/apps/mcp/grocery-inventory"):
             response = await client.post(path, content=big, headers=MCP_HEADERS)
             assert response.status_code == 413, (path, response.text)
@@ -617,26 +651,26 @@ async def test_one_body_limit_for_every_route(project: Project) -> None:
         no_tracebacks(supervisor)
 
 
-async def test_a_body_never_finished_is_refused_after_the_deadline(project: Project) -> None:
-    write(project, "", extra=LIMITS)
-    async with supervisor_running(project) as supervisor:
-        for target in ("/admin/call", "/apps/mcp/grocery-inventory"):
-            async with raw_connection(supervisor.port) as connection:
-                head = request(
-                    "POST",
-                    target,
-                    supervisor.port,
-                    content_length="100",
-                    content_type="application/json",
-                )
-                with trio.fail_after(HANG_GUARD_S):
-                    await connection.send(head + b'{"name":')
-                    response = await connection.response()
-                assert response is not None
-                assert response.status == 408, response
+async def test_a_body_never_finished_is_refused_after_the_deadline(limited: SharedView) -> None:
+    supervisor = limited
+    for target in ("/admin/call", "/apps/mcp/grocery-inventory"):
+        async with raw_connection(supervisor.port) as connection:
+            head = request(
+                "POST",
+                target,
+                supervisor.port,
+                content_length="100",
+                content_type="application/json",
+            )
+            with trio.fail_after(HANG_GUARD_S):
+                await connection.send(head + b'{"name":')
+                response = await connection.response()
+            assert response is not None
+            assert response.status == 408, response
 
 
 async def test_sessions_beyond_the_cap_are_503_with_retry_after(project: Project) -> None:
+    """Its own supervisor: the sessions it opens count against the cap until they expire."""
     write(project, "", extra=LIMITS)
     path = "/apps/mcp/grocery-inventory"
     async with supervisor_running(project) as supervisor, http(supervisor) as client:
@@ -649,12 +683,11 @@ async def test_sessions_beyond_the_cap_are_503_with_retry_after(project: Project
         await open_session(client, "/mcp")
 
 
-async def test_an_idle_connection_is_closed_after_keep_alive_s(project: Project) -> None:
-    write(project, "", extra=LIMITS, grocery=False)
-    async with supervisor_running(project) as supervisor:
-        for target in ("/apps/health", "/admin/apps", "/no/such/route"):
-            async with raw_connection(supervisor.port) as connection:
-                with trio.fail_after(HANG_GUARD_S):
-                    await connection.send(request("GET", target, supervisor.port))
-                    assert await connection.response() is not None
-                    assert await connection.response() is None  # closed by the server
+async def test_an_idle_connection_is_closed_after_keep_alive_s(limited: SharedView) -> None:
+    supervisor = limited
+    for target in ("/apps/health", "/admin/apps", "/no/such/route"):
+        async with raw_connection(supervisor.port) as connection:
+            with trio.fail_after(HANG_GUARD_S):
+                await connection.send(request("GET", target, supervisor.port))
+                assert await connection.response() is not None
+                assert await connection.response() is None  # closed by the server

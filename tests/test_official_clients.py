@@ -11,7 +11,11 @@ afresh per run, lists tools before a call and sends no DELETE.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import trio
@@ -26,13 +30,55 @@ from tests.support.officialclients import (
     inspector_cli,
     ts_client,
 )
-from tests.support.running import GROCERY_TOOLS
+from tests.support.running import GROCERY, GROCERY_TOOLS, GUARD_S
 
 HEADERS = {"X-Test": "1", "Authorization": "Bearer test-token"}
 
 
+class SharedGrocery:
+    """`server.py --http` started once for the module's tests that only talk to it (each client
+    has a session of its own; a stock change is undone): a process start spared per test."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.process = subprocess.Popen(
+            [sys.executable, str(GROCERY / "server.py"), "--http", "--port", str(self.port)],
+            cwd=GROCERY,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + GUARD_S
+        while True:
+            assert self.process.poll() is None, "the grocery app ended before it listened"
+            assert time.monotonic() < deadline, "the grocery app did not listen"
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+
+@pytest.fixture(scope="module")
+def _grocery() -> Iterator[SharedGrocery]:
+    server = SharedGrocery()
+    yield server
+    server.process.terminate()
+    server.process.wait(GUARD_S)
+
+
 @pytest.fixture
-async def grocery() -> AsyncIterator[GroceryOverHttp]:
+def grocery(_grocery: SharedGrocery) -> Iterator[SharedGrocery]:
+    yield _grocery
+    assert _grocery.process.poll() is None, "the shared grocery app ended"
+
+
+@pytest.fixture
+async def own_grocery() -> AsyncIterator[GroceryOverHttp]:
+    """The grocery app for a test that kills and restarts it."""
     server = GroceryOverHttp(free_port())
     await server.start()
     try:
@@ -43,7 +89,7 @@ async def grocery() -> AsyncIterator[GroceryOverHttp]:
 
 
 @pytest.fixture
-async def recorder(grocery: GroceryOverHttp) -> AsyncIterator[HttpRecorder]:
+async def recorder(grocery: SharedGrocery) -> AsyncIterator[HttpRecorder]:
     """A recording relay in front of the grocery server."""
     relay = HttpRecorder(grocery.port)
     async with trio.open_nursery() as nursery:
@@ -68,7 +114,7 @@ def rpc_method(request: RecordedRequest) -> str | None:
 # --- The TypeScript SDK client -------------------------------------------------------------------
 
 
-async def test_ts_client_connects_lists_and_calls(grocery: GroceryOverHttp) -> None:
+async def test_ts_client_connects_lists_and_calls(grocery: SharedGrocery) -> None:
     async with ts_client(grocery.url) as client:
         assert client.ready["protocolVersion"] == "2025-11-25"
         assert client.ready["serverInfo"]["name"] == "grocery-inventory"
@@ -140,7 +186,7 @@ async def test_ts_client_runs_commands_concurrently(recorder: HttpRecorder) -> N
         assert "items" in structured(slow["result"])
 
 
-async def test_ts_client_hears_server_notifications(grocery: GroceryOverHttp) -> None:
+async def test_ts_client_hears_server_notifications(grocery: SharedGrocery) -> None:
     """The grocery app announces a stock change as notifications/resources/updated; with plain
     JSON responses it reaches the client on its GET stream. (It never sends list_changed.)"""
     async with ts_client(grocery.url) as client:
@@ -189,11 +235,12 @@ async def test_ts_client_can_terminate_its_session(recorder: HttpRecorder) -> No
 
 
 async def test_ts_client_does_not_reconnect_when_the_server_forgets_its_session(
-    grocery: GroceryOverHttp,
+    own_grocery: GroceryOverHttp,
 ) -> None:
     """Restarting the server under a connected client loses its session for good: the SDK
     reports 404 and does not initialize again. (What the supervisor's endpoint must spare its
     clients when an app restarts behind it.)"""
+    grocery = own_grocery
     async with ts_client(grocery.url) as client:
         assert (await client.request("ping"))["ok"]
         assert await client.get_stream() == 200
@@ -215,7 +262,7 @@ async def test_ts_client_start_failure_says_why() -> None:
     assert "fetch failed" in str(caught.value)
 
 
-async def test_ts_client_http_error_at_start(grocery: GroceryOverHttp) -> None:
+async def test_ts_client_http_error_at_start(grocery: SharedGrocery) -> None:
     with pytest.raises(OfficialClientError, match="could not connect") as caught:
         async with ts_client(grocery.url + "/nope"):
             pytest.fail("connected to a 404")
@@ -225,7 +272,7 @@ async def test_ts_client_http_error_at_start(grocery: GroceryOverHttp) -> None:
 # --- The Inspector CLI ---------------------------------------------------------------------------
 
 
-async def test_inspector_lists_and_calls_tools(grocery: GroceryOverHttp) -> None:
+async def test_inspector_lists_and_calls_tools(grocery: SharedGrocery) -> None:
     listed = await inspector_cli(grocery.url, "tools/list")
     assert {t["name"] for t in listed["result"]["tools"]} == GROCERY_TOOLS
 
@@ -244,7 +291,7 @@ async def test_inspector_lists_and_calls_tools(grocery: GroceryOverHttp) -> None
     assert structured(stats["result"])["protocolVersion"] == "2026-07-28"
 
 
-async def test_inspector_failures_raise_with_details(grocery: GroceryOverHttp) -> None:
+async def test_inspector_failures_raise_with_details(grocery: SharedGrocery) -> None:
     with pytest.raises(InspectorError) as caught:
         await inspector_cli(grocery.url, "tools/call", tool_name="get_stores", tool_args={"id": 9})
     assert caught.value.returncode == 5
