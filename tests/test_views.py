@@ -13,24 +13,29 @@ import pytest
 import trio
 
 from actors.turns import APP_EVENTS_MARK
+from actors.views.gate import is_visible_to_app, model_context_text, needs_approval
+from actors.views.leases import MAX_OPEN_VIEWS, ViewTable
+from actors.views.refusals import (
+    Denied,
+    Limited,
+    NotAllowed,
+    TooManyViews,
+    UnknownView,
+    ViewRefusal,
+)
 from supervisor.model.viewsconfig import ViewsConfig
 from tests.support.chatting import body, chat_data
 from tests.support.frontdoor import http, write
 from tests.support.helpers import Project
 from tests.support.running import GUARD_S, fixture_manifest, supervisor_running
 from tests.support.views import call, open_view, rpc
-from web.views import (
-    DENIED,
-    LIMITED,
-    MAX_OPEN_VIEWS,
-    NOT_ALLOWED,
-    UNKNOWN_VIEW,
-    Refused,
-    TooManyViews,
-    ViewTable,
-    is_visible_to_app,
-    model_context_text,
-    needs_approval,
+
+# The JSON-RPC codes a view reads for each kind of refusal.
+UNKNOWN_VIEW, NOT_ALLOWED, LIMITED, DENIED = (
+    UnknownView.code,
+    NotAllowed.code,
+    Limited.code,
+    Denied.code,
 )
 
 # --- the table, with a clock the test moves --------------------------------------------------
@@ -44,8 +49,8 @@ class Clock:
         return self.now
 
 
-def refusal(fn: Any, *args: Any, **kwargs: Any) -> Refused:
-    with pytest.raises(Refused) as caught:
+def refusal(fn: Any, *args: Any, **kwargs: Any) -> ViewRefusal:
+    with pytest.raises(ViewRefusal) as caught:
         fn(*args, **kwargs)
     return caught.value
 
@@ -175,7 +180,7 @@ def test_visibility_approval_and_model_context_rules() -> None:
     # Content that is not a list of blocks is the view's mistake, said as invalid params (it
     # was a 500 with a traceback).
     for content in (5, True, "text", {"type": "text"}):
-        with pytest.raises(Refused) as refused:
+        with pytest.raises(ViewRefusal) as refused:
             model_context_text({"content": content})
         assert refused.value.code == types.INVALID_PARAMS
         assert "'content' must be a list" in refused.value.message
