@@ -20,7 +20,7 @@ from tests.support.frontdoor import http, write
 from tests.support.helpers import Project
 from tests.support.running import GUARD_S, fixture_manifest, supervisor_running
 from tests.support.views import call, open_view, rpc
-from web.relay import APP_ERROR
+from web.mcpdoor.relay import APP_ERROR
 
 DENIED, LIMITED, UNKNOWN_VIEW = Denied.code, Limited.code, UnknownView.code
 

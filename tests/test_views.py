@@ -12,7 +12,7 @@ import mcp_types as types
 import pytest
 import trio
 
-from actors.turns import APP_EVENTS_MARK
+from actors.chat.turns import APP_EVENTS_MARK
 from actors.views.gate import is_visible_to_app, model_context_text, needs_approval
 from actors.views.leases import MAX_OPEN_VIEWS, ViewTable
 from actors.views.refusals import (

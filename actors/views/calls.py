@@ -14,6 +14,7 @@ from typing import Any
 
 import trio
 
+from actors.apps.upstream import ServerRequestRefused
 from actors.asking import until_complete
 from actors.catalog import Catalog, Wire
 from actors.messages import (
@@ -26,7 +27,6 @@ from actors.messages import (
     UpstreamRequest,
 )
 from actors.runtime import ASK_TIMEOUT_S, Abandonment, ask
-from actors.upstream import ServerRequestRefused
 from actors.views import held as holding
 from actors.views.gate import (
     PASSED_ON,

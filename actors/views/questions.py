@@ -11,11 +11,11 @@ from typing import Any
 
 import trio
 
+from actors.apps.upstream import ServerRequestRefused
 from actors.asking import Questions
 from actors.catalog import Wire
 from actors.messages import HubMessage, SampleForView
 from actors.runtime import Mailbox, ask
-from actors.upstream import ServerRequestRefused
 from actors.views.leases import Lease
 from actors.views.messages import QuestionAsked, ViewEvent
 from actors.views.refusals import UnknownQuestion

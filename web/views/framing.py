@@ -26,7 +26,7 @@ from actors.views.refusals import CallLost, ViewRefusal
 from supervisor.model import jsonout
 from web.intake import close_with_request
 from web.keepalives import KEEP_ALIVE, with_keep_alives
-from web.relay import mcp_error
+from web.mcpdoor.relay import mcp_error
 
 
 def rpc_error(error: BaseException) -> dict[str, Any]:

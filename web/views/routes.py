@@ -31,9 +31,9 @@ from quart import Blueprint, Response, request
 
 from actors.asking import AnswerRefused
 from actors.catalog import Wire
+from actors.chat.sessionstore import SavedSession, StoreError
 from actors.messages import GetSession, GetToolTable, HubMessage, RegistryMessage, UnknownApp
 from actors.runtime import ASK_TIMEOUT_S, Abandonment, AskTimeout, Mailbox, Overloaded, ask
-from actors.sessionstore import SavedSession, StoreError
 from actors.views.messages import (
     AnswerApproval,
     AnswerPageQuestion,
@@ -58,7 +58,7 @@ from actors.views.refusals import (
     ViewRefusal,
 )
 from supervisor.model import jsonin
-from web.chat import SESSION_ID
+from web.chat.stream import SESSION_ID
 from web.errors import json_error
 from web.views.framing import answer, rpc_answer
 from web.views.history import opened_views
