@@ -22,7 +22,7 @@ from tests.support.running import GUARD_S, fixture_manifest, supervisor_running
 from tests.support.views import call, open_view, rpc
 from web.mcpdoor.relay import APP_ERROR
 
-DENIED, LIMITED, UNKNOWN_VIEW = Denied.code, Limited.code, UnknownView.code
+DENIED, LIMITED, UNKNOWN_VIEW = Denied.rpc_code, Limited.rpc_code, UnknownView.rpc_code
 
 # Every call of `fx` and `other` waits for the person; `free` never does. No answer for far
 # longer than the tests' hang guard: a held call that is not ended waits that long.

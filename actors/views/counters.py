@@ -32,4 +32,4 @@ class ViewCounters:
         self._decisions.labels(app_id, decision).inc()
 
     def refused(self, app_id: str, refusal: ViewRefusal) -> None:
-        self._refusals.labels(app_id, str(refusal.code)).inc()
+        self._refusals.labels(app_id, str(refusal.rpc_code)).inc()

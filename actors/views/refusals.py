@@ -15,7 +15,7 @@ class ViewRefusal(McpappsError):
     """A view's request the server does not pass on, said for a person; `data` is what the
     page may read besides (a limit's kind and when to retry)."""
 
-    code: ClassVar[int] = -32000  # JSON-RPC's "server error": the request was not served
+    rpc_code: ClassVar[int] = -32000  # JSON-RPC's "server error": the request was not served
 
     def __init__(self, message: str, data: Mapping[str, Any] | None = None) -> None:
         super().__init__(message)
@@ -26,37 +26,37 @@ class ViewRefusal(McpappsError):
 class UnknownView(ViewRefusal):
     """No such view: it was never opened here, or its lease expired or was ended."""
 
-    code = -32001
+    rpc_code = -32001
 
 
 class NotAllowed(ViewRefusal):
     """Not the view's to call: another app's tool, or a tool for the model only."""
 
-    code = -32002
+    rpc_code = -32002
 
 
 class Limited(ViewRefusal):
     """A per-view limit was reached; `data` says which, and when to retry."""
 
-    code = -32003
+    rpc_code = -32003
 
 
 class Denied(ViewRefusal):
     """The person denied the call, or did not answer in time."""
 
-    code = -32004
+    rpc_code = -32004
 
 
 class UnknownMethod(ViewRefusal):
     """A JSON-RPC method a view may not ask."""
 
-    code = -32601  # JSON-RPC's "method not found"
+    rpc_code = -32601  # JSON-RPC's "method not found"
 
 
 class BadParams(ViewRefusal):
     """A request's params its method does not take."""
 
-    code = -32602  # JSON-RPC's "invalid params"
+    rpc_code = -32602  # JSON-RPC's "invalid params"
 
 
 class NotRun(ViewRefusal):
@@ -67,7 +67,7 @@ class NotRun(ViewRefusal):
 class CallLost(ViewRefusal):
     """The call ended without an answer (a bug of ours, not the app's)."""
 
-    code = -32603  # JSON-RPC's "internal error"
+    rpc_code = -32603  # JSON-RPC's "internal error"
 
 
 class TooManyViews(ViewRefusal):
@@ -94,10 +94,10 @@ class BadDecision(ViewRefusal):
 class Unreadable(ViewRefusal):
     """A view's request that is not JSON."""
 
-    code = -32700  # JSON-RPC's "parse error"
+    rpc_code = -32700  # JSON-RPC's "parse error"
 
 
 class NotARequest(ViewRefusal):
     """JSON that is not one JSON-RPC request with a method."""
 
-    code = -32600  # JSON-RPC's "invalid request"
+    rpc_code = -32600  # JSON-RPC's "invalid request"

@@ -33,7 +33,7 @@ def rpc_error(error: BaseException) -> dict[str, Any]:
     """The JSON-RPC error of a request not served: a view's refusal says its code, an error on
     the way to the app reads as the MCP endpoints say it (an app's own error as it sent it)."""
     if isinstance(error, ViewRefusal):
-        body: dict[str, Any] = {"code": error.code, "message": error.message}
+        body: dict[str, Any] = {"code": error.rpc_code, "message": error.message}
         if error.data:
             body["data"] = error.data
         return body
