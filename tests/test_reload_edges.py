@@ -13,6 +13,7 @@ from actors.messages import ApplyReload, Start, Stop, StopAll, ToApp
 from actors.metrics import Metrics
 from actors.registry import Registry
 from actors.runtime import Mailbox, ask
+from actors.views.hub import ViewHub
 from supervisor.model.discovery import discover
 from supervisor.model.lifecycle import AppState
 from supervisor.process.reloader import Reloader
@@ -22,7 +23,6 @@ from web.asgi import FrontDoor
 from web.mcpdoor.aggregate import AggregateEndpoint
 from web.routes import create_app
 from web.security import AccessPolicy
-from web.viewdoor import ViewDoor
 
 POLICY = AccessPolicy(
     require_auth=False,
@@ -105,14 +105,19 @@ async def test_an_approval_given_before_the_view_side_hears_of_a_reload_runs_not
         async with trio.open_nursery() as nursery:
             await nursery.start(registry.run)
             first = await wait_for(registry, "fx", AppState.RUNNING)
-            door = ViewDoor(registry.mailbox, approvals={"fx": "always"})
+            hub = ViewHub(registry.mailbox, approvals={"fx": "always"})
+            await nursery.start(hub.run)
             routes = create_app(
-                registry.mailbox, POLICY, None, chats=Mailbox(1), metrics=Metrics(), views=door
+                registry.mailbox,
+                POLICY,
+                None,
+                chats=Mailbox(1),
+                metrics=Metrics(),
+                views=hub.mailbox,
             )
             front_door = FrontDoor(
                 POLICY, registry.mailbox, routes, {}, AggregateEndpoint(registry.mailbox)
             )
-            nursery.start_soon(door.watch)
             transport = httpx2.ASGITransport(app=front_door)
             async with httpx2.AsyncClient(
                 transport=transport, base_url="http://127.0.0.1:1"
@@ -133,9 +138,9 @@ async def test_an_approval_given_before_the_view_side_hears_of_a_reload_runs_not
                     answers.append(answer.text)
 
                 nursery.start_soon(call)
-                while not door.pending:
+                while not hub.state.held:
                     await trio.sleep(0.01)
-                [approval] = door.pending
+                [approval] = hub.state.held
 
                 project.manifest("apps/fx", fixture_manifest("fx", "--tools", "1"))
                 discovery = discover(

@@ -18,7 +18,9 @@ import pytest
 import trio
 
 from actors.metrics import Metrics
-from actors.runtime import Mailbox
+from actors.runtime import Mailbox, ask
+from actors.views.hub import ViewHub
+from actors.views.messages import OpenView
 from supervisor.model.lifecycle import AppState
 from tests.support.frontdoor import HANDSHAKE_APP
 from tests.support.helpers import Project
@@ -27,7 +29,6 @@ from web.asgi import FrontDoor
 from web.mcpdoor.aggregate import AggregateEndpoint
 from web.routes import create_app
 from web.security import AccessPolicy
-from web.viewdoor import ViewDoor
 
 POLICY = AccessPolicy(
     require_auth=False,
@@ -92,31 +93,31 @@ async def test_a_stream_never_sent_gives_back_its_view_s_slot_and_call(
     )
     async with running(project) as registry, trio.open_nursery() as nursery:
         await wait_for(registry, "hs", AppState.RUNNING)
-        door = ViewDoor(registry.mailbox, approvals={"hs": approval})
+        hub = ViewHub(registry.mailbox, approvals={"hs": approval})
+        await nursery.start(hub.run)
         routes = create_app(
             registry.mailbox,
             POLICY,
             None,
             chats=Mailbox(1),
             metrics=Metrics(),
-            views=door,
+            views=hub.mailbox,
         )
         aggregate = AggregateEndpoint(registry.mailbox)
         front_door = FrontDoor(POLICY, registry.mailbox, routes, {}, aggregate)
-        nursery.start_soon(door.watch)
+        state = hub.state
         with trio.fail_after(GUARD_S):
-            while door.nursery is None:
-                await trio.sleep(0.01)
-            lease = door.table.open("hs")
+            opened = await ask(hub.mailbox, lambda r: OpenView("hs", None, None, False, r))
             answered = await leave_before_the_first_send(
-                front_door, lease.id, {"name": tool, "arguments": arguments}
+                front_door, opened.view_id, {"name": tool, "arguments": arguments}
             )
             assert answered.startswith("text/event-stream")
             # The call, cancelled, ends; the app's question is given up in a task of its own
             # (the app's request to us), which may end a moment after the call's scope.
-            while door.running or door.asked:
+            while state.running or state.questions.asked or state.held:
                 await trio.sleep(0.01)
+        lease = state.table.get(opened.view_id)
         assert (lease.in_flight, lease.held) == (0, 0)
-        assert door.pending == {}
-        assert door.asked == {}
+        assert len(state.held) == 0
+        assert state.questions.asked == {}
         nursery.cancel_scope.cancel()

@@ -1,9 +1,11 @@
 """The front door's plain HTTP routes (Quart-Trio): `/apps/health`, `/login`, and the
-blueprints of `/apps/chat` (`web.chat.stream`) and the admin API (`web.admin.api`).
+blueprints of `/apps/chat` (`web.chat.stream`), `/apps/views` (`web.views.routes`) and the admin
+API (`web.admin.api`).
 Auth, Host and Origin are checked before a request gets here (`web.asgi`)."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 from urllib.parse import urlencode
 
@@ -15,6 +17,7 @@ from quart_trio import QuartTrio
 from actors.messages import AppStatus, HubMessage, RegistryMessage, Snapshot
 from actors.metrics import Metrics
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
+from actors.views.messages import ViewMessage
 from supervisor.model import jsonout
 from supervisor.model.errors import Unauthorized
 from supervisor.model.lifecycle import AppState
@@ -28,8 +31,7 @@ from web.control import control_blueprint, ui_shown
 from web.errors import register
 from web.security import SESSION_COOKIE, AccessPolicy, session_value, token_matches
 from web.signin import signin_blueprint
-from web.viewdoor import ViewDoor
-from web.viewroutes import views_blueprint
+from web.views.routes import model_contexts, views_blueprint
 
 
 class FiniteJSONProvider(DefaultJSONProvider):
@@ -52,17 +54,17 @@ def create_app(
     metrics: Metrics,
     reload: Reload | None = None,
     public_url: str | None = None,
-    views: ViewDoor | None = None,
+    views: Mailbox[ViewMessage] | None = None,
 ) -> Any:
     """`public_url` (no trailing slash), when set, is the base of every URL handed out: the
     request's own Host and any X-Forwarded-* headers are never trusted for that."""
     app = QuartTrio("mcpapps")
     app.json = FiniteJSONProvider(app)
-    contexts = views.session_contexts if views is not None else None
+    contexts = functools.partial(model_contexts, views) if views is not None else None
     app.register_blueprint(chat_blueprint(chats, contexts))
     app.register_blueprint(answers_blueprint(chats, registry))
     if views is not None:
-        app.register_blueprint(views_blueprint(views, chats))
+        app.register_blueprint(views_blueprint(views, registry, chats))
     app.register_blueprint(admin_blueprint(registry, metrics, reload=reload))
     app.register_blueprint(sessions_blueprint(chats))
     app.register_blueprint(cluster_blueprint(chats))

@@ -28,6 +28,7 @@ from actors.messages import (
 from actors.metrics import Metrics
 from actors.runtime import Mailbox, ask
 from actors.tooltable import ToolTable
+from actors.views.messages import CutShort, StopViews, ViewMessage
 from supervisor.model.config import Config, url_host
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from supervisor.model.reload import Reload
@@ -41,7 +42,6 @@ from web.routes import create_app
 from web.sandbox import serve_sandbox
 from web.security import AccessPolicy
 from web.uiview import catalog_has_ui
-from web.viewdoor import ViewDoor
 
 logger = logging.getLogger("mcpapps.web")
 
@@ -62,6 +62,7 @@ async def serve_front_door(
     registry: Mailbox[RegistryMessage],
     *,
     chats: Mailbox[HubMessage],
+    views: Mailbox[ViewMessage],
     metrics: Metrics,
     shutdown: trio.Event,
     close: trio.Event,
@@ -91,7 +92,6 @@ async def serve_front_door(
             await added.add(app_id)
         return diff
 
-    views = ViewDoor(registry, config.views, config.apps.approvals(), metrics)
     routes = create_app(
         registry,
         policy,
@@ -137,7 +137,6 @@ async def serve_front_door(
             await stack.enter_async_context(endpoint.manager.run())
         added.nursery = nursery
         nursery.start_soon(_relay_facts, facts, apps, aggregate, added, states, owners)
-        nursery.start_soon(views.watch)
         if config.sandbox.enabled:
             sandbox_binds = await nursery.start(serve_sandbox, config, shutdown)
             logger.info("app sandbox listening on %s", ", ".join(sandbox_binds))
@@ -152,9 +151,9 @@ async def serve_front_door(
         logger.info("front door listening on %s", ", ".join(binds))
         task_status.started(binds)
         await shutdown.wait()
-        views.stop_approvals()  # a call waiting for the person's approval is new work: not run
+        views.tell(StopViews())  # a call waiting for the person's approval is new work: not run
         await close.wait()
-        views.cut_short()  # a view's call that outlived the apps is answered with an error
+        views.tell(CutShort())  # a view's call that outlived the apps is answered with an error
         for endpoint in endpoints:
             endpoint.audience.listen.close()  # 2026-07-28 listen streams end gracefully
         # Ending the session managers ends every session and its standing stream (not under

@@ -27,6 +27,7 @@ from actors.messages import StopAll, StopChats, WhenReady
 from actors.metrics import Metrics
 from actors.registry import Registry
 from actors.runtime import ask
+from actors.views.hub import ViewHub
 from supervisor.model.address import ADDRESS_FILE, remove_address, write_address
 from supervisor.model.config import Config
 from supervisor.model.discovery import discover, log_discovery
@@ -149,6 +150,8 @@ async def _supervise(
     config, registry, chats = parts.config, parts.registry, parts.chats
     shutdown, close, closed = trio.Event(), trio.Event(), trio.Event()
     reloader = Reloader(config, environ, registry.mailbox)
+    approvals = config.apps.approvals()
+    views = ViewHub(registry.mailbox, chats.mailbox, config.views, approvals, parts.metrics)
 
     async def front_door(task_status: trio.TaskStatus[Any]) -> None:
         try:
@@ -157,6 +160,7 @@ async def _supervise(
                 parts.policy,
                 registry.mailbox,
                 chats=chats.mailbox,
+                views=views.mailbox,
                 metrics=parts.metrics,
                 shutdown=shutdown,
                 close=close,
@@ -170,6 +174,7 @@ async def _supervise(
     async with trio.open_nursery() as nursery:
         await nursery.start(registry.run)
         await nursery.start(chats.run)
+        await nursery.start(views.run)
         await nursery.start(front_door)
         _record_address(config)
         url = config.server.public_url or config.control_origin

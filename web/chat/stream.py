@@ -13,7 +13,7 @@ import contextlib
 import math
 import re
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import trio
@@ -48,10 +48,11 @@ _COUNT = re.compile(r"[0-9]{1,9}", re.ASCII)
 
 
 def chat_blueprint(
-    chats: Mailbox[HubMessage], view_contexts: Callable[[str], list[dict[str, Any]]] | None = None
+    chats: Mailbox[HubMessage],
+    view_contexts: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = None,
 ) -> Blueprint:
     """`view_contexts` gives the latest model context of each view the session opened, as
-    app events of its next turn (web/viewdoor.py)."""
+    app events of its next turn (the view hub's, web/views/routes.py)."""
     chat = Blueprint("chat", __name__)
 
     @chat.post("/apps/chat")
@@ -61,7 +62,7 @@ def chat_blueprint(
             session_id, user = parse_chat_request(body)
         except jsonin.JSONInputError as error:
             raise BadRequest(str(error)) from None
-        if view_contexts is not None and (contexts := view_contexts(session_id)):
+        if view_contexts is not None and (contexts := await view_contexts(session_id)):
             user = UserTurn(user.text, (*user.app_events, *contexts))
         events_in, events = trio.open_memory_channel[Event](math.inf)
         # Closed by the front door once the request is over, sent or not: a client that leaves

@@ -1,7 +1,6 @@
-"""The app views open in browsers, as the server keeps them: leases, the gate on what a view may
-call, its limits and the person's approvals. Plain data with the clock passed in; the one
-owner is the front door's view endpoint (web/viewdoor.py), whose handlers change it only
-between awaits, so no two of them ever see it half changed.
+"""The views' leases and their limits, as the view hub keeps them (actors/views/hub.py, their one
+owner): plain data with the clock passed in, changed only by the hub's mailbox and its own tasks,
+between awaits, so nothing ever sees it half changed.
 
 A lease lives in memory only: it is gone when the page tears the view down, when it is not
 used for `lease_s`, when its app restarts with a changed definition, and with the process. A
@@ -13,50 +12,22 @@ count.
 
 from __future__ import annotations
 
-import json
 import math
 import secrets
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 import attrs
-import mcp_types as types
 
-from supervisor.model.errors import McpappsError
-from supervisor.model.viewsconfig import Approval, ViewsConfig
+from actors.views.refusals import Limited, TooManyViews, UnknownView
+from supervisor.model.viewsconfig import ViewsConfig
 
-Decision = Literal["once", "while-open", "deny"]
-DECISIONS: tuple[Decision, ...] = ("once", "while-open", "deny")
-
-# JSON-RPC error codes of the view endpoint (the server-error range JSON-RPC leaves to servers).
-UNKNOWN_VIEW = -32001  # no such view, or its lease expired or was torn down
-NOT_ALLOWED = -32002  # not the view's to call: another app's tool, a model-only tool
-LIMITED = -32003  # a per-view limit was reached; `data` says which and when to retry
-DENIED = -32004  # the person denied the call, or did not answer in time
-
-MODEL_CONTEXT_MAX = 8_000  # characters of a view's latest model context that are kept
 # Views open at once, over every app: each holds its lease, its opening call and its model
 # context until it is closed or unused for `lease_s`, so without a cap a client could keep
 # opening them (the MCP endpoints cap their sessions the same way).
 MAX_OPEN_VIEWS = 1_000
-
-
-class Refused(McpappsError):
-    """A view's request the server does not pass on, as a JSON-RPC error."""
-
-    def __init__(self, code: int, message: str, data: Mapping[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = dict(data) if data else None
-
-    def error(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data:
-            body["data"] = self.data
-        return body
 
 
 @attrs.define
@@ -79,7 +50,7 @@ class Lease:
     ended: str | None = None  # why the lease ended, once it has
     # The number of the app's actor the view was opened for (`ActorOf`): its requests go to
     # that actor only, so a view of a definition a reload has replaced runs nothing on the new
-    # one, even before the view door has heard of the reload (which ends the view).
+    # one, even before the view hub has heard of the reload (which ends the view).
     actor: int | None = None
 
     def descriptor(self) -> dict[str, Any]:
@@ -89,10 +60,6 @@ class Lease:
             "sessionId": self.chat_session,
             "toolCall": dict(self.tool_call) if self.tool_call else None,
         }
-
-
-class TooManyViews(McpappsError):
-    """`MAX_OPEN_VIEWS` views are open: no other opens until one closes or expires."""
 
 
 class ViewTable:
@@ -120,7 +87,8 @@ class ViewTable:
         if len(self._leases) >= MAX_OPEN_VIEWS:
             raise TooManyViews(
                 f"{MAX_OPEN_VIEWS} views are open, the most there may be: close one, or try again"
-                f" once an unused one has expired (after {self.config.lease_s:g} s)"
+                f" once an unused one has expired (after {self.config.lease_s:g} s)",
+                self.config.lease_s,
             )
         now = self._clock()
         lease = Lease(secrets.token_urlsafe(24), app_id, chat_session, tool_call, now, now)
@@ -128,12 +96,11 @@ class ViewTable:
         return lease
 
     def get(self, view_id: str) -> Lease:
-        """The live lease, refreshed, or `Refused` (unknown, expired or torn down)."""
+        """The live lease, refreshed, or `UnknownView` (unknown, expired or torn down)."""
         self.expire()
         lease = self._leases.get(view_id)
         if lease is None:
-            raise Refused(
-                UNKNOWN_VIEW,
+            raise UnknownView(
                 "this view is unknown to this supervisor or has expired (views last"
                 f" {self.config.lease_s:g} s unused, and end when closed or when their app"
                 " restarts with a changed definition or is stopped by a reload; behind a load"
@@ -166,8 +133,7 @@ class ViewTable:
             while stamps and stamps[0] <= now - config.window_s:
                 stamps.popleft()
         if lease.in_flight >= config.max_in_flight:
-            raise Refused(
-                LIMITED,
+            raise Limited(
                 f"this view already has {lease.in_flight} requests in flight, the most a view"
                 f" may have at once ({config.max_in_flight}): wait for one to finish",
                 {"limit": config.max_in_flight, "kind": "in-flight"},
@@ -190,11 +156,10 @@ class ViewTable:
         """An admitted tool call waits for the person's approval: it leaves the requests in
         flight (a person's slow answer must not keep the view's other requests out), and
         counts among the view's held calls instead, of which there are at most as many as
-        requests in flight (else `Refused`, and it stays in flight until released)."""
+        requests in flight (else `Limited`, and it stays in flight until released)."""
         limit = self.config.max_in_flight
         if lease.held >= limit:
-            raise Refused(
-                LIMITED,
+            raise Limited(
                 f"this view already has {lease.held} calls waiting for the person's approval,"
                 f" the most a view may have at once ({limit}): wait for one to be answered",
                 {"limit": limit, "kind": "held"},
@@ -238,53 +203,10 @@ class ViewTable:
 
 def _rate_refusal(
     what: str, limit: int, stamps: deque[float], config: ViewsConfig, now: float
-) -> Refused:
+) -> Limited:
     retry = max(0.0, stamps[0] + config.window_s - now)
-    return Refused(
-        LIMITED,
+    return Limited(
         f"this view made {limit} {what} in the last {config.window_s:g} s, the most a view may:"
         f" retry in {math.ceil(retry)} s",
         {"limit": limit, "kind": what.replace(" ", "-"), "retryAfterS": math.ceil(retry)},
     )
-
-
-def is_visible_to_app(tool: Mapping[str, Any]) -> bool:
-    """A tool a view may call: its `_meta.ui.visibility` includes "app"; absent means both."""
-    ui = (tool.get("_meta") or {}).get("ui") or {}
-    visibility = ui.get("visibility") if isinstance(ui, Mapping) else None
-    return not isinstance(visibility, list) or "app" in visibility
-
-
-def is_read_only(tool: Mapping[str, Any]) -> bool:
-    annotations = tool.get("annotations") or {}
-    return isinstance(annotations, Mapping) and annotations.get("readOnlyHint") is True
-
-
-def needs_approval(approval: Approval, tool: Mapping[str, Any]) -> bool:
-    """Whether a view's call of `tool` waits for the person: under "writes" (the default) a
-    tool is a write unless its annotations say `readOnlyHint: true`."""
-    if approval == "never":
-        return False
-    if approval == "always":
-        return True
-    return not is_read_only(tool)
-
-
-def model_context_text(params: Mapping[str, Any]) -> str:
-    """The text of a `ui/update-model-context`: its text blocks, else its structured content
-    as JSON, cut to `MODEL_CONTEXT_MAX` characters."""
-    content = params.get("content")
-    if content is not None and not isinstance(content, list):
-        message = "'content' must be a list of content blocks, such as {'type': 'text', 'text': …}"
-        raise Refused(types.INVALID_PARAMS, message)
-    parts = [
-        str(c.get("text"))
-        for c in content or ()
-        if isinstance(c, Mapping) and c.get("type") == "text"
-    ]
-    if not parts and params.get("structuredContent") is not None:
-        parts.append(json.dumps(params["structuredContent"], ensure_ascii=False))
-    text = "\n".join(parts)
-    if len(text) > MODEL_CONTEXT_MAX:
-        text = text[:MODEL_CONTEXT_MAX] + f"… [{len(text) - MODEL_CONTEXT_MAX} characters cut]"
-    return text

@@ -1,0 +1,251 @@
+"""The view hub: the actor behind `/apps/views…`. It alone holds the views' leases, the calls
+waiting for the person's approval, the apps' questions waiting for a page and the counters
+(`ViewState`); the front door sends it messages (actors/views/messages.py) and reads its answers.
+
+Its mailbox does what is quick (a lease looked up, renewed or closed; a request admitted or
+refused; an answer handed to the call or question it is for); a request that goes to the app is
+a task of the hub's nursery (actors/views/calls.py), which answers on the request's own channel.
+A view's lease that ends, however it ends (closed, expired, its app restarted or stopped by a
+reload), ends what waits on it: a held call is answered at once, the app's questions to the page
+are answered `cancel`, and, when a reload ended it, a call still running is cut short."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import trio
+
+from actors.asking import AnswerRefused
+from actors.catalog import Wire
+from actors.messages import ActorOf, HubMessage, RegistryMessage, Reloaded, Watch
+from actors.metrics import Metrics
+from actors.runtime import ASK_TIMEOUT_S, Actor, Mailbox, ask, unhandled
+from actors.views.calls import serve
+from actors.views.counters import ViewCounters
+from actors.views.gate import ASKED, DECISIONS, MODEL_CONTEXT, model_context_text
+from actors.views.leases import Lease, ViewTable
+from actors.views.messages import (
+    AnswerApproval,
+    Answered,
+    AnswerPageQuestion,
+    AppsReloaded,
+    CloseView,
+    CutShort,
+    Failed,
+    KeepViewAlive,
+    OpenedView,
+    OpenView,
+    Outcome,
+    StopViews,
+    Succeeded,
+    TakeModelContexts,
+    ViewEvent,
+    ViewMessage,
+    ViewRequest,
+)
+from actors.views.refusals import (
+    BadDecision,
+    UnknownApproval,
+    UnknownMethod,
+    UnknownQuestion,
+    ViewRefusal,
+)
+from actors.views.state import ViewState
+from supervisor.model.reload import ReloadDiff
+from supervisor.model.viewsconfig import Approval, ViewsConfig
+
+logger = logging.getLogger("mcpapps.views")
+
+WATCH_BUFFER = 256
+
+
+class ViewHub(Actor[ViewMessage]):
+    def __init__(
+        self,
+        registry: Mailbox[RegistryMessage],
+        chats: Mailbox[HubMessage] | None = None,
+        config: ViewsConfig | None = None,
+        approvals: Mapping[str, Approval] | None = None,
+        metrics: Metrics | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self.mailbox: Mailbox[ViewMessage] = Mailbox()
+        self._nursery: trio.Nursery | None = None
+        table = ViewTable(config, clock) if clock else ViewTable(config)
+        table.on_end = self._view_ended
+        self.state = ViewState(registry, chats, table, ViewCounters(metrics), dict(approvals or {}))
+
+    async def _begin(self, nursery: trio.Nursery) -> None:
+        await nursery.start(self._watch)
+
+    async def _watch(self, *, task_status: trio.TaskStatus[None]) -> None:
+        """The registry's reloads, as messages of this hub's own."""
+        facts_in, facts = trio.open_memory_channel[Any](WATCH_BUFFER)
+        self.state.registry.tell(Watch(facts_in))
+        task_status.started()
+        async with facts:
+            async for fact in facts:
+                if isinstance(fact, Reloaded):
+                    self.mailbox.tell(AppsReloaded(fact.diff, fact.approvals))
+
+    def _handle(self, message: ViewMessage) -> None:
+        state, table = self.state, self.state.table
+        match message:
+            case ViewRequest():
+                self._admit(message)
+            case OpenView():
+                self._spawn(self._open, message)
+            case KeepViewAlive(view_id, reply):
+                try:
+                    table.get(view_id)
+                    reply.send(table.config.lease_s)
+                except ViewRefusal as refusal:
+                    reply.fail(refusal)
+            case CloseView(view_id, reply):
+                # Ending the lease ends what waits on it: a held call is answered, a question
+                # cancelled.
+                reply.send(table.close(view_id))
+            case AnswerApproval(view_id, approval_id, decision, reply):
+                try:
+                    held = state.held.find(view_id, approval_id)  # an unknown one comes first
+                    if decision not in DECISIONS:
+                        raise BadDecision(f"'decision' must be one of {list(DECISIONS)}")
+                    held.decide(decision)
+                    reply.send(None)
+                except (UnknownApproval, BadDecision) as refusal:
+                    reply.fail(refusal)
+            case AnswerPageQuestion(view_id, request_id, action, content, reply):
+                try:
+                    state.questions.answer(view_id, request_id, action, content)
+                    reply.send(None)
+                except (UnknownQuestion, AnswerRefused) as refused:
+                    reply.fail(refused)
+            case TakeModelContexts(chat_session, reply):
+                reply.send(self._take_contexts(chat_session))
+            case StopViews():
+                state.held.stop()
+            case CutShort():
+                state.closing = True
+                for scope in state.running:
+                    scope.cancel()
+            case AppsReloaded(diff, approvals):
+                self._reloaded(diff, approvals)
+            case _:
+                unhandled("view hub", message)
+
+    def _admit(self, request: ViewRequest) -> None:
+        """A view's request counted in and sent on its way, answered here, or refused."""
+        state, table = self.state, self.state.table
+        lease: Lease | None = None
+        try:
+            lease = table.get(request.view_id)
+            if request.method == MODEL_CONTEXT:
+                lease.model_context = model_context_text(request.params) or None
+                _answer_now(request.events, Succeeded({}))
+                return
+            if request.method not in ASKED:
+                raise UnknownMethod(f"a view cannot ask '{request.method}'")
+            table.admit(lease, tool_call=request.method == "tools/call")
+        except ViewRefusal as refusal:
+            state.counters.refused(lease.app_id if lease else "", refusal)
+            _answer_now(request.events, Failed(refusal))
+            return
+        self._spawn(serve, state, lease, request)
+
+    async def _open(self, message: OpenView) -> None:
+        app_id = message.app_id
+        try:
+            actor: int | None = await ask(
+                self.state.registry, lambda r: ActorOf(app_id, r), ASK_TIMEOUT_S
+            )
+            table = self.state.table
+            lease = table.open(app_id, message.chat_session, message.tool_call)
+        except Exception as error:  # UnknownApp, TooManyViews, the registry's silence
+            message.reply.fail(error)
+            return
+        lease.actor = actor
+        if message.run and message.tool_call is not None:
+            lease.opening = {
+                "name": message.tool_call.get("toolName"),
+                "arguments": message.tool_call.get("arguments") or {},
+            }
+        opened = OpenedView(
+            lease.id,
+            app_id,
+            lease.chat_session,
+            lease.tool_call,
+            table.config.lease_s,
+            self.state.approval(app_id),
+        )
+        message.reply.send(opened)
+
+    def _view_ended(self, lease: Lease, why: str) -> None:
+        """A view's lease ended: a call waiting for the person's approval is not run (it is
+        answered at once, and an approval posted for it afterwards is for no call), and the
+        app's questions to the page are answered `cancel`."""
+        self.state.held.end_view(lease, why)
+        self.state.questions.cancel_view(lease.id, f"its view ended ({why}), so it was cancelled")
+        logger.info("view %s… of app %s ended: %s", lease.id[:6], lease.app_id, why)
+
+    def _reloaded(
+        self, diff: ReloadDiff, approvals: tuple[tuple[str, Approval], ...] | None
+    ) -> None:
+        state = self.state
+        for app_id, why in _ended_by(diff):
+            # A call of its views still running (a 2026-07-28 app's, between its rounds)
+            # would send its next round to the new process: it ends here, before its
+            # questions are answered `cancel`.
+            for scope, lease in state.running.items():
+                if lease.app_id == app_id:
+                    scope.cancel()
+            if dropped := state.table.drop_app(app_id, why):
+                logger.info("app %s changed: %d of its views ended", app_id, dropped)
+        if approvals is not None:
+            self._set_approvals(dict(approvals))
+
+    def _set_approvals(self, approvals: Mapping[str, Approval]) -> None:
+        """A reload's approval policies, in force from the next call on. A grant already given
+        for a view ("allow while open") lasts as long as that view: the person gave it."""
+        state = self.state
+        for app_id in sorted(set(state.approvals) | set(approvals)):
+            before, after = state.approval(app_id), approvals.get(app_id, "writes")
+            if before != after:
+                logger.info("views of app %s: approval is now %s (was %s)", app_id, after, before)
+        state.approvals = dict(approvals)
+
+    def _take_contexts(self, chat_session: str) -> tuple[Wire, ...]:
+        events = []
+        for lease in self.state.table.of_session(chat_session):
+            if lease.model_context:
+                events.append(
+                    {
+                        "tool": f"{lease.app_id}/ui/update-model-context",
+                        "args": {},
+                        "resultText": lease.model_context,
+                    }
+                )
+                lease.model_context = None
+        return tuple(events)
+
+
+def _answer_now(events: trio.MemorySendChannel[ViewEvent], outcome: Outcome) -> None:
+    """A request answered by the mailbox itself: its channel has room for one event."""
+    with contextlib.suppress(trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
+        events.send_nowait(Answered(outcome))
+    events.close()
+
+
+def _ended_by(diff: ReloadDiff) -> list[tuple[str, str]]:
+    """The apps whose views a reload ends, each with why: restarted with a changed definition,
+    given one while Stopped (the next start runs it), or stopped."""
+    return [
+        *(
+            (a, f"a reload restarted its app '{a}' with a changed definition")
+            for a in diff.restarted
+        ),
+        *((a, f"a reload changed the definition of its app '{a}'") for a in diff.still_stopped),
+        *((a, f"a reload stopped its app '{a}'") for a in diff.stopped),
+    ]

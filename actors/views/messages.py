@@ -1,0 +1,190 @@
+"""What the view hub's mailbox takes (`ViewMessage`), and what it answers a view's request with:
+the events of one request (`ViewEvent`), ending in its `Outcome`.
+
+A view's JSON-RPC request (`ViewRequest`) carries the channel its events go to: zero or more
+`ApprovalAsked` and `QuestionAsked` (the front door streams them to the page), then one
+`Answered`. Its `Abandonment` is set by the front door when the page goes away: the hub then
+cancels the request's work and gives back what it held."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import trio
+
+from actors.catalog import Wire
+from actors.runtime import Abandonment, Reply
+from supervisor.model.errors import McpappsError
+from supervisor.model.reload import ReloadDiff
+from supervisor.model.viewsconfig import Approval
+
+# What a request of a view comes to.
+
+
+@attrs.frozen
+class Succeeded:
+    """The app's result (or the hub's own, for what it answers itself)."""
+
+    result: Wire
+
+
+@attrs.frozen
+class Failed:
+    """Why the request was not served: a `ViewRefusal` (actors/views/refusals.py), or the
+    app's or the registry's error on the way (`AppError`, `ActorUnavailable`)."""
+
+    error: McpappsError
+
+
+Outcome = Succeeded | Failed
+
+
+# The events of one request, in order: the last is `Answered`.
+
+
+@attrs.frozen
+class ApprovalAsked:
+    """The call waits for the person's approval (answered with `AnswerApproval`)."""
+
+    approval_id: str
+    app_id: str
+    tool: str
+    arguments: Any
+    timeout_s: float
+
+
+@attrs.frozen
+class QuestionAsked:
+    """The app asks the person while the call runs (answered with `AnswerPageQuestion`):
+    `{requestId, app, tool, message, requestedSchema | url}`."""
+
+    question: Wire
+
+
+@attrs.frozen
+class Answered:
+    outcome: Outcome
+
+
+ViewEvent = ApprovalAsked | QuestionAsked | Answered
+
+
+# Requests to the view hub.
+
+
+@attrs.frozen
+class OpenedView:
+    """A view just opened: its lease's descriptor, how long it lasts unused, and its app's
+    approval policy (what the page tells the person)."""
+
+    view_id: str
+    app_id: str
+    chat_session: str | None
+    tool_call: Mapping[str, Any] | None
+    lease_s: float
+    approval: Approval
+
+
+@attrs.frozen
+class OpenView:
+    """Open a view of `app_id`; `run` lets its opening call (`tool_call`'s tool and arguments)
+    run once without approval. Fails `UnknownApp` or `TooManyViews`."""
+
+    app_id: str
+    chat_session: str | None
+    tool_call: Mapping[str, Any] | None
+    run: bool
+    reply: Reply[OpenedView]
+
+
+@attrs.frozen
+class KeepViewAlive:
+    """The page still shows the view: its lease is renewed (answered with the lease time), or
+    `UnknownView`."""
+
+    view_id: str
+    reply: Reply[float]
+
+
+@attrs.frozen
+class CloseView:
+    """The page tore the view down: whether there was one to close."""
+
+    view_id: str
+    reply: Reply[bool]
+
+
+@attrs.frozen
+class ViewRequest:
+    """One JSON-RPC request of a view; answered on `events` (see above)."""
+
+    view_id: str
+    method: str
+    params: Mapping[str, Any]
+    events: trio.MemorySendChannel[ViewEvent]
+    abandoned: Abandonment
+
+
+@attrs.frozen
+class AnswerApproval:
+    """The person's decision on a held call, or `UnknownApproval` / `BadDecision`."""
+
+    view_id: str
+    approval_id: str
+    decision: Any  # one of `DECISIONS`, else `BadDecision` (once the approval is found)
+    reply: Reply[None]
+
+
+@attrs.frozen
+class AnswerPageQuestion:
+    """The person's answer to an app's question, or `UnknownQuestion` / `AnswerRefused`."""
+
+    view_id: str
+    request_id: str
+    action: Any
+    content: Any
+    reply: Reply[None]
+
+
+@attrs.frozen
+class TakeModelContexts:
+    """The latest model context of each view of a chat session, taken (each is given once), as
+    app events of the session's next turn."""
+
+    chat_session: str
+    reply: Reply[tuple[Wire, ...]]
+
+
+@attrs.frozen
+class StopViews:
+    """The supervisor is shutting down: a held call is not run, and none is held from now."""
+
+
+@attrs.frozen
+class CutShort:
+    """The apps are stopped: a view's call still running is cancelled and answered so."""
+
+
+@attrs.frozen
+class AppsReloaded:
+    """A reload (the registry's `Reloaded`, as the hub's watch hears it): the views of the apps
+    it restarted, changed or stopped end, and its approval policies hold from now on."""
+
+    diff: ReloadDiff
+    approvals: tuple[tuple[str, Approval], ...] | None
+
+
+ViewMessage = (
+    OpenView
+    | KeepViewAlive
+    | CloseView
+    | ViewRequest
+    | AnswerApproval
+    | AnswerPageQuestion
+    | TakeModelContexts
+    | StopViews
+    | CutShort
+    | AppsReloaded
+)
