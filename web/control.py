@@ -1,5 +1,6 @@
 """The control page: `GET /` and its static files (plain HTML, CSS and JavaScript from
-`web/static`, no build step); and whether each Running app's catalog shows a UI.
+`web/static`, the page's ES modules from `web/static/js`, no build step); and whether each
+Running app's catalog shows a UI.
 
 The page and its files hold no user data, so they are served without the token: a person who
 is not logged in gets the page, which says how to log in. Everything the page shows comes from
@@ -26,13 +27,18 @@ from web.uiview import catalog_has_ui
 STATIC_PREFIX = "/static/"
 # The files the page is made of, and their types; the sandbox page is served only by the
 # sandbox listener.
+JAVASCRIPT = "text/javascript; charset=utf-8"
 STATIC_FILES = {
-    "app.js": "text/javascript; charset=utf-8",
-    "host.js": "text/javascript; charset=utf-8",
-    "asking.js": "text/javascript; charset=utf-8",
-    "sse.js": "text/javascript; charset=utf-8",
+    "host.js": JAVASCRIPT,
     "style.css": "text/css; charset=utf-8",
 }
+# The page's ES modules, every `.js` file of `web/static/js`. A browser runs a module only when
+# it is served with a JavaScript type (and `nosniff` makes it check).
+PAGE_MODULES = frozenset(
+    entry.name
+    for entry in resources.files("web").joinpath("static", "js").iterdir()
+    if entry.name.endswith(".js")
+)
 _PAGE_HEADERS = {
     "Cache-Control": "no-cache",
     "X-Content-Type-Options": "nosniff",
@@ -41,7 +47,7 @@ _PAGE_HEADERS = {
 
 
 def _static(name: str) -> bytes:
-    return resources.files("web").joinpath("static", name).read_bytes()
+    return resources.files("web").joinpath("static", *name.split("/")).read_bytes()
 
 
 def control_blueprint(sandbox_origin: str | None) -> Blueprint:
@@ -59,6 +65,12 @@ def control_blueprint(sandbox_origin: str | None) -> Blueprint:
         if name not in STATIC_FILES:
             return json_error(404, "not_found", f"there is no file '{name}'")
         return Response(_static(name), content_type=STATIC_FILES[name], headers=_PAGE_HEADERS)
+
+    @control.get("/static/js/<name>")
+    async def page_module(name: str) -> Any:
+        if name not in PAGE_MODULES:
+            return json_error(404, "not_found", f"there is no file 'js/{name}'")
+        return Response(_static(f"js/{name}"), content_type=JAVASCRIPT, headers=_PAGE_HEADERS)
 
     return control
 
