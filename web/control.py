@@ -46,19 +46,41 @@ _PAGE_HEADERS = {
 }
 
 
+def page_csp(sandbox_origin: str | None) -> str:
+    """The control page's Content-Security-Policy: scripts and styles only from its own files
+    (no inline script, no eval), requests and the events WebSocket only to its own origin
+    (`'self'` covers `ws:`/`wss:` there), frames only from the sandbox origin, which renders
+    the apps' views. Anything an app says reaches the page as text, and this keeps it so."""
+    return "; ".join(
+        (
+            "default-src 'none'",
+            "script-src 'self'",
+            "style-src 'self'",
+            "img-src 'self' data:",  # data: for the empty favicon
+            "connect-src 'self'",
+            f"frame-src {sandbox_origin}" if sandbox_origin else "frame-src 'none'",
+            "form-action 'self'",
+            "base-uri 'none'",
+            "frame-ancestors 'none'",
+        )
+    )
+
+
 def _static(name: str) -> bytes:
     return resources.files("web").joinpath("static", *name.split("/")).read_bytes()
 
 
 def control_blueprint(sandbox_origin: str | None) -> Blueprint:
     control = Blueprint("control", __name__)
+    csp = page_csp(sandbox_origin)
 
     @control.get("/")
     async def page() -> Any:
         html = _static("index.html").decode()
         # The page learns the sandbox origin from its own markup (no request needed first).
         html = html.replace("{{SANDBOX_ORIGIN}}", escape(sandbox_origin or ""))
-        return Response(html, content_type="text/html; charset=utf-8", headers=_PAGE_HEADERS)
+        headers = {**_PAGE_HEADERS, "Content-Security-Policy": csp}
+        return Response(html, content_type="text/html; charset=utf-8", headers=headers)
 
     @control.get("/static/<name>")
     async def static(name: str) -> Any:

@@ -1,7 +1,8 @@
-// The server's HTTP API as the page calls it: every URL the page fetches is here. The admin
-// API answers JSON or throws an Error worded by the server; a 401 shows the login box. The
-// chat and view calls hand back what the callers need (a body, null, or the Response itself
-// when it is read as a stream).
+// The server's HTTP API as the page calls it: every URL the page's modules fetch is here (the
+// view host's own calls to /apps/views are its own; /admin/events is a WebSocket, events.js).
+// An admin call answers JSON or throws an Error worded by the server, and a 401 shows the
+// login box. The chat calls hand back what their callers need: a body, null, or the Response
+// itself when it is read as a stream.
 import { showLogin } from "./login.js";
 
 const SAME_ORIGIN = { credentials: "same-origin" };
