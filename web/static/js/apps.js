@@ -24,7 +24,7 @@ export function loadToolsSoon() {
   toolsTimer = setTimeout(() => loadTools().catch(() => {}), 150);
 }
 
-export function hasUi(status) {
+function hasUi(status) {
   return state.catalogUi.has(status.id) ? state.catalogUi.get(status.id) : status.hasUi;
 }
 

@@ -40,6 +40,6 @@ watchTheme(() => {
 });
 Host.onTitle = (title) => { $("canvas-title").textContent = title; };
 $("canvas-close").addEventListener("click", () => {
-  Host.closeView();
+  closeView();
   $("canvas-title").textContent = "App view";
 });
