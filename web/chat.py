@@ -16,10 +16,12 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
+import attrs
 import trio
 from quart import Blueprint, Response, request
 
 from actors.asking import Elicitation, Sampled
+from actors.mentions import BadMention, mentions
 from actors.messages import CancelTurn, GetSessionPage, HubMessage, Turn
 from actors.runtime import AskTimeout, Mailbox, ask
 from actors.sessionstore import SessionPage, StoreError
@@ -67,7 +69,7 @@ def chat_blueprint(
         except (BadChatRequest, jsonin.JSONInputError) as error:
             return json_error(400, "bad_request", str(error))
         if view_contexts is not None and (contexts := view_contexts(session_id)):
-            user = UserTurn(user.text, (*user.app_events, *contexts))
+            user = attrs.evolve(user, app_events=(*user.app_events, *contexts))
         events_in, events = trio.open_memory_channel[Event](math.inf)
         # Closed by the front door once the request is over, sent or not: a client that leaves
         # before the first send leaves `sse_stream` unbegun, and its `async with` never runs;
@@ -166,7 +168,7 @@ def parse_chat_request(body: Any) -> tuple[str, UserTurn]:
     if not isinstance(body, Mapping):
         raise BadChatRequest(
             'the body must be a JSON object: {"message": "...", "sessionId"?: "...",'
-            ' "appEvents"?: [...]}'
+            ' "appEvents"?: [...], "mentions"?: [<resource link>, ...]}'
         )
     message = body.get("message", "")
     if not isinstance(message, str):
@@ -179,9 +181,15 @@ def parse_chat_request(body: Any) -> tuple[str, UserTurn]:
     elif not isinstance(session_id, str) or not SESSION_ID.fullmatch(session_id):
         raise BadChatRequest(SESSION_ID_RULE)
     app_events = _app_events(body.get("appEvents"))
-    if not message.strip() and not app_events:
-        raise BadChatRequest("'message' is missing or empty, and there are no 'appEvents'")
-    return session_id, UserTurn(message, app_events)
+    try:
+        mentioned = mentions(body.get("mentions"))
+    except BadMention as error:
+        raise BadChatRequest(str(error)) from None
+    if not message.strip() and not app_events and not mentioned:
+        raise BadChatRequest(
+            "'message' is missing or empty, and there are no 'appEvents' or 'mentions'"
+        )
+    return session_id, UserTurn(message, app_events, mentioned)
 
 
 def _app_events(raw: Any) -> tuple[Mapping[str, Any], ...]:

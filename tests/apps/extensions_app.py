@@ -185,7 +185,9 @@ def add_hostile(server: MCPServer, hostile: str | None, advertised: dict[str, An
             search,
             name="find",
             annotations=None if hostile == "mentions-not-read-only" else read_only,
-            meta=None if hostile == "mentions-model-only" else app_only,
+            meta={"ui": {"visibility": ["model"]}}
+            if hostile == "mentions-model-only"
+            else app_only,
         )
         advertised["openai/mentions"] = {"searchTool": "find"}
     elif hostile == "mentions-deprecated":
