@@ -26,6 +26,7 @@ from web.cluster import cluster_blueprint
 from web.control import control_blueprint, ui_shown
 from web.errors import json_error
 from web.plugins.mentionroutes import mentions_blueprint
+from web.plugins.onboarding import onboarding_blueprint
 from web.plugins.settingsroutes import settings_blueprint
 from web.security import SESSION_COOKIE, AccessPolicy, session_value, token_matches
 from web.sessions import sessions_blueprint
@@ -69,6 +70,7 @@ def create_app(
     app.register_blueprint(sessions_blueprint(chats))
     app.register_blueprint(settings_blueprint(registry))
     app.register_blueprint(mentions_blueprint(registry))
+    app.register_blueprint(onboarding_blueprint(registry, chats))
     app.register_blueprint(cluster_blueprint(chats))
     app.register_blueprint(control_blueprint(sandbox_origin))
     app.register_blueprint(signin_blueprint(registry, public_url))
