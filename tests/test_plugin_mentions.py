@@ -5,7 +5,7 @@ and why, and a chat turn that carries the chosen links to the engine as marked d
 
 from __future__ import annotations
 
-from actors.mentions import MENTIONS_MARK
+from actors.chat.mentions import MENTIONS_MARK
 from tests.support.chatting import chat_data
 from tests.support.extensions import extensions_project
 from tests.support.frontdoor import http

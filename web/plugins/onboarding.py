@@ -17,13 +17,13 @@ from typing import Any
 import trio
 from quart import Blueprint, Response, request
 
+from actors.chat.turns import Event, UserTurn
 from actors.messages import AppStatus, HubMessage, Lookup, RegistryMessage, Turn, UnknownApp
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
-from actors.turns import Event, UserTurn
 from supervisor.model import jsonin
 from supervisor.model.errors import McpappsError
 from supervisor.model.manifest import SKILL_MAX_BYTES
-from web.chat import SESSION_ID, SESSION_ID_RULE, sse_stream
+from web.chat.stream import SESSION_ID, SESSION_ID_RULE, sse_stream
 from web.errors import json_error
 from web.intake import close_with_request
 
