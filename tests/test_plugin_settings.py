@@ -110,6 +110,12 @@ async def test_offers_that_are_not_trusted_are_reported(project: Project) -> Non
     extensions_project(project, *HOSTILE)
     project.manifest("apps/fx", fixture_manifest("fx"))
     async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        listed = (await client.get("/apps/settings")).json()["apps"]
+        problems = {a["app"]: a["problem"] for a in listed}
+        assert problems["ext"] is None
+        assert "not marked read-only" in problems["bad-settings-not-read-only"]
+        assert "fx" not in problems
+
         response = await client.get("/apps/settings/bad-settings-not-read-only")
         assert response.status_code == 409
         assert "not marked read-only" in response.json()["error"]["message"]

@@ -18,10 +18,11 @@ from typing import Any
 from quart import Blueprint, request
 
 from actors.catalog import Catalog
-from actors.messages import RegistryMessage
-from actors.runtime import AskTimeout, Mailbox, Overloaded
+from actors.messages import AppStatus, RegistryMessage, Snapshot
+from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, Overloaded, ask
 from supervisor.model import jsonin
 from supervisor.model.errors import McpappsError
+from supervisor.model.lifecycle import AppState
 from web.errors import json_error
 from web.plugins.calling import call_app_tool, catalog_of, failure_response
 from web.plugins.offers import (
@@ -66,6 +67,23 @@ def settings_blueprint(registry: Mailbox[RegistryMessage]) -> Blueprint:
             raise SettingsRefused(409, "settings_refused", offer.problem)
         result = await call_app_tool(registry, app_id, offer.read_tool, {})
         return catalog, offer, read_settings(app_id, offer.read_tool, result)
+
+    @routes.get("/apps/settings")
+    async def offers() -> Any:
+        """Which Running apps offer settings, and why an offer is not used: what the page
+        needs to show a "Settings" button on an app's card."""
+        statuses: tuple[AppStatus, ...] = await ask(registry, Snapshot, ASK_TIMEOUT_S)
+        listed = []
+        for status in statuses:
+            if status.state is not AppState.RUNNING:
+                continue
+            try:
+                offer = settings_offer(status.id, await catalog_of(registry, status.id))
+            except McpappsError:
+                continue  # stopped since the snapshot
+            if offer is not None:
+                listed.append({"app": status.id, "problem": offer.problem})
+        return {"apps": listed}
 
     @routes.get("/apps/settings/<app_id>")
     async def read(app_id: str) -> Any:
