@@ -37,7 +37,7 @@ async def test_settings_are_read_and_changed_in_both_eras(project: Project) -> N
             assert settings["readTool"] == "settings.read"
             assert settings["values"]["units"] == "in"
             titles = [g["title"] for g in settings["groups"]]
-            assert titles == ["Display", "Other settings"]
+            assert titles == ["Display", "Library", "Other settings"]
             display = settings["groups"][0]["items"]
             assert [i.get("property") or i.get("tool") for i in display] == [
                 "units",
@@ -46,7 +46,8 @@ async def test_settings_are_read_and_changed_in_both_eras(project: Project) -> N
             ]
             assert display[2]["title"] == "Reset the cache"
             assert display[2]["view"] is False
-            other = [i["property"] for i in settings["groups"][1]["items"]]
+            assert settings["groups"][1]["items"][0]["view"] is True
+            other = [i["property"] for i in settings["groups"][2]["items"]]
             assert other == ["label", "zoom", "step"]
             assert settings["problems"] == []
 
@@ -66,7 +67,11 @@ async def test_settings_are_read_and_changed_in_both_eras(project: Project) -> N
             assert action.status_code == 200, action.text
             assert action.json()["text"] == "cache cleared (5 parts)"
             assert action.json()["isError"] is False
-            stray = await client.post(f"/apps/settings/{app_id}/actions/library")
+            library = await client.post(f"/apps/settings/{app_id}/actions/library")
+            view = library.json()["view"]
+            assert view["resourceUri"] == "ui://extensions/library"
+            assert view["result"]["structuredContent"]["parts"][0] == "hex-bolt"
+            stray = await client.post(f"/apps/settings/{app_id}/actions/current_settings")
             assert stray.status_code == 404
             assert "settings layout" in stray.json()["error"]["message"]
         assert "update ['zoom']" in supervisor.log

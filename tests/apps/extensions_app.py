@@ -60,7 +60,8 @@ def settings_extension(values: dict[str, Any]) -> OpenAISettings[Prefs]:
                 OpenAISettingsProperty(property="showGrid"),
                 OpenAISettingsTool(tool="reset_cache", description="Forget the cached parts"),
             ],
-        )
+        ),
+        OpenAISettingsGroup(title="Library", items=[OpenAISettingsTool(tool="library")]),
     ]
     settings = OpenAISettings(schema=Prefs, layout=layout)
 
