@@ -87,8 +87,9 @@ async def search_app(registry: Mailbox[RegistryMessage], app_id: str, query: str
     result = None
     with trio.move_on_after(SEARCH_DEADLINE_S):
         try:
+            # The ask's own bound is later: the deadline above is the one that says why.
             result = await call_app_tool(
-                registry, app_id, offer.search_tool, {"query": query}, SEARCH_DEADLINE_S
+                registry, app_id, offer.search_tool, {"query": query}, SEARCH_DEADLINE_S + 5
             )
         except McpappsError as error:
             return Found(app_id, skipped=f"app '{app_id}' could not search: {error}")
