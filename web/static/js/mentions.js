@@ -139,8 +139,19 @@ export function watchComposer() {
     }
     timer = setTimeout(() => search(input, at), DEBOUNCE_MS);
   });
+  // Escape closes the suggestions; Enter takes the first one instead of sending the message,
+  // and ArrowDown moves into the list (its buttons, then Tab and Enter as anywhere).
   input.addEventListener("keydown", (event) => {
     if (event.key === "Escape") hide();
+    const first = list().hidden ? null : list().querySelector(".mention-item");
+    if (!first) return;
+    if (event.key === "Enter") {
+      event.preventDefault();
+      first.click();
+    } else if (event.key === "ArrowDown") {
+      event.preventDefault();
+      first.focus();
+    }
   });
   input.addEventListener("blur", () => setTimeout(hide, 200));
 }
