@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx2
 import pytest
@@ -164,9 +164,20 @@ def page(browser: Any) -> Iterator[Any]:
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: refused(page, message, errors))
     yield page
     context.close()
-    assert errors == [], errors  # no script error on the control page
+    assert errors == [], errors  # no script error, nothing the page's CSP refused
+
+
+def refused(page: Any, message: Any, errors: list[str]) -> None:
+    """A console line where the control page's own Content-Security-Policy refused something
+    (the views' frames, from the sandbox origin, have theirs, whose refusals are expected)."""
+    if message.type != "error" or "Content Security Policy" not in message.text:
+        return
+    where, page_at = urlsplit(message.location.get("url", "")), urlsplit(page.url)
+    if (where.scheme, where.netloc) == (page_at.scheme, page_at.netloc):
+        errors.append(message.text)
 
 
 def screenshot(page: Any, name: str) -> None:

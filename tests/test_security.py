@@ -51,7 +51,7 @@ def test_auth_is_needed_off_loopback_or_when_asked() -> None:
     for path in ("/apps/health", "/apps/mcp/x", "/mcp", "/admin/apps", "/admin/events", "/metrics"):
         assert needs_token(strict, path)
     # The login, and the control page with its files (no user data: it says how to log in).
-    for path in ("/login", "/", "/static/app.js"):
+    for path in ("/login", "/", "/static/js/main.js"):
         assert not needs_token(strict, path)
     assert needs_token(strict, "/static")
 

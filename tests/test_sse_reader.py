@@ -1,6 +1,6 @@
-"""The page's one reader of server-sent events (web/static/sse.js), run in the pinned Node on
-bodies cut at awkward places: frames split across chunks, CRLF and CR line ends, comments
-(keep-alives), multi-line data, events with and without a name."""
+"""The page's one reader of server-sent events (the ES module web/static/js/sse.js), run in the
+pinned Node on bodies cut at awkward places: frames split across chunks, CRLF and CR line ends,
+comments (keep-alives), multi-line data, events with and without a name."""
 
 from __future__ import annotations
 
@@ -10,11 +10,10 @@ from pathlib import Path
 
 from tests.support.nodetools import node_binary
 
-SSE_JS = Path(__file__).resolve().parent.parent / "web" / "static" / "sse.js"
+SSE_JS = Path(__file__).resolve().parent.parent / "web" / "static" / "js" / "sse.js"
 
 RUN = """
-globalThis.window = globalThis;
-require(process.argv[1]);
+const { pathToFileURL } = require("node:url");
 const chunks = JSON.parse(process.argv[2]);
 const encoder = new TextEncoder();
 const response = {
@@ -31,8 +30,9 @@ const response = {
   },
 };
 (async () => {
+  const { frames } = await import(pathToFileURL(process.argv[1]).href);
   const out = [];
-  for await (const frame of McpSse.frames(response)) out.push(frame);
+  for await (const frame of frames(response)) out.push(frame);
   console.log(JSON.stringify(out));
 })();
 """

@@ -1,5 +1,6 @@
 """The control page: `GET /` and its static files (plain HTML, CSS and JavaScript from
-`web/static`, no build step); and whether each Running app's catalog shows a UI.
+`web/static`, the page's ES modules from `web/static/js`, no build step); and whether each
+Running app's catalog shows a UI.
 
 The page and its files hold no user data, so they are served without the token: a person who
 is not logged in gets the page, which says how to log in. Everything the page shows comes from
@@ -26,13 +27,18 @@ from web.uiview import catalog_has_ui
 STATIC_PREFIX = "/static/"
 # The files the page is made of, and their types; the sandbox page is served only by the
 # sandbox listener.
+JAVASCRIPT = "text/javascript; charset=utf-8"
 STATIC_FILES = {
-    "app.js": "text/javascript; charset=utf-8",
-    "host.js": "text/javascript; charset=utf-8",
-    "asking.js": "text/javascript; charset=utf-8",
-    "sse.js": "text/javascript; charset=utf-8",
+    "host.js": JAVASCRIPT,
     "style.css": "text/css; charset=utf-8",
 }
+# The page's ES modules, every `.js` file of `web/static/js`. A browser runs a module only when
+# it is served with a JavaScript type (and `nosniff` makes it check).
+PAGE_MODULES = frozenset(
+    entry.name
+    for entry in resources.files("web").joinpath("static", "js").iterdir()
+    if entry.name.endswith(".js")
+)
 _PAGE_HEADERS = {
     "Cache-Control": "no-cache",
     "X-Content-Type-Options": "nosniff",
@@ -40,25 +46,53 @@ _PAGE_HEADERS = {
 }
 
 
+def page_csp(sandbox_origin: str | None) -> str:
+    """The control page's Content-Security-Policy: scripts and styles only from its own files
+    (no inline script, no eval), requests and the events WebSocket only to its own origin
+    (`'self'` covers `ws:`/`wss:` there), frames only from the sandbox origin, which renders
+    the apps' views. Anything an app says reaches the page as text, and this keeps it so."""
+    return "; ".join(
+        (
+            "default-src 'none'",
+            "script-src 'self'",
+            "style-src 'self'",
+            "img-src 'self' data:",  # data: for the empty favicon
+            "connect-src 'self'",
+            f"frame-src {sandbox_origin}" if sandbox_origin else "frame-src 'none'",
+            "form-action 'self'",
+            "base-uri 'none'",
+            "frame-ancestors 'none'",
+        )
+    )
+
+
 def _static(name: str) -> bytes:
-    return resources.files("web").joinpath("static", name).read_bytes()
+    return resources.files("web").joinpath("static", *name.split("/")).read_bytes()
 
 
 def control_blueprint(sandbox_origin: str | None) -> Blueprint:
     control = Blueprint("control", __name__)
+    csp = page_csp(sandbox_origin)
 
     @control.get("/")
     async def page() -> Any:
         html = _static("index.html").decode()
         # The page learns the sandbox origin from its own markup (no request needed first).
         html = html.replace("{{SANDBOX_ORIGIN}}", escape(sandbox_origin or ""))
-        return Response(html, content_type="text/html; charset=utf-8", headers=_PAGE_HEADERS)
+        headers = {**_PAGE_HEADERS, "Content-Security-Policy": csp}
+        return Response(html, content_type="text/html; charset=utf-8", headers=headers)
 
     @control.get("/static/<name>")
     async def static(name: str) -> Any:
         if name not in STATIC_FILES:
             return json_error(404, "not_found", f"there is no file '{name}'")
         return Response(_static(name), content_type=STATIC_FILES[name], headers=_PAGE_HEADERS)
+
+    @control.get("/static/js/<name>")
+    async def page_module(name: str) -> Any:
+        if name not in PAGE_MODULES:
+            return json_error(404, "not_found", f"there is no file 'js/{name}'")
+        return Response(_static(f"js/{name}"), content_type=JAVASCRIPT, headers=_PAGE_HEADERS)
 
     return control
 

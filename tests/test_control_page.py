@@ -1,0 +1,67 @@
+"""The control page's files as a browser gets them: the page loads `static/js/main.js` as an ES
+module, and every module reached from it by its imports is served with a JavaScript type (a
+browser refuses to run a module served as anything else); every module of `web/static/js` is
+reached, their imports have no cycle, and the route serves nothing else. The page runs under a
+CSP that allows only its own files."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from graphlib import TopologicalSorter
+from typing import Any
+
+from quart_trio import QuartTrio
+
+from tests.test_sandbox import csp_directives
+from web.control import PAGE_MODULES, control_blueprint
+
+MODULE_SCRIPT = re.compile(r'<script type="module" src="static/([^"]+)"></script>')
+IMPORT = re.compile(r'^(?:import|export)\s[^;]*?from\s+"(\.{1,2}/[^"]+)";', re.MULTILINE)
+
+
+def client() -> Any:
+    app = QuartTrio("control-page")
+    app.register_blueprint(control_blueprint("http://127.0.0.1:1"))
+    return app.test_client()
+
+
+async def test_every_module_the_page_imports_is_served_as_javascript() -> None:
+    page = await client().get("/")
+    html = await page.get_data(as_text=True)
+    assert MODULE_SCRIPT.findall(html) == ["js/main.js"]
+    imports: dict[str, list[str]] = {}
+    todo = ["js/main.js"]
+    while todo:
+        path = todo.pop()
+        if path in imports:
+            continue
+        response = await client().get(f"/static/{path}")
+        assert response.status_code == 200, path
+        assert response.mimetype == "text/javascript", path
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+        source = await response.get_data(as_text=True)
+        imports[path] = [
+            posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+            for target in IMPORT.findall(source)
+        ]
+        todo.extend(imports[path])
+    assert set(imports) == {f"js/{name}" for name in PAGE_MODULES}
+    # No cycle: each module's imports are evaluated before it, whatever the order of the lines.
+    order = list(TopologicalSorter(imports).static_order())
+    assert order[-1] == "js/main.js"
+
+
+async def test_only_the_page_s_files_are_served() -> None:
+    for path in ("/static/js/nope.js", "/static/app.js", "/static/js/..%2Fhost.js"):
+        assert (await client().get(path)).status_code == 404, path
+    assert (await client().get("/static/host.js")).mimetype == "text/javascript"
+
+
+async def test_the_page_runs_only_its_own_scripts_and_frames_only_the_sandbox() -> None:
+    page = await client().get("/")
+    directives = csp_directives(page.headers["Content-Security-Policy"])
+    assert directives["script-src"] == "script-src 'self'"  # no inline script, no eval
+    assert directives["connect-src"] == "connect-src 'self'"
+    assert directives["frame-src"] == "frame-src http://127.0.0.1:1"
+    assert directives["default-src"] == "default-src 'none'"

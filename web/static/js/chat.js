@@ -1,0 +1,123 @@
+// The chat pane's turns: a message sent (from the box, or a view's ui/message the person
+// allowed), the turn's server-sent events shown as they come (text, tool calls and results, a
+// view the result opens, an app's question as a form, errors), Cancel and New.
+import * as api from "./api.js";
+import { confirm } from "./approvals.js";
+import { question } from "./asking.js";
+import { openView } from "./canvas.js";
+import * as chatLog from "./chatlog.js";
+import { $ } from "./dom.js";
+import { forgetEarlier } from "./history.js";
+import { forgetSession, sessionId, setSession } from "./session.js";
+import { frames } from "./sse.js";
+import { takeNotes } from "./viewnotes.js";
+
+let running = null;  // the turn under way, which the next one waits for
+
+// The person's answer to an app's question: null when taken, else why not.
+async function answer(requestId, action, content) {
+  try {
+    const response = await api.answerQuestion(sessionId(), { requestId, action, content });
+    if (response.ok) return null;
+    const body = await response.json().catch(() => ({}));
+    return (body.error && body.error.message) || `HTTP ${response.status}`;
+  } catch (error) {
+    return `the answer was not sent: ${error.message || error}`;
+  }
+}
+
+// An app's question asked during a view's call (not a turn's): a form in the chat too.
+export function askInChat(request, answerIt) {
+  chatLog.append(question(request, answerIt, confirm));
+}
+
+export async function sendChat(message) {
+  if (running) await running;
+  let finish;
+  running = new Promise((resolve) => { finish = resolve; });
+  $("chat-send").disabled = true;
+  $("chat-cancel").disabled = false;
+  chatLog.line("user", message);
+  const calls = new Map();
+  let assistant = null;
+  try {
+    const response = await api.startTurn({ message, sessionId: sessionId() || undefined, appEvents: takeNotes() });
+    if (!response.ok) {
+      const body = await response.json().catch(() => ({}));
+      chatLog.line("error", (body.error && body.error.message) || `HTTP ${response.status}`);
+      return;
+    }
+    for await (const frame of frames(response)) {
+      const event = JSON.parse(frame.data);
+      switch (event.type) {
+        case "session":
+          setSession(event.sessionId);
+          break;
+        case "text":
+          if (!assistant) assistant = chatLog.line("assistant", "");
+          assistant.textContent += event.text;
+          break;
+        case "tool":
+          calls.set(event.id, { name: event.name, input: event.input, block: chatLog.toolBlock(event.name, event.input) });
+          assistant = null;
+          break;
+        case "result": {
+          const call = calls.get(event.id);
+          const target = call ? call.block : chatLog.toolBlock("result", {});
+          chatLog.showResult(target, event.text, Boolean(event.isError));
+          if (event.view && !event.isError) {
+            openView({
+              appId: event.view.appId,
+              toolName: event.view.tool,
+              publicName: call && call.name,
+              args: call ? call.input : {},
+              result: event.view.result,
+              resourceUri: event.view.resourceUri,
+              sessionId: sessionId(),
+            });
+          }
+          break;
+        }
+        case "error":
+          chatLog.line("error", event.message);
+          break;
+        case "elicitation":
+          askInChat(event, (action, content) => answer(event.requestId, action, content));
+          assistant = null;
+          break;
+        case "waiting":
+          chatLog.line("waiting", `waiting for another supervisor (${event.replica}) to finish a turn of this chat`);
+          break;
+        case "sampling":
+          chatLog.line("sampling", `${event.app} asked the model (${event.tool}, at most ${event.maxTokens} tokens): ${event.text}`);
+          break;
+        default:
+          break;
+      }
+    }
+  } catch (error) {
+    chatLog.line("error", `the chat failed: ${error.message || error}`);
+  } finally {
+    $("chat-send").disabled = false;
+    $("chat-cancel").disabled = true;
+    running = null;
+    finish();
+  }
+}
+
+$("chat-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const message = $("chat-input").value.trim();
+  if (!message) return;
+  $("chat-input").value = "";
+  sendChat(message);
+});
+$("chat-cancel").addEventListener("click", async () => {
+  if (!sessionId()) return;
+  await api.cancelTurn(sessionId());
+});
+$("chat-new").addEventListener("click", () => {
+  forgetSession();
+  forgetEarlier();
+  chatLog.clear();
+});

@@ -1,0 +1,47 @@
+// The control page: the apps with their live state (from /admin/events), their tools, start /
+// stop / restart, sign in and out (apps with auth = "oauth"), the stderr tail, the chat pane,
+// and the app canvas (the view host, host.js). This module only starts the page: it connects
+// the view host to the chat and the dialogs, then reads what the page shows, in order.
+import { loadApps, loadTools } from "./apps.js";
+import { approve, confirm } from "./approvals.js";
+import { connectHost, showRefusal } from "./canvas.js";
+import { askInChat, sendChat } from "./chat.js";
+import { watchReplicas } from "./cluster.js";
+import { loadStderr } from "./detail.js";
+import { $ } from "./dom.js";
+import { connectEvents } from "./events.js";
+import { restoreChat } from "./history.js";
+import { openLinkedView } from "./linkedview.js";
+import { loginShown } from "./login.js";
+import { selectDefault } from "./select.js";
+import { state } from "./state.js";
+import { noteAppEvent, noteModelContext } from "./viewnotes.js";
+
+connectHost({
+  confirm,
+  approve,
+  ask: askInChat,
+  onMessage: sendChat,
+  onModelContext: noteModelContext,
+  onAppEvent: noteAppEvent,
+});
+
+async function start() {
+  try {
+    await loadApps();
+  } catch (error) {
+    if (loginShown()) return;
+    $("live").textContent = error.message;
+    return;
+  }
+  $("main").hidden = false;
+  connectEvents();
+  await loadTools().catch(() => {});
+  watchReplicas();
+  if (state.apps.has(state.selected)) loadStderr(state.selected);
+  else await selectDefault().catch(() => {});
+  await restoreChat().catch(() => {});
+  await openLinkedView().catch((error) => showRefusal(error.message));
+}
+
+start();
