@@ -96,6 +96,9 @@ class AppStatus:
     # While NeedsSignIn: where the person signs in (the authorization server's page). Never a
     # token: those stay in the app's token file.
     sign_in_url: str | None = None
+    # The app's setup skill (its manifest's `onboardingSkill`, an absolute path): the page
+    # offers "Set up".
+    onboarding_skill: str | None = None
 
 
 # Requests to an app actor.

@@ -48,6 +48,7 @@ LISTED = {
     "inFlight",
     "auth",
     "signInUrl",
+    "onboardingSkill",
 }
 
 

@@ -63,6 +63,7 @@ FULL = {
     "author": "OpenClaw MCP App Demo",
     "license": "MIT",
     "homepageUrl": "https://github.com/example/demo",
+    "onboardingSkill": "skills/setup/SKILL.md",
     "x-vendor": {"kept": True},
 }
 

@@ -91,7 +91,7 @@ def control_blueprint(sandbox_origin: str | None) -> Blueprint:
     @control.get("/static/js/<name>")
     async def page_module(name: str) -> Any:
         if name not in PAGE_MODULES:
-            return json_error(404, "not_found", f"there is no file 'js/{name}'")
+            raise NotFound(f"there is no file 'js/{name}'")
         return Response(_static(f"js/{name}"), content_type=JAVASCRIPT, headers=_PAGE_HEADERS)
 
     return control

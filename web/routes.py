@@ -29,6 +29,9 @@ from web.chat.answers import answers_blueprint
 from web.chat.stream import chat_blueprint
 from web.control import control_blueprint, ui_shown
 from web.errors import register
+from web.plugins.mentionroutes import mentions_blueprint
+from web.plugins.onboarding import onboarding_blueprint
+from web.plugins.settingsroutes import settings_blueprint
 from web.security import SESSION_COOKIE, AccessPolicy, session_value, token_matches
 from web.signin import signin_blueprint
 from web.views.routes import model_contexts, views_blueprint
@@ -67,6 +70,9 @@ def create_app(
         app.register_blueprint(views_blueprint(views, registry, chats))
     app.register_blueprint(admin_blueprint(registry, metrics, reload=reload))
     app.register_blueprint(sessions_blueprint(chats))
+    app.register_blueprint(settings_blueprint(registry))
+    app.register_blueprint(mentions_blueprint(registry))
+    app.register_blueprint(onboarding_blueprint(registry, chats))
     app.register_blueprint(cluster_blueprint(chats))
     app.register_blueprint(control_blueprint(sandbox_origin))
     app.register_blueprint(signin_blueprint(registry, public_url))

@@ -229,6 +229,7 @@ class AppActor(Actor[AppMessage]):
             in_flight=len(self._calls.in_flight),
             auth=m.auth if self.definition.signs_in else None,
             sign_in_url=self._pending.url if self._pending is not None else None,
+            onboarding_skill=m.onboarding_skill,
         )
 
     def _enter(self, state: AppState, *, error: str | None = None) -> None:

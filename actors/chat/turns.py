@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from actors.chat.mentions import mentions_text
 from supervisor.model import jsonout
 
 Message = dict[str, Any]
@@ -152,10 +153,14 @@ class UserTurn:
 
     text: str
     app_events: tuple[Mapping[str, Any], ...] = ()
+    mentions: tuple[Mapping[str, Any], ...] = ()  # resource links (actors/mentions.py)
 
     def message(self) -> Message:
-        """The user message the conversation keeps: the marked UI events, then the text."""
+        """The user message the conversation keeps: the marked UI events and @-mentions, then
+        the text."""
         parts = [app_events_text(self.app_events)] if self.app_events else []
+        if self.mentions:
+            parts.append(mentions_text(self.mentions))
         if self.text:
             parts.append(self.text)
         return {"role": "user", "content": "\n\n".join(parts)}

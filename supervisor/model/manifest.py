@@ -88,6 +88,9 @@ class Manifest:
     author: str | None = None
     license: str | None = None
     homepage_url: str | None = None
+    # A setup skill packaged with the app (a Markdown file, relative to the manifest's folder):
+    # the control page's "Set up" starts a chat whose first turn carries it. Never run unasked.
+    onboarding_skill: str | None = None
     metadata: dict[str, Any] = attrs.Factory(dict)
 
 
@@ -331,6 +334,9 @@ def _rule_problems(
             f" {MAX_PREFIX_LENGTH} letters, digits, '_', '.' or '-' (MCP tool-name rules)",
         )
 
+    if m.onboarding_skill is not None and (problem := skill_path_problem(m.onboarding_skill)):
+        yield ("onboarding_skill",), f"{quote('onboarding_skill')} {problem}"
+
     directory = m.working_directory or ""
     if directory.startswith("~"):
         yield (
@@ -338,6 +344,23 @@ def _rule_problems(
             f"{quote('working_directory')} {json.dumps(directory)} starts with '~', which is not"
             " expanded: write an absolute path, or one relative to the manifest's folder",
         )
+
+
+SKILL_MAX_BYTES = 64 * 1024  # a skill is a page of instructions, not a document
+
+
+def skill_path_problem(path: str) -> str | None:
+    """Why `path` is not a skill file inside the app's own folder, or None: it names a file
+    relative to the manifest, and may not climb out of its folder (a manifest must not make
+    the control page show any other file)."""
+    shown = json.dumps(path)
+    if not path.strip() or "\0" in path:
+        return f"{shown} is not a path: name the skill's file, such as './skills/setup/SKILL.md'"
+    if path.startswith(("/", "~")) or re.match(r"[A-Za-z]:", path):
+        return f"{shown} must be relative to the manifest's folder, such as './skills/SKILL.md'"
+    if ".." in re.split(r"[/\\]", path):
+        return f"{shown} climbs out of the manifest's folder ('..'): keep the skill in the app"
+    return None
 
 
 AUTH_CHOICES = ("none", "oauth")
@@ -410,5 +433,10 @@ def make_definition(
         transport=normalize_transport(manifest.transport) or manifest.transport,
         working_directory=os.path.normpath(working_directory),
         tool_name_prefix=manifest.tool_name_prefix or "",
+        onboarding_skill=(
+            os.path.normpath(folder / manifest.onboarding_skill)
+            if manifest.onboarding_skill is not None
+            else None
+        ),
     )
     return AppDefinition(manifest=effective, protocol=protocol, supervision=supervision)

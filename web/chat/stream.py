@@ -16,10 +16,12 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
+import attrs
 import trio
 from quart import Blueprint, Response, request
 
 from actors.asking import Elicitation, Sampled
+from actors.chat.mentions import BadMention, mentions
 from actors.chat.sessionstore import SessionPage, StoreError
 from actors.chat.turns import (
     Event,
@@ -63,7 +65,7 @@ def chat_blueprint(
         except jsonin.JSONInputError as error:
             raise BadRequest(str(error)) from None
         if view_contexts is not None and (contexts := await view_contexts(session_id)):
-            user = UserTurn(user.text, (*user.app_events, *contexts))
+            user = attrs.evolve(user, app_events=(*user.app_events, *contexts))
         events_in, events = trio.open_memory_channel[Event](math.inf)
         # Closed by the front door once the request is over, sent or not: a client that leaves
         # before the first send leaves `sse_stream` unbegun, and its `async with` never runs;
@@ -164,7 +166,7 @@ def parse_chat_request(body: Any) -> tuple[str, UserTurn]:
     if not isinstance(body, Mapping):
         raise BadRequest(
             'the body must be a JSON object: {"message": "...", "sessionId"?: "...",'
-            ' "appEvents"?: [...]}'
+            ' "appEvents"?: [...], "mentions"?: [<resource link>, ...]}'
         )
     message = body.get("message", "")
     if not isinstance(message, str):
@@ -177,9 +179,15 @@ def parse_chat_request(body: Any) -> tuple[str, UserTurn]:
     elif not isinstance(session_id, str) or not SESSION_ID.fullmatch(session_id):
         raise BadRequest(SESSION_ID_RULE)
     app_events = _app_events(body.get("appEvents"))
-    if not message.strip() and not app_events:
-        raise BadRequest("'message' is missing or empty, and there are no 'appEvents'")
-    return session_id, UserTurn(message, app_events)
+    try:
+        mentioned = mentions(body.get("mentions"))
+    except BadMention as error:
+        raise BadRequest(str(error)) from None
+    if not message.strip() and not app_events and not mentioned:
+        raise BadRequest(
+            "'message' is missing or empty, and there are no 'appEvents' or 'mentions'"
+        )
+    return session_id, UserTurn(message, app_events, mentioned)
 
 
 def _app_events(raw: Any) -> tuple[Mapping[str, Any], ...]:

@@ -2,6 +2,7 @@
 // state and its start / stop / restart / sign in / sign out buttons.
 import * as api from "./api.js";
 import { $, el } from "./dom.js";
+import { pluginButtons } from "./plugincards.js";
 import { select } from "./select.js";
 import { changed, onChange, state } from "./state.js";
 
@@ -24,7 +25,7 @@ export function loadToolsSoon() {
   toolsTimer = setTimeout(() => loadTools().catch(() => {}), 150);
 }
 
-function hasUi(status) {
+export function hasUi(status) {
   return state.catalogUi.has(status.id) ? state.catalogUi.get(status.id) : status.hasUi;
 }
 
@@ -80,7 +81,8 @@ function card(s) {
       el("button", { type: "button", "data-command": "restart", onclick: control(s.id, "restart") }, "Restart"),
       s.auth === "oauth"
         ? el("button", { type: "button", "data-command": "logout", onclick: control(s.id, "logout") }, "Sign out")
-        : null),
+        : null,
+      pluginButtons(s)),
   );
 }
 

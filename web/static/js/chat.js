@@ -11,6 +11,7 @@ import { forgetEarlier } from "./history.js";
 import { forgetSession, sessionId, setSession } from "./session.js";
 import { frames } from "./sse.js";
 import { takeNotes } from "./viewnotes.js";
+import { hasMentions, takeMentions } from "./mentions.js";
 
 let running = null;  // the turn under way, which the next one waits for
 
@@ -31,7 +32,28 @@ export function askInChat(request, answerIt) {
   chatLog.append(question(request, answerIt, confirm));
 }
 
-export async function sendChat(message) {
+export function sendChat(message) {
+  return runTurn(message, () => {
+    const mentions = takeMentions();
+    return api.startTurn({
+      message,
+      sessionId: sessionId() || undefined,
+      appEvents: takeNotes(),
+      mentions: mentions.length ? mentions : undefined,
+    });
+  });
+}
+
+// A new chat whose first turn is `start()` (onboarding's "Set up"); `label` is its user line.
+export function startChat(label, start) {
+  forgetSession();
+  forgetEarlier();
+  chatLog.clear();
+  return runTurn(label, start);
+}
+
+// One turn: `start()` sends it and gives its Response; `label` is what the log shows of it.
+async function runTurn(message, start) {
   if (running) await running;
   let finish;
   running = new Promise((resolve) => { finish = resolve; });
@@ -41,7 +63,7 @@ export async function sendChat(message) {
   const calls = new Map();
   let assistant = null;
   try {
-    const response = await api.startTurn({ message, sessionId: sessionId() || undefined, appEvents: takeNotes() });
+    const response = await start();
     if (!response.ok) {
       const body = await response.json().catch(() => ({}));
       chatLog.line("error", (body.error && body.error.message) || `HTTP ${response.status}`);
@@ -108,7 +130,7 @@ export async function sendChat(message) {
 $("chat-form").addEventListener("submit", (event) => {
   event.preventDefault();
   const message = $("chat-input").value.trim();
-  if (!message) return;
+  if (!message && !hasMentions()) return;
   $("chat-input").value = "";
   sendChat(message);
 });

@@ -3,6 +3,7 @@
 // once the apps can be read again (they may have changed meanwhile).
 import { loadApps, loadToolsSoon } from "./apps.js";
 import { loadStderr } from "./detail.js";
+import { loadSettingsOffersSoon } from "./plugincards.js";
 import { $ } from "./dom.js";
 import { selectDefault } from "./select.js";
 import { changed, state } from "./state.js";
@@ -18,6 +19,7 @@ function apply(message) {
     state.catalogUi.set(message.appId, message.hasUi);
     changed();
     loadToolsSoon();
+    loadSettingsOffersSoon();
   } else if (message.type === "toolTable") {
     loadToolsSoon();
   } else if (message.type === "reloaded") {

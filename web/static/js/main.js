@@ -5,7 +5,7 @@
 import { loadApps, loadTools } from "./apps.js";
 import { approve, confirm } from "./approvals.js";
 import { connectHost, showRefusal } from "./canvas.js";
-import { askInChat, sendChat } from "./chat.js";
+import { askInChat, sendChat, startChat } from "./chat.js";
 import { watchReplicas } from "./cluster.js";
 import { loadStderr } from "./detail.js";
 import { $ } from "./dom.js";
@@ -16,6 +16,9 @@ import { loginShown } from "./login.js";
 import { selectDefault } from "./select.js";
 import { state } from "./state.js";
 import { noteAppEvent, noteModelContext } from "./viewnotes.js";
+import { connectCards, loadSettingsOffers } from "./plugincards.js";
+import { watchComposer } from "./mentions.js";
+import { linkedSettings, openSettings } from "./settings.js";
 
 connectHost({
   confirm,
@@ -25,6 +28,8 @@ connectHost({
   onModelContext: noteModelContext,
   onAppEvent: noteAppEvent,
 });
+connectCards({ startChat });
+watchComposer();
 
 async function start() {
   try {
@@ -37,6 +42,8 @@ async function start() {
   $("main").hidden = false;
   connectEvents();
   await loadTools().catch(() => {});
+  await loadSettingsOffers().catch(() => {});
+  if (linkedSettings()) openSettings(linkedSettings());
   watchReplicas();
   if (state.apps.has(state.selected)) loadStderr(state.selected);
   else await selectDefault().catch(() => {});
