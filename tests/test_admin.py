@@ -129,7 +129,7 @@ async def test_apps_lists_every_app_with_camel_case_fields(project: Project) -> 
         assert alive(grocery["pid"])
         assert grocery["counts"] == {
             "tools": len(GROCERY_TOOLS),
-            "resources": 1,
+            "resources": 2,  # the store dashboard and the inventory sheet
             "resourceTemplates": 2,
             "prompts": 3,
         }

@@ -332,3 +332,71 @@ async def test_an_edit_on_disk_reaches_a_subscriber(actor: WorkspaceActor, root:
                 break
     listing = await ask(actor.mailbox, lambda r: ListFolder("inventory", r), 10)
     assert [e.name for e in listing.entries] == ["stock.csv"]
+
+
+# A process killed in the middle of saves.
+
+SAVER = """
+import sys
+import trio
+from pathlib import Path
+from actors.files.actor import WorkspaceActor
+from actors.files.messages import OpenFile, ReadResource, WriteResource
+from actors.runtime import ask
+from supervisor.model.workspace import WorkspaceConfig
+
+root, versions = Path(sys.argv[1]), sys.argv[2:]
+
+async def main():
+    files = WorkspaceActor(WorkspaceConfig(root=root, max_write_bytes=4 * 1024 * 1024))
+    async with trio.open_nursery() as nursery:
+        await nursery.start(files.run)
+        uris = []
+        for name in sorted(p.name for p in root.iterdir()):
+            opened = await ask(files.mailbox, lambda r: OpenFile("saver", name, r))
+            await ask(files.mailbox, lambda r: ReadResource("saver", opened.uri, None, r))
+            uris.append(opened.uri)
+        n = 0
+        while True:
+            async def save(uri, text):
+                await ask(files.mailbox, lambda r: WriteResource("saver", uri, text, None, None, r))
+            async with trio.open_nursery() as saves:  # every file at once
+                for uri in uris:
+                    saves.start_soon(save, uri, (versions[n % len(versions)] * 300_000)[:3_000_000])
+            n += 1
+            print(n, flush=True)
+
+trio.run(main)
+"""
+
+
+def test_a_process_killed_mid_save_leaves_every_file_old_or_new(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    root = tmp_path / "workspace"
+    root.mkdir()
+    versions = ["A-version-", "B-version-", "C-version-"]
+    whole = {(v * 300_000)[:3_000_000] for v in versions}
+    original = "original\n" * 1000
+    for i in range(4):
+        (root / f"sheet-{i}.csv").write_text(original)
+    saver = subprocess.Popen(
+        [sys.executable, "-c", SAVER, str(root), *versions],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert saver.stdout is not None
+        for _ in range(5):  # several rounds of saves done, the next ones under way
+            assert saver.stdout.readline(), "the saver stopped before it was killed"
+    finally:
+        saver.send_signal(signal.SIGKILL)
+        saver.wait()
+    for i in range(4):
+        text = (root / f"sheet-{i}.csv").read_text()
+        assert text in whole, f"sheet-{i}.csv is torn ({len(text)} characters)"
+    # A save cut short leaves at most its hidden temporary behind, which no listing shows.
+    listing = workspace(root).list_folder("")
+    assert [e.name for e in listing.entries] == [f"sheet-{i}.csv" for i in range(4)]

@@ -47,6 +47,7 @@ GROCERY_TOOLS = frozenset(
         "get_store_dashboard_data",
         "guided_restock",
         "confirm_adjustment",
+        "open_inventory_file",
     }
 )
 
