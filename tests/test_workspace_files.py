@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import trio
 
+from actors.files import confine
 from actors.files.actor import WorkspaceActor
 from actors.files.confine import (
     FileRefused,
@@ -35,6 +36,7 @@ from actors.files.messages import (
     WriteResource,
 )
 from actors.files.resources import ResourceTable, UnknownResource
+from actors.files.viewers import file_extensions, file_viewers
 from actors.files.workspace import Conflict, Saved, TooLarge, Workspace, WriteRefused, etag
 from actors.metrics import Metrics
 from actors.runtime import Mailbox, ask
@@ -94,6 +96,21 @@ def test_symlinks_out_are_refused_and_symlinks_in_are_followed(root: Path, tmp_p
         ws.locate("../secret.txt")
     with pytest.raises(OutsideWorkspace):
         ws.locate(str(tmp_path / "secret.txt"))
+
+
+def test_a_folder_swapped_for_a_symlink_after_resolving_is_not_followed(
+    root: Path, tmp_path: Path
+) -> None:
+    # What `resolve` checked is opened again from the root without following a symlink: a
+    # path that has one by then (a folder swapped between the two) is refused.
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "stock.csv").write_text("not yours")
+    (root / "swapped").symlink_to(tmp_path / "elsewhere")
+    with (
+        pytest.raises(FileRefused, match="changed while it was opened"),
+        confine.open_file(root.resolve(), root.resolve() / "swapped" / "stock.csv"),
+    ):
+        pass
 
 
 def test_a_fifo_is_refused_without_being_opened(root: Path) -> None:
@@ -213,6 +230,37 @@ def test_uris_are_opaque_per_lease_and_end_with_it() -> None:
     with pytest.raises(UnknownResource):
         table.resolve("lease-a", a.uri)
     assert table.resolve("lease-b", b.uri) is b
+
+
+# The file viewers, pure.
+
+
+def test_file_viewers_are_ui_tools_with_file_entry_points() -> None:
+    def tool(name: str, *entrypoints: object, ui: bool = True) -> dict[str, object]:
+        meta: dict[str, object] = {"openai/ui": {"entrypoints": list(entrypoints)}}
+        if ui:
+            meta["ui"] = {"resourceUri": f"ui://a/{name}.html"}
+        return {"name": name, "_meta": meta}
+
+    sheet = tool("sheet", {"type": "file", "extensions": [".CSV", ".tsv", ".csv"]})
+    sheet["title"] = "Sheet"
+    tools = [
+        sheet,
+        tool("archive", {"type": "global"}, {"type": "file", "extensions": [".tar.gz"]}),
+        tool("no_ui", {"type": "file", "extensions": [".csv"]}, ui=False),
+        tool("odd", {"type": "file", "extensions": ["csv", "text/csv", ".", 7]}, "junk"),
+        {"name": "plain"},
+    ]
+    assert file_extensions(sheet) == (".csv", ".tsv")
+    viewers = file_viewers(("a", "a." + str(t["name"]), t) for t in tools)
+    assert [(v.tool, v.title) for v in viewers] == [("a.sheet", "Sheet"), ("a.archive", "archive")]
+    sheet_viewer, archive = viewers
+    assert sheet_viewer.accepts("Stock.CSV")
+    assert sheet_viewer.accepts("x.tsv")
+    assert not sheet_viewer.accepts(".csv")  # a hidden file named like the extension
+    assert not sheet_viewer.accepts("stock.csv.bak")
+    assert archive.accepts("backup.TAR.GZ")
+    assert not archive.accepts("backup.gz")
 
 
 # The workspace actor.
@@ -340,6 +388,7 @@ SAVER = """
 import sys
 import trio
 from pathlib import Path
+from actors.files import confine
 from actors.files.actor import WorkspaceActor
 from actors.files.messages import OpenFile, ReadResource, WriteResource
 from actors.runtime import ask

@@ -103,18 +103,31 @@ def open_folder(root: Path, real: Path) -> Iterator[int]:
                 inner = os.open(name, _DIR_FLAGS, dir_fd=fd)
             except FileNotFoundError:
                 raise NotFound(f"'{_shown(root, real)}' does not exist") from None
-            except NotADirectoryError:
-                raise NotAFolder(f"'{_shown(root, real)}' is not a folder") from None
             except OSError as error:
-                # ELOOP: a symlink appeared after the path was resolved.
+                if _is_symlink(name, fd):
+                    # The path was resolved without it: it appeared since (ELOOP, or ENOTDIR
+                    # with O_DIRECTORY), and is not followed.
+                    raise FileRefused(
+                        f"'{_shown(root, real)}' changed while it was opened (a symlink"
+                        " appeared in its path): try again"
+                    ) from None
+                if isinstance(error, NotADirectoryError):
+                    raise NotAFolder(f"'{_shown(root, real)}' is not a folder") from None
                 raise FileRefused(
-                    f"'{_shown(root, real)}' changed while it was opened ({error.strerror})"
+                    f"cannot open '{_shown(root, real)}' ({error.strerror})"
                 ) from None
             os.close(fd)
             fd = inner
         yield fd
     finally:
         os.close(fd)
+
+
+def _is_symlink(name: str, folder: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def check_regular(st: os.stat_result, shown: str) -> None:
