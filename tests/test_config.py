@@ -24,6 +24,7 @@ from supervisor.model.config import (
     load_config,
 )
 from supervisor.model.policy import SupervisionPolicy
+from supervisor.model.reload import needs_restart
 from supervisor.model.tokens import TokenError, resolve_token
 from supervisor.model.workspace import WorkspaceConfig
 from tests.support.helpers import Project
@@ -519,6 +520,12 @@ def test_the_workspace_is_off_unless_set_and_checked_when_set(project: Project) 
     workspace = project.load().workspace
     assert workspace == WorkspaceConfig(root=project.root / "files", writable=False)
     assert (workspace.max_read_bytes, workspace.max_write_bytes) == (8 * 1024**2, 2 * 1024**2)
+    # The workspace actor starts with the process: a reload says a change needs a restart.
+    assert needs_restart(attrs.evolve(project.load(), workspace=None), project.load()) == (
+        "workspace",
+    )
+    changed = attrs.evolve(project.load(), workspace=attrs.evolve(workspace, writable=True))
+    assert needs_restart(project.load(), changed) == ("workspace.writable",)
     (project.root / "a-file").write_text("")
     for text, problem in [
         ("[workspace]\n", "workspace.root is required"),

@@ -449,3 +449,20 @@ def test_a_process_killed_mid_save_leaves_every_file_old_or_new(tmp_path: Path) 
     # A save cut short leaves at most its hidden temporary behind, which no listing shows.
     listing = workspace(root).list_folder("")
     assert [e.name for e in listing.entries] == [f"sheet-{i}.csv" for i in range(4)]
+
+
+async def test_a_save_by_one_view_reaches_the_other(actor: WorkspaceActor, root: Path) -> None:
+    one = await open_file(actor, "view-1", "inventory/stock.csv")
+    two = await open_file(actor, "view-2", "inventory/stock.csv")
+    heard: Mailbox[ResourceUpdated] = Mailbox()
+    await ask(actor.mailbox, lambda r: Subscribe("view-2", two.uri, heard, r), 10)
+    etag_read = (await read(actor, "view-1", one.uri))["_meta"]["openai/resource"]["etag"]
+    assert (await write(actor, "view-1", one.uri, "sku\n", etag_read))["outcome"] == "saved"
+    with trio.fail_after(10):
+        async for update in heard:
+            assert update == ResourceUpdated("view-2", two.uri)
+            break
+    # Once the last listener's view has ended, nothing watches the workspace any more.
+    actor.mailbox.tell(EndLease("view-2"))
+    await ask(actor.mailbox, lambda r: ListFolder("", r), 10)  # the EndLease is handled
+    assert actor._watch_scope is None
