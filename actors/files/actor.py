@@ -45,14 +45,13 @@ from actors.files.resources import HostResource, ResourceTable
 from actors.files.workspace import (
     TEMP_PREFIX,
     Conflict,
-    Saved,
     TooLarge,
     Workspace,
     WriteOutcome,
     WriteRefused,
-    decode,
     encode,
-    mime_type,
+    read_result,
+    write_result,
 )
 from actors.metrics import Metrics
 from actors.runtime import Actor, Mailbox, Reply, unhandled
@@ -70,7 +69,6 @@ WORKER_THREADS = 4
 # save (a temporary file, a rename) is one batch, and a view hears of it within a second.
 QUIET_MS = 50
 DEBOUNCE_MS = 500
-META = "openai/resource"
 
 
 class WorkspaceActor(Actor[WorkspaceMessage]):
@@ -148,15 +146,11 @@ class WorkspaceActor(Actor[WorkspaceMessage]):
     ) -> None:
         async with _answering(reply):
             content = await self._in_thread(self.workspace.read, resource.path)
-            kind, value = decode(content.data, representation)
+            result = read_result(resource.uri, resource.name, content, representation)
             # What this read said is what a save is held to: the spec lets a view save only
             # a file it read as writable.
             resource.read_writable = content.writable
-            item: dict[str, Any] = {"uri": resource.uri, kind: value}
-            if (mime := mime_type(resource.name)) is not None:
-                item["mimeType"] = mime
-            item["_meta"] = {META: {"etag": content.etag, "writable": content.writable}}
-            reply.send({"contents": [item]})
+            reply.send(result)
 
     async def _write(
         self,
@@ -184,21 +178,14 @@ class WorkspaceActor(Actor[WorkspaceMessage]):
                         answer = await self._in_thread(
                             self.workspace.write, resource.path, data, if_match
                         )
-                match answer:
-                    case Saved(etag):
-                        outcome = "saved"
-                        reply.send({"outcome": "saved", "etag": etag})
-                    case Conflict(etag=None):
-                        raise NotFound(
-                            f"'{resource.name}' no longer exists: nothing is saved (save"
-                            " without ifMatch to create it again)"
-                        )
-                    case Conflict(etag):
-                        outcome = "conflict"
-                        reply.send({"outcome": "conflict", "etag": etag})
-                    case TooLarge(max_bytes):
-                        outcome = "too-large"
-                        reply.send({"outcome": "too-large", "maxBytes": max_bytes})
+                if isinstance(answer, Conflict) and answer.etag is None:
+                    raise NotFound(
+                        f"'{resource.name}' no longer exists: nothing is saved (save"
+                        " without ifMatch to create it again)"
+                    )
+                result = write_result(answer)
+                outcome = result["outcome"]
+                reply.send(result)
         finally:
             self._saved(resource, outcome, if_match is not None)
 

@@ -31,6 +31,7 @@ from typing import Literal
 
 import attrs
 
+from actors.catalog import Wire
 from actors.files.confine import (
     FileRefused,
     NotAFolder,
@@ -50,6 +51,8 @@ TEMP_PREFIX = ".mcpapps-save-"
 _CHUNK = 1024 * 1024
 
 Representation = Literal["text", "blob"]
+# Where the OpenAI MCP extensions put a host resource's version and writability.
+RESOURCE_META = "openai/resource"
 
 
 class WriteRefused(FileRefused):
@@ -305,3 +308,25 @@ def encode(text: str | None, blob: str | None, max_bytes: int) -> bytes | TooLar
         return base64.b64decode(blob, validate=True)
     except (binascii.Error, ValueError):
         raise WriteRefused("'blob' is not valid base64") from None
+
+
+def read_result(uri: str, name: str, content: Content, wanted: Representation | None) -> Wire:
+    """The `resources/read` result of a host resource, as the view receives it."""
+    kind, value = decode(content.data, wanted)
+    item: Wire = {"uri": uri, kind: value}
+    if (mime := mime_type(name)) is not None:
+        item["mimeType"] = mime
+    item["_meta"] = {RESOURCE_META: {"etag": content.etag, "writable": content.writable}}
+    return {"contents": [item]}
+
+
+def write_result(outcome: Saved | Conflict | TooLarge) -> Wire:
+    """The `openai/resources/write` result, as the view receives it (a conflict with a file that
+    is gone is the caller's to refuse: the spec's conflict always names a version)."""
+    match outcome:
+        case Saved(etag):
+            return {"outcome": "saved", "etag": etag}
+        case Conflict(etag):
+            return {"outcome": "conflict", "etag": etag}
+        case TooLarge(max_bytes):
+            return {"outcome": "too-large", "maxBytes": max_bytes}
