@@ -113,6 +113,15 @@ def test_a_folder_swapped_for_a_symlink_after_resolving_is_not_followed(
         pass
 
 
+def test_absolute_paths_through_a_symlinked_root(root: Path, tmp_path: Path) -> None:
+    (tmp_path / "link").symlink_to(root)
+    ws = workspace(tmp_path / "link")  # the config names the root through a symlink
+    for given in (tmp_path / "link" / "notes.txt", root / "notes.txt"):
+        assert ws.locate(str(given)).relative == "notes.txt"
+    with pytest.raises(OutsideWorkspace):
+        ws.locate(str(tmp_path / "link" / ".." / "outside"))
+
+
 def test_a_fifo_is_refused_without_being_opened(root: Path) -> None:
     os.mkfifo(root / "pipe.csv")
     ws = workspace(root)

@@ -127,9 +127,18 @@ class Workspace:
         self.root = Path(os.path.realpath(config.root))
         self.config = config
 
+    def _given(self, given: str) -> str:
+        """An absolute path under the root as the config names it (which may itself be, or
+        lie under, a symlink) made relative: `parts` knows only the real root."""
+        named = self.config.root
+        path = Path(given)
+        if path.is_absolute() and named is not None and path.is_relative_to(named):
+            return str(path.relative_to(named))
+        return given
+
     def locate(self, given: str) -> Located:
         """The regular file `given` names, checked (not read)."""
-        real = resolve(self.root, given)
+        real = resolve(self.root, self._given(given))
         shown = given.strip("/") or "."
         try:
             check_regular(os.stat(real), shown)
@@ -223,7 +232,7 @@ class Workspace:
         """The folder's folders, then its files, each sorted by name; hidden names (a dot
         first) are left out, and so is anything that is not a folder or a regular file, or
         that is a symlink leading out of the workspace (it could not be opened anyway)."""
-        real = resolve(self.root, given)
+        real = resolve(self.root, self._given(given))
         if not real.is_dir():
             if not real.exists():
                 raise NotFound(f"'{given}' does not exist in the workspace")
