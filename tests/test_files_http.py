@@ -5,11 +5,14 @@ a path leading out of the workspace refused."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
+import httpx2
 import trio
 from quart_trio import QuartTrio
 
@@ -62,7 +65,7 @@ def workspace_project(project: Project) -> Path:
 
 
 async def test_the_listing_names_the_viewers_of_each_file(project: Project) -> None:
-    workspace_project(project)
+    root = workspace_project(project)
     async with supervisor_running(project) as supervisor, http(supervisor) as client:
         await supervisor.wait_for_log("workspace: ")
         with trio.fail_after(GUARD_S):
@@ -72,6 +75,7 @@ async def test_the_listing_names_the_viewers_of_each_file(project: Project) -> N
                 path: await client.get("/apps/files", params={"path": path})
                 for path in ("..", "/etc", "etc", "inventory/stock.csv", "missing", "pipe.csv")
             }
+            changed = await a_change_as_the_pane_hears_it(client, root)
 
     assert top["path"] == ""
     assert [(e["name"], e["type"]) for e in top["entries"]] == [
@@ -108,6 +112,25 @@ async def test_the_listing_names_the_viewers_of_each_file(project: Project) -> N
         "pipe.csv": (400, "not_a_folder"),
     }
     assert "climbs out" in refusals[".."].json()["error"]["message"]
+    assert changed == {"type": "changed", "paths": ["inventory/new.csv"]}
+
+
+async def a_change_as_the_pane_hears_it(client: httpx2.AsyncClient, root: Path) -> Any:
+    """The first batch `/apps/files/events` sends once a file is added (hidden files, which no
+    listing shows, are not told either)."""
+    async with client.stream("GET", "/apps/files/events") as stream:
+        assert stream.headers["content-type"].startswith("text/event-stream")
+        lines = stream.aiter_lines()
+        async for line in lines:
+            if line.startswith("data:"):
+                assert json.loads(line[5:]) == {"type": "ready"}
+                break
+        (root / ".scratch").write_text("hidden\n")
+        (root / "inventory" / "new.csv").write_text("sku\n")
+        async for line in lines:
+            if line.startswith("data:"):
+                return json.loads(line[5:])
+    return None
 
 
 async def test_without_a_workspace_the_listing_says_how_to_set_one() -> None:

@@ -377,7 +377,7 @@ async def test_an_edit_on_disk_reaches_a_subscriber(actor: WorkspaceActor, root:
     await ask(actor.mailbox, lambda r: Subscribe("view-1", opened.uri, heard, r), 10)
     await ask(actor.mailbox, lambda r: Subscribe("view-2", other.uri, heard, r), 10)
     pane_in, pane = trio.open_memory_channel[WorkspaceChanged](10)
-    actor.mailbox.tell(WatchWorkspace(pane_in))
+    await ask(actor.mailbox, lambda r: WatchWorkspace(pane_in, r), 10)
     # Another program edits the file, in place.
     (root / "inventory" / "stock.csv").write_text(CSV + "edited\n")
     with trio.fail_after(10):

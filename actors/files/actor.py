@@ -119,9 +119,9 @@ class WorkspaceActor(Actor[WorkspaceMessage]):
                 self._stop_watching_if_unheard()
             case ListFolder(path, reply):
                 self._spawn(self._list, path, reply)
-            case WatchWorkspace(channel):
+            case WatchWorkspace(channel, reply):
                 self._channels.append(channel)
-                self._spawn(self._then_watch, None)
+                self._spawn(self._then_watch, reply)
             case _:
                 unhandled("workspace", message)
 
@@ -207,15 +207,14 @@ class WorkspaceActor(Actor[WorkspaceMessage]):
 
     # The watcher.
 
-    async def _then_watch(self, reply: Reply[None] | None) -> None:
+    async def _then_watch(self, reply: Reply[None]) -> None:
         """Make sure the watcher runs, then answer: a change made once a subscription is
         answered is never missed."""
         async with self._watch_starting:
             if self._watch_scope is None and self._heard():
                 assert self._nursery is not None
                 await self._nursery.start(self._watch)
-        if reply is not None:
-            reply.send(None)
+        reply.send(None)
 
     def _heard(self) -> bool:
         return bool(self._channels) or self.table.subscribed()
@@ -273,7 +272,9 @@ class WorkspaceActor(Actor[WorkspaceMessage]):
             try:
                 channel.send_nowait(fact)
             except trio.WouldBlock:
-                logger.warning("workspace: a watcher is behind; it missed a change")
+                logger.warning("workspace: a watcher fell behind and was dropped")
+                channel.close()
+                self._channels.remove(channel)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 self._channels.remove(channel)
         if not self._channels:

@@ -137,10 +137,12 @@ class ListFolder:
 @attrs.frozen
 class WatchWorkspace:
     """Send `channel` a `WorkspaceChanged` for every batch of changes (a live Files pane),
-    until it is closed. A watcher that falls behind loses batches rather than slowing the
-    actor."""
+    until it is closed; answered once the watcher is live. A watcher that falls behind is
+    dropped (its channel closed), never waited for: it reconnects and lists afresh, rather than
+    show a folder as it no longer is."""
 
     channel: trio.MemorySendChannel[WorkspaceChanged]
+    reply: Reply[None]
 
 
 SaveOutcome = Literal["saved", "conflict", "too-large", "refused"]

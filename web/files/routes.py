@@ -1,5 +1,6 @@
 """`GET /apps/files?path=<folder>`: one folder of the workspace, folders first, hidden names
-left out, each file with the app views that open it (its viewers).
+left out, each file with the app views that open it (its viewers); `GET /apps/files/events`,
+the changes on disk as they happen, for a live Files pane.
 
 A viewer is a UI tool of a Running app with a file entry point for the file's extension
 (`actors/files/viewers.py`), named by its public name: what `POST /apps/views` takes to open
@@ -10,9 +11,12 @@ a moment ago is seen at once).
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
-from quart import Blueprint, request
+import trio
+from quart import Blueprint, Response, request
 
 from actors.files.confine import (
     FileRefused,
@@ -22,15 +26,21 @@ from actors.files.confine import (
     NotFound,
     OutsideWorkspace,
 )
-from actors.files.messages import ListFolder, WorkspaceMessage
+from actors.files.messages import ListFolder, WatchWorkspace, WorkspaceChanged, WorkspaceMessage
 from actors.files.resources import UnknownResource
 from actors.files.viewers import FileViewer, file_viewers, viewers_of
 from actors.files.workspace import Entry, Listing, WriteRefused
 from actors.messages import GetToolReport, RegistryMessage
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
+from supervisor.model import jsonout
 from web.control import current_catalogs
 from web.errors import json_error
+from web.intake import close_with_request
+from web.keepalives import KEEP_ALIVE, with_keep_alives
 
+# Batches of changes waiting for one reader of `/apps/files/events` before it counts as too slow
+# (and is dropped: its page reconnects and lists afresh).
+EVENTS_BUFFER = 64
 NO_WORKSPACE = 'no workspace is set: add a [workspace] table with root = "<folder>" to config.toml'
 # How a refused path or file reads over HTTP: status and code (the first class that matches).
 FILE_ERRORS: tuple[tuple[type[FileRefused], int, str], ...] = (
@@ -67,7 +77,38 @@ def files_blueprint(
         viewers = await current_viewers(registry)
         return {"path": folder.path, "entries": [entry_json(e, viewers) for e in folder.entries]}
 
+    @blueprint.get("/apps/files/events")
+    async def events() -> Any:
+        """Server-sent events for a live Files pane: `ready` once changes are watched, then
+        `changed {paths}` (relative to the root) for each batch of changes on disk."""
+        if files is None:
+            return json_error(404, "no_workspace", NO_WORKSPACE)
+        changes_in, changes = trio.open_memory_channel[WorkspaceChanged](EVENTS_BUFFER)
+        # Closed when the request is over, sent or not: the actor then forgets this reader.
+        close_with_request(request.scope, changes)
+        await ask(files, lambda r: WatchWorkspace(changes_in, r), ASK_TIMEOUT_S)
+        response = Response(
+            change_stream(changes),
+            mimetype="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+        response.timeout = None  # a pane stays open for as long as the page does
+        return response
+
     return blueprint
+
+
+async def change_stream(
+    changes: trio.MemoryReceiveChannel[WorkspaceChanged],
+) -> AsyncIterator[bytes]:
+    yield frame("ready", {})
+    async with changes, contextlib.aclosing(with_keep_alives(changes)) as items:
+        async for change in items:
+            yield KEEP_ALIVE if change is None else frame("changed", {"paths": list(change.paths)})
+
+
+def frame(kind: str, data: dict[str, Any]) -> bytes:
+    return f"event: {kind}\ndata: {jsonout.dumps({'type': kind, **data})}\n\n".encode()
 
 
 async def current_viewers(registry: Mailbox[RegistryMessage]) -> tuple[FileViewer, ...]:
