@@ -50,6 +50,8 @@ GROCERY_TOOLS = frozenset(
         "open_inventory_file",
     }
 )
+# Those of its tools that only its views call (`visibility: ["app"]`): never offered to a model.
+GROCERY_APP_ONLY = frozenset({"get_store_dashboard_data", "open_inventory_file"})
 
 # Fast supervision for tests: short backoff and pings, so restarts happen in test time.
 FAST = {
