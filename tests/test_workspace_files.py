@@ -39,7 +39,7 @@ from actors.files.resources import ResourceTable, UnknownResource
 from actors.files.viewers import file_extensions, file_viewers
 from actors.files.workspace import Conflict, Saved, TooLarge, Workspace, WriteRefused, etag
 from actors.metrics import Metrics
-from actors.runtime import Mailbox, ask
+from actors.runtime import Mailbox, Reply, ask
 from supervisor.model.workspace import WorkspaceConfig
 
 CSV = "sku,product,on_hand\nAPL-001,Apples,40\nBAN-002,Bananas,12\n"
@@ -475,3 +475,20 @@ async def test_a_save_by_one_view_reaches_the_other(actor: WorkspaceActor, root:
     actor.mailbox.tell(EndLease("view-2"))
     await ask(actor.mailbox, lambda r: ListFolder("", r), 10)  # the EndLease is handled
     assert actor._watch_scope is None
+
+
+async def test_no_uri_is_minted_for_a_view_that_ended_while_it_opened(root: Path) -> None:
+    files = WorkspaceActor(WorkspaceConfig(root=root))
+    reply: Reply[Opened] = Reply()
+    # Both wait in the mailbox before the actor runs: the end is handled before the open's
+    # file is found.
+    files.mailbox.tell(OpenFile("view-1", "notes.txt", reply))
+    files.mailbox.tell(EndLease("view-1"))
+    async with trio.open_nursery() as nursery:
+        await nursery.start(files.run)
+        with pytest.raises(UnknownResource, match="ended"):
+            await reply.wait()
+        assert len(files.table) == 0
+        assert files._opening == {}
+        assert files._ended_while_opening == set()
+        nursery.cancel_scope.cancel()

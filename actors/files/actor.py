@@ -41,7 +41,7 @@ from actors.files.messages import (
     WorkspaceMessage,
     WriteResource,
 )
-from actors.files.resources import HostResource, ResourceTable
+from actors.files.resources import HostResource, ResourceTable, UnknownResource
 from actors.files.workspace import (
     TEMP_PREFIX,
     Conflict,
@@ -84,10 +84,16 @@ class WorkspaceActor(Actor[WorkspaceMessage]):
         self._watch_scope: trio.CancelScope | None = None
         self._watch_stop: anyio.Event | None = None
         self._watch_starting = trio.Lock()
+        # Opens under way per lease, and the leases that ended meanwhile: a URI is never minted
+        # for a view that ended while its file was being looked up (bounded: a lease is
+        # forgotten here once its last open is done).
+        self._opening: dict[str, int] = {}
+        self._ended_while_opening: set[str] = set()
 
     def _handle(self, message: WorkspaceMessage) -> None:
         match message:
             case OpenFile(lease, path, reply):
+                self._opening[lease] = self._opening.get(lease, 0) + 1
                 self._spawn(self._open, lease, path, reply)
             case ReadResource(lease, uri, representation, reply):
                 if (resource := self._resolve(lease, uri, reply)) is not None:
@@ -108,6 +114,8 @@ class WorkspaceActor(Actor[WorkspaceMessage]):
                     self._stop_watching_if_unheard()
                     reply.send(None)
             case EndLease(lease):
+                if lease in self._opening:
+                    self._ended_while_opening.add(lease)
                 for resource in self.table.end_lease(lease):
                     lock = self._locks.get(resource.path)
                     if (
@@ -136,10 +144,20 @@ class WorkspaceActor(Actor[WorkspaceMessage]):
         return await trio.to_thread.run_sync(fn, *args, limiter=self._threads)
 
     async def _open(self, lease: str, path: str, reply: Reply[Opened]) -> None:
-        async with _answering(reply):
-            located = await self._in_thread(self.workspace.locate, path)
-            resource = self.table.mint(lease, located.path, located.relative, located.name)
-            reply.send(Opened(resource.uri, resource.name, str(resource.path), resource.relative))
+        try:
+            async with _answering(reply):
+                located = await self._in_thread(self.workspace.locate, path)
+                if lease in self._ended_while_opening:
+                    raise UnknownResource("the view ended while its file was being opened")
+                resource = self.table.mint(lease, located.path, located.relative, located.name)
+                reply.send(
+                    Opened(resource.uri, resource.name, str(resource.path), resource.relative)
+                )
+        finally:
+            self._opening[lease] -= 1
+            if not self._opening[lease]:
+                del self._opening[lease]
+                self._ended_while_opening.discard(lease)
 
     async def _read(
         self, resource: HostResource, representation: Any, reply: Reply[dict[str, Any]]
