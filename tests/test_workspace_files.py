@@ -35,6 +35,16 @@ from actors.files.messages import (
     WorkspaceChanged,
     WriteResource,
 )
+from actors.files.requests import (
+    BadFileRequest,
+    Write,
+    host_capabilities,
+    is_host_resource,
+    open_path,
+    representation,
+    with_resource_path,
+    write_params,
+)
 from actors.files.resources import ResourceTable, UnknownResource
 from actors.files.viewers import file_extensions, file_viewers
 from actors.files.workspace import Conflict, Saved, TooLarge, Workspace, WriteRefused, etag
@@ -492,3 +502,55 @@ async def test_no_uri_is_minted_for_a_view_that_ended_while_it_opened(root: Path
         assert files._opening == {}
         assert files._ended_while_opening == set()
         nursery.cancel_scope.cancel()
+
+
+# A view's file requests, as the view door reads them (pure).
+
+
+def test_the_host_answers_requests_for_its_own_uris_only() -> None:
+    uri = "host-resource://0123456789abcdef0123456789abcdef"
+    assert is_host_resource("resources/read", {"uri": uri})
+    assert is_host_resource("resources/subscribe", {"uri": uri})
+    assert is_host_resource("openai/resources/write", {"uri": "ui://x/y.html"})
+    assert not is_host_resource("resources/read", {"uri": "ui://grocery/store-dashboard.html"})
+    assert not is_host_resource("tools/call", {"uri": uri})
+    assert host_capabilities(False) == {}
+    assert host_capabilities(True) == {"experimental": {"openai/resource": {}, "openai/files": {}}}
+
+
+def test_file_request_parameters_are_checked() -> None:
+    uri = "host-resource://ab"
+    assert representation({"uri": uri}) is None
+    assert representation({"_meta": {"openai/resource": {"representation": "blob"}}}) == "blob"
+    with pytest.raises(BadFileRequest, match="representation"):
+        representation({"_meta": {"openai/resource": {"representation": "xml"}}})
+    assert write_params({"uri": uri, "text": "a", "ifMatch": "e1"}) == Write(uri, "a", None, "e1")
+    assert write_params({"uri": uri, "blob": "YQ=="}) == Write(uri, None, "YQ==", None)
+    for bad, why in [
+        ({"text": "a"}, "'uri'"),
+        ({"uri": " ", "text": "a"}, "'uri'"),
+        ({"uri": uri}, "exactly one"),
+        ({"uri": uri, "text": "a", "blob": "YQ=="}, "exactly one"),
+        ({"uri": uri, "text": 5}, "'text'"),
+        ({"uri": uri, "text": "a", "ifMatch": ""}, "'ifMatch'"),
+    ]:
+        with pytest.raises(BadFileRequest, match=why):
+            write_params(bad)
+    assert open_path({"path": "/srv/ws/a.csv"}) == "/srv/ws/a.csv"
+    with pytest.raises(BadFileRequest, match="absolute"):
+        open_path({"path": "a.csv"})
+
+
+def test_a_file_views_tool_call_carries_the_path_the_host_sets() -> None:
+    call = {
+        "name": "summarize",
+        "arguments": {},
+        "_meta": {"openai/resource": {"path": "/etc/shadow"}, "progressToken": 1},
+    }
+    amended = with_resource_path(call, "/srv/ws/inventory/stock.csv")
+    assert amended["_meta"] == {
+        "openai/resource": {"path": "/srv/ws/inventory/stock.csv"},
+        "progressToken": 1,
+    }
+    assert call["_meta"]["openai/resource"] == {"path": "/etc/shadow"}  # not changed in place
+    assert with_resource_path({"name": "x"}, "/p")["_meta"] == {"openai/resource": {"path": "/p"}}
