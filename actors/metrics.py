@@ -53,6 +53,13 @@ class Metrics:
             buckets=TURN_BUCKETS,
             registry=self.registry,
         )
+        self.saves = Counter(
+            "mcpapps_file_saves",
+            "Saves of workspace files from app views, by outcome (saved, conflict, too-large,"
+            " refused).",
+            ["outcome"],
+            registry=self.registry,
+        )
         self._apps = _AppsCollector()
         self._counted: dict[tuple[str, str, str], Any] = {}
         self._timed: dict[tuple[str, str], Any] = {}
@@ -75,6 +82,9 @@ class Metrics:
     def observe_turn(self, engine: str, seconds: float, ok: bool) -> None:
         self.turns.labels(engine, "ok" if ok else "error").inc()
         self.turn_seconds.labels(engine).observe(seconds)
+
+    def observe_save(self, outcome: str) -> None:
+        self.saves.labels(outcome).inc()
 
     def render(self, statuses: Sequence[AppStatus]) -> bytes:
         """The whole page, with the app gauges taken from `statuses`."""

@@ -130,7 +130,7 @@ async def test_apps_lists_every_app_with_camel_case_fields(project: Project) -> 
         assert alive(grocery["pid"])
         assert grocery["counts"] == {
             "tools": len(GROCERY_TOOLS),
-            "resources": 1,
+            "resources": 2,  # the store dashboard and the inventory sheet
             "resourceTemplates": 2,
             "prompts": 3,
         }
@@ -161,7 +161,7 @@ async def test_one_app_has_its_catalog_and_stderr_tail(project: Project) -> None
         assert set(grocery) == LISTED | {"stderr", "catalog", "tools"}
         catalog = grocery["catalog"]
         assert {tool["name"] for tool in catalog["tools"]} == GROCERY_TOOLS
-        assert [len(catalog[k]) for k in ("resources", "resourceTemplates", "prompts")] == [1, 2, 3]
+        assert [len(catalog[k]) for k in ("resources", "resourceTemplates", "prompts")] == [2, 2, 3]
 
         chatty = await app_status(client, "chatty")
         assert chatty["stderr"] == [f"fixture stderr line {i}" for i in (1, 2, 3)]

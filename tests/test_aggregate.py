@@ -15,7 +15,6 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from tests.support.frontdoor import (
-    APP_ONLY,
     CONFORMANCE_APP,
     EXPECTED,
     grocery_project,
@@ -26,7 +25,7 @@ from tests.support.frontdoor import (
 )
 from tests.support.helpers import Project
 from tests.support.officialclients import ts_client
-from tests.support.running import GUARD_S, fixture_manifest, supervisor_running
+from tests.support.running import GROCERY_APP_ONLY, GUARD_S, fixture_manifest, supervisor_running
 from tests.support.shared import SharedSupervisor, SharedView, shared_supervisor, view_of
 
 UI_TOOL = "show_store_inventory_dashboard"
@@ -53,9 +52,9 @@ async def test_tools_are_listed_as_their_app_lists_them(grocery: SharedView) -> 
         raw = {t["name"]: t for t in (await client.result("list_tools"))["tools"]}
     async with ts_client(supervisor.url("/mcp")) as client:
         public = {t["name"]: t for t in (await client.result("list_tools"))["tools"]}
-    assert set(public) == {f"grocery.{name}" for name in set(raw) - {APP_ONLY}}
+    assert set(public) == {f"grocery.{name}" for name in set(raw) - GROCERY_APP_ONLY}
     for name, tool in raw.items():
-        if name == APP_ONLY:
+        if name in GROCERY_APP_ONLY:
             continue
         listed = public[f"grocery.{name}"]
         for field in ("title", "description", "inputSchema", "annotations", "execution"):

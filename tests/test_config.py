@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -22,7 +24,9 @@ from supervisor.model.config import (
     load_config,
 )
 from supervisor.model.policy import SupervisionPolicy
+from supervisor.model.reload import needs_restart
 from supervisor.model.tokens import TokenError, resolve_token
+from supervisor.model.workspace import WorkspaceConfig
 from tests.support.helpers import Project
 
 
@@ -67,7 +71,11 @@ def test_an_empty_file_gives_every_default_of_the_spec(project: Project) -> None
 def test_the_bundled_config_file_states_exactly_the_defaults(project: Project) -> None:
     defaults = project.load()
     project.config((Path(__file__).parent.parent / "config.toml").read_text())
-    assert project.load() == defaults
+    (project.root / "workspace").mkdir()
+    bundled = project.load()
+    # Except the workspace: off by default, `make run` opens the sample one.
+    assert bundled.workspace == WorkspaceConfig(root=project.root / "workspace")
+    assert attrs.evolve(bundled, workspace=None) == defaults
 
 
 def test_relative_paths_resolve_against_the_config_folder_not_the_current_one(
@@ -503,3 +511,33 @@ def test_a_token_file_that_is_not_utf8_is_a_token_error(project: Project) -> Non
     with pytest.raises(TokenError) as caught:
         resolve_token(project.load(), require_auth=True)
     assert "is not UTF-8 text: delete it to have a new one made" in str(caught.value)
+
+
+def test_the_workspace_is_off_unless_set_and_checked_when_set(project: Project) -> None:
+    assert project.load().workspace is None
+    (project.root / "files").mkdir()
+    project.config('[workspace]\nroot = "files"\nwritable = false\n')
+    workspace = project.load().workspace
+    assert workspace == WorkspaceConfig(root=project.root / "files", writable=False)
+    assert (workspace.max_read_bytes, workspace.max_write_bytes) == (8 * 1024**2, 2 * 1024**2)
+    # The workspace actor starts with the process: a reload says a change needs a restart.
+    assert needs_restart(attrs.evolve(project.load(), workspace=None), project.load()) == (
+        "workspace",
+    )
+    changed = attrs.evolve(project.load(), workspace=attrs.evolve(workspace, writable=True))
+    assert needs_restart(project.load(), changed) == ("workspace.writable",)
+    (project.root / "a-file").write_text("")
+    for text, problem in [
+        ("[workspace]\n", "workspace.root is required"),
+        ('[workspace]\nroot = "missing"\n', f"'{project.root / 'missing'}' does not exist"),
+        ('[workspace]\nroot = "a-file"\n', "is not a folder"),
+        ('[workspace]\nroot = "files"\nmax_read_bytes = 0\n', "must be an integer from 1"),
+        ('[workspace]\nroot = "files"\nroots = "x"\n', "did you mean 'root'?"),
+        (
+            '[workspace]\nroot = "files"\nmax_write_bytes = 5000000\n',
+            "must not exceed limits.max_body_bytes (4194304)",
+        ),
+    ]:
+        project.config(text)
+        with pytest.raises(ConfigError, match=re.escape(problem)):
+            project.load()

@@ -30,6 +30,7 @@ from tests.support.frontdoor import (
 from tests.support.helpers import Project
 from tests.support.officialclients import inspector_cli, ts_client
 from tests.support.running import (
+    GROCERY_APP_ONLY,
     GROCERY_TOOLS,
     GUARD_S,
     Supervisor,
@@ -143,7 +144,7 @@ async def test_ts_client_through_the_app_endpoint_and_mcp(grocery: SharedView) -
     async with ts_client(supervisor.url("/mcp")) as client:
         listed = (await client.result("list_tools"))["tools"]
         public = {t["name"] for t in listed}
-        assert public == {f"grocery.{name}" for name in GROCERY_TOOLS - {APP_ONLY}}
+        assert public == {f"grocery.{name}" for name in GROCERY_TOOLS - GROCERY_APP_ONLY}
         stores = await client.result("call_tool", name="grocery.get_stores", arguments={"id": 2})
         assert not stores.get("isError")
         assert "Riverside Grocers" in stores["content"][0]["text"]
@@ -170,7 +171,7 @@ async def test_inspector_through_the_app_endpoint_and_mcp(grocery: SharedView) -
     mcp_url = supervisor.url("/mcp")
     listed = await inspector_cli(mcp_url, "tools/list")
     assert {t["name"] for t in listed["result"]["tools"]} == {
-        f"grocery.{name}" for name in GROCERY_TOOLS - {APP_ONLY}
+        f"grocery.{name}" for name in GROCERY_TOOLS - GROCERY_APP_ONLY
     }
     called = await inspector_cli(
         mcp_url, "tools/call", tool_name="grocery.get_categories", tool_args={"id": 1}

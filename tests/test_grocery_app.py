@@ -125,7 +125,8 @@ async def test_ui_tools_carry_their_resource_and_visibility(mode: str) -> None:
     app_only = tools["get_store_dashboard_data"].meta["ui"]
     assert app_only["resourceUri"] == DASHBOARD_URI
     assert app_only["visibility"] == ["app"]
-    plain = TOOLS - {"show_store_inventory_dashboard", "get_store_dashboard_data"}
+    ui_tools = {"show_store_inventory_dashboard", "get_store_dashboard_data", "open_inventory_file"}
+    plain = TOOLS - ui_tools
     for name in plain:
         assert "ui" not in (tools[name].meta or {}), name
 
@@ -311,6 +312,50 @@ async def test_ui_resource_is_a_self_contained_mcp_app_view(mode: str) -> None:
         assert protocol_word in html, protocol_word
     assert re.search(r"<script[^>]*\bsrc=", html) is None
     assert re.search(r"<link[^>]*\bhref=", html) is None
+    assert "http://" not in html
+    assert "https://" not in html
+
+
+SHEET_URI = "ui://grocery/inventory-sheet.html"
+
+
+@MODES
+async def test_the_inventory_sheet_is_a_file_viewer_for_csv(mode: str) -> None:
+    """The file entry point (OpenAI MCP extensions): an app-only UI tool that a host with a
+    workspace offers for .csv files, called with the file's name and opaque URI; its view
+    reads, watches and saves the file through the host, naming the version it read."""
+    opened = {"file": {"name": "stock.csv", "resourceUri": "host-resource://0a1b2c"}}
+    with trio.fail_after(HANG_GUARD):
+        async with stdio_app(mode) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            result = await client.call_tool("open_inventory_file", opened)
+            missing = await client.call_tool("open_inventory_file", {})
+            listed = {str(r.uri): r for r in (await client.list_resources()).resources}
+            read = await client.read_resource(SHEET_URI)
+
+    meta = tools["open_inventory_file"].meta or {}
+    assert meta["openai/ui"] == {"entrypoints": [{"type": "file", "extensions": [".csv"]}]}
+    assert meta["ui"] == {"resourceUri": SHEET_URI, "visibility": ["app"]}
+    assert tools["open_inventory_file"].input_schema["required"] == ["file"]
+    assert not result.is_error
+    assert result.structured_content == {"file": {"name": "stock.csv"}}
+    assert missing.is_error
+    assert listed[SHEET_URI].mime_type == APP_MIME_TYPE
+    html = read.contents[0].text
+    for protocol_word in (
+        "ui/initialize",
+        "ui/notifications/tool-input",
+        "resources/read",
+        'representation: "text"',
+        "resources/subscribe",
+        "notifications/resources/updated",
+        "openai/resources/write",
+        "ifMatch",
+        '"conflict"',
+        '"too-large"',
+    ):
+        assert protocol_word in html, protocol_word
+    assert re.search(r"<script[^>]*\bsrc=", html) is None
     assert "http://" not in html
     assert "https://" not in html
 

@@ -39,9 +39,16 @@ from tests.support.fake_openai import (
     tool_calls,
 )
 from tests.support.helpers import Project, free_port, wait_for_port
-from tests.support.running import GROCERY, GROCERY_TOOLS, GUARD_S, bridge, running, wait_for
+from tests.support.running import (
+    GROCERY,
+    GROCERY_APP_ONLY,
+    GROCERY_TOOLS,
+    GUARD_S,
+    bridge,
+    running,
+    wait_for,
+)
 
-APP_ONLY = "get_store_dashboard_data"
 FAKE_OPENAI = Path(__file__).parent / "support" / "fake_openai.py"
 
 
@@ -119,7 +126,7 @@ async def test_every_model_visible_tool_is_offered_under_its_alias(
     await turn(engine(tools, model))
 
     offered = {t["function"]["name"]: t for t in model.requests[0]["tools"]}
-    assert set(offered) == {f"grocery_{name}" for name in GROCERY_TOOLS - {APP_ONLY}}
+    assert set(offered) == {f"grocery_{name}" for name in GROCERY_TOOLS - GROCERY_APP_ONLY}
     stores = (await tools.tools()).find("grocery.get_stores")
     assert stores is not None
     assert offered["grocery_get_stores"] == {

@@ -174,7 +174,8 @@ async def test_the_readme_run_command_on_the_bundled_apps() -> None:
     async with trio.open_nursery() as nursery:
         await supervisor.start(nursery)
         await supervisor.wait_for_log("ready: 1 running, 0 failed, 0 not run")
-        assert "app grocery-inventory: Loaded → Running (14 tools" in supervisor.log
+        assert "app grocery-inventory: Loaded → Running (15 tools, 2 resources" in supervisor.log
+        assert f"workspace: {root / 'workspace'}" in supervisor.log  # the sample files
         assert await supervisor.stop(signal.SIGTERM) == 0
     assert "app grocery-inventory: Running → Stopped" in supervisor.log
 

@@ -14,6 +14,7 @@ from quart import redirect, request
 from quart.json.provider import DefaultJSONProvider
 from quart_trio import QuartTrio
 
+from actors.files.messages import WorkspaceMessage
 from actors.messages import AppStatus, HubMessage, RegistryMessage, Snapshot
 from actors.metrics import Metrics
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
@@ -29,6 +30,7 @@ from web.chat.answers import answers_blueprint
 from web.chat.stream import chat_blueprint
 from web.control import control_blueprint, ui_shown
 from web.errors import register
+from web.files.routes import files_blueprint
 from web.plugins.mentionroutes import mentions_blueprint
 from web.plugins.onboarding import onboarding_blueprint
 from web.plugins.settingsroutes import settings_blueprint
@@ -58,6 +60,7 @@ def create_app(
     reload: Reload | None = None,
     public_url: str | None = None,
     views: Mailbox[ViewMessage] | None = None,
+    files: Mailbox[WorkspaceMessage] | None = None,
 ) -> Any:
     """`public_url` (no trailing slash), when set, is the base of every URL handed out: the
     request's own Host and any X-Forwarded-* headers are never trusted for that."""
@@ -76,6 +79,7 @@ def create_app(
     app.register_blueprint(cluster_blueprint(chats))
     app.register_blueprint(control_blueprint(sandbox_origin))
     app.register_blueprint(signin_blueprint(registry, public_url))
+    app.register_blueprint(files_blueprint(files, registry))
 
     @app.get("/apps/health")
     async def health() -> Any:

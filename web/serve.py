@@ -14,6 +14,7 @@ import trio
 from hypercorn.config import Config as HypercornConfig
 
 from actors.catalog import Catalog
+from actors.files.messages import WorkspaceMessage
 from actors.messages import (
     AppNotification,
     CatalogChanged,
@@ -68,6 +69,7 @@ async def serve_front_door(
     close: trio.Event,
     reload: Reload | None = None,
     replica: str = "",
+    files: Mailbox[WorkspaceMessage] | None = None,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve until `shutdown` is set: then take no new connections, let open requests go on
@@ -101,6 +103,7 @@ async def serve_front_door(
         reload=reload_then_serve if reload is not None else None,
         public_url=config.server.public_url,
         views=views,
+        files=files,
     )
     front_door = FrontDoor(
         policy, registry, routes, apps, aggregate, limits, states, owners, replica

@@ -49,12 +49,16 @@ from mcp.types import (
     ToolAnnotations,
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 log = logging.getLogger("grocery")
 
 HERE = Path(__file__).resolve().parent
 DASHBOARD_URI = "ui://grocery/store-dashboard.html"
+SHEET_URI = "ui://grocery/inventory-sheet.html"
+# The file entry point (OpenAI MCP extensions): a host with a workspace offers this app's sheet
+# for its .csv files, and opens one by calling `open_inventory_file` with an opaque URI.
+SHEET_ENTRYPOINTS = {"openai/ui": {"entrypoints": [{"type": "file", "extensions": [".csv"]}]}}
 STORE_SUMMARY_URI = "inventory://stores/{storeId}/summary"
 PRODUCT_DETAILS_URI = "inventory://products/{productId}/details"
 
@@ -216,6 +220,23 @@ async def get_store_dashboard_data(storeId: OptionalStoreId = None) -> dict[str,
     return inventory.dashboard(storeId)
 
 
+class FileInput(BaseModel):
+    """A file a host opened in this app: its name, and the opaque URI it is read and saved
+    through (never a path)."""
+
+    name: Annotated[str, Field(min_length=1, description="The file's name, with its extension")]
+    resourceUri: Annotated[str, Field(min_length=1, description="The host's URI for the file")]
+
+
+async def open_inventory_file(file: FileInput) -> CallToolResult:
+    """Open a workspace .csv (a stock count, an order draft) in the inventory sheet, to view and
+    edit it; the sheet reads and saves it through the host."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"Opened {file.name} in the inventory sheet.")],
+        structured_content={"file": {"name": file.name}},
+    )
+
+
 class SessionCounter:
     """Counts client sessions: one per `initialize` (handshake era) or `server/discover` (2026).
 
@@ -274,6 +295,24 @@ apps.add_html_resource(
     name="store-dashboard",
     title="Store inventory dashboard",
     description="Interactive multi-store inventory dashboard (MCP App view)",
+    prefers_border=True,
+)
+
+# App-only: a file viewer opened by a person from a file, never by a model (it has no file URI).
+apps.tool(
+    resource_uri=SHEET_URI,
+    visibility=["app"],
+    annotations=READ_ONLY,
+    meta=SHEET_ENTRYPOINTS,
+    title="Inventory sheet",
+    description=inspect.cleandoc(open_inventory_file.__doc__ or ""),
+)(open_inventory_file)
+apps.add_html_resource(
+    SHEET_URI,
+    (HERE / "inventory-sheet.html").read_text(encoding="utf-8"),
+    name="inventory-sheet",
+    title="Inventory sheet",
+    description="View and edit a workspace .csv (stock counts, order drafts), saved safely",
     prefers_border=True,
 )
 

@@ -38,6 +38,7 @@ from supervisor.model.policy import (
 from supervisor.model.problems import Problem
 from supervisor.model.structuring import Between, KeyPath, dotted, make_converter, problems
 from supervisor.model.viewsconfig import Approval, ViewsConfig
+from supervisor.model.workspace import WorkspaceConfig
 
 Port = Annotated[int, Between(1, 65535)]
 CONFIG_ENV = "MCPAPPS_CONFIG"
@@ -179,6 +180,7 @@ class Config:
     log: LogConfig = attrs.Factory(LogConfig)
     limits: LimitsConfig = attrs.Factory(LimitsConfig)
     views: ViewsConfig = attrs.Factory(ViewsConfig)
+    workspace: WorkspaceConfig | None = None  # absent: no workspace, no files
 
     @property
     def folder(self) -> Path:
@@ -294,6 +296,9 @@ def _resolve(config: Config) -> Config:
         or f"http://{url_host(server.host)}:{port}"
     )
     public_url = server.public_url.rstrip("/") if server.public_url else None
+    workspace = config.workspace
+    if workspace is not None and workspace.root is not None:
+        workspace = attrs.evolve(workspace, root=resolved(workspace.root))
     return attrs.evolve(
         config,
         server=attrs.evolve(server, token_file=token_file, public_url=public_url),
@@ -302,6 +307,7 @@ def _resolve(config: Config) -> Config:
             config.apps, discovery_paths=tuple(resolved(p) for p in config.apps.discovery_paths)
         ),
         state=attrs.evolve(config.state, dir=resolved(config.state.dir)),
+        workspace=workspace,
     )
 
 
@@ -317,7 +323,32 @@ def _rules(config: Config) -> list[tuple[KeyPath, str]]:
         *_apps_rules(config),
         *_agent_rules(config.agent),
         *_state_rules(config.state),
+        *_workspace_rules(config),
     ]
+
+
+def _workspace_rules(config: Config) -> Found:
+    workspace = config.workspace
+    if workspace is None:
+        return
+    if workspace.root is None:
+        yield ("workspace", "root"), "is required: the folder whose files may be opened"
+    # Checked here, not first at start: `mcpapps validate` should say it, and a workspace that
+    # is not there would otherwise only show as an empty Files pane.
+    elif not workspace.root.is_dir():
+        what = "does not exist" if not workspace.root.exists() else "is not a folder"
+        yield (
+            ("workspace", "root"),
+            f"'{workspace.root}' {what}: create the folder, or remove [workspace] to have none",
+        )
+    if workspace.max_write_bytes > config.limits.max_body_bytes:
+        # A save travels in one request body: a bigger one would be refused at the door (413)
+        # before the host could answer `too-large`.
+        yield (
+            ("workspace", "max_write_bytes"),
+            f"({workspace.max_write_bytes}) must not exceed limits.max_body_bytes"
+            f" ({config.limits.max_body_bytes}): a save arrives in one request body",
+        )
 
 
 def _state_rules(state: StateConfig) -> Found:

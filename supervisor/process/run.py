@@ -23,6 +23,7 @@ from actors.chat.hub import ChatHub
 from actors.chat.retention import Retention
 from actors.chat.sessionstore import SessionStore, StoreError
 from actors.chat.stores import make_store
+from actors.files.actor import WorkspaceActor
 from actors.messages import StopAll, StopChats, WhenReady
 from actors.metrics import Metrics
 from actors.registry import Registry
@@ -108,7 +109,8 @@ async def run_supervisor(
                 retention=retention,
                 history_turns=config.agent.history_turns,
             )
-            parts = _Parts(config, policy, registry, chats, metrics, reaper, store, replica)
+            files = WorkspaceActor(config.workspace, metrics) if config.workspace else None
+            parts = _Parts(config, policy, registry, chats, metrics, reaper, store, replica, files)
             await _supervise(parts, signals, environ, task_status)
         finally:
             remove_address(config.state.dir, os.getpid())
@@ -139,6 +141,7 @@ class _Parts:
     reaper: Reaper
     store: SessionStore
     replica: str
+    files: WorkspaceActor | None  # with [workspace] only
 
 
 async def _supervise(
@@ -166,6 +169,7 @@ async def _supervise(
                 close=close,
                 reload=reloader.reload,
                 replica=parts.replica,
+                files=parts.files.mailbox if parts.files else None,
                 task_status=task_status,
             )
         finally:
@@ -175,6 +179,9 @@ async def _supervise(
         await nursery.start(registry.run)
         await nursery.start(chats.run)
         await nursery.start(views.run)
+        if parts.files is not None:
+            await nursery.start(parts.files.run)
+            logger.info("workspace: %s", parts.files.workspace.root)
         await nursery.start(front_door)
         _record_address(config)
         url = config.server.public_url or config.control_origin

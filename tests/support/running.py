@@ -47,8 +47,11 @@ GROCERY_TOOLS = frozenset(
         "get_store_dashboard_data",
         "guided_restock",
         "confirm_adjustment",
+        "open_inventory_file",
     }
 )
+# Those of its tools that only its views call (`visibility: ["app"]`): never offered to a model.
+GROCERY_APP_ONLY = frozenset({"get_store_dashboard_data", "open_inventory_file"})
 
 # Fast supervision for tests: short backoff and pings, so restarts happen in test time.
 FAST = {

@@ -1,0 +1,1 @@
+"""The workspace: its files confined to one root, opened by views through opaque host resources."""

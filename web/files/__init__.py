@@ -1,0 +1,1 @@
+"""The workspace over HTTP: its listing, with the app views that open each file."""
