@@ -497,7 +497,7 @@ def test_the_official_basic_app_renders_and_its_button_round_trips(
     [
         ("views.not_ui_scheme", "is not a ui:// resource"),
         ("views.wrong_mime", "has the MIME type 'text/html', not text/html;profile=mcp-app"),
-        ("views.too_big", "a view may be at most 2 MiB"),
+        ("views.too_big", "a view of app 'views' may be at most 2 MiB"),
     ],
 )
 def test_refusals_are_clear_messages(served: Served, page: Any, tool: str, message: str) -> None:
@@ -527,7 +527,8 @@ def test_the_sandbox_keeps_the_view_in(served: Served, page: Any) -> None:
     assert report["results"] == 1
     assert report["result"] == {"label": "probe", "shown": True}
     sent = page.evaluate("window.McpHost.current().sent")
-    assert sent == ["ui/notifications/tool-input", "ui/notifications/tool-result"]
+    tools = [method for method in sent if method.startswith("ui/notifications/tool-")]
+    assert tools == ["ui/notifications/tool-input", "ui/notifications/tool-result"]
     # The inner document: an opaque origin that cannot reach the control page or its cookie,
     # and a CSP that allows the declared origin only.
     assert report["origin"] == "null"

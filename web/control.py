@@ -29,6 +29,8 @@ STATIC_PREFIX = "/static/"
 STATIC_FILES = {
     "app.js": "text/javascript; charset=utf-8",
     "host.js": "text/javascript; charset=utf-8",
+    # The official MCP Apps host library, vendored (scripts/vendor-app-bridge.sh).
+    "app-bridge.js": "text/javascript; charset=utf-8",
     "asking.js": "text/javascript; charset=utf-8",
     "sse.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",

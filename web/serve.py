@@ -91,7 +91,13 @@ async def serve_front_door(
             await added.add(app_id)
         return diff
 
-    views = ViewDoor(registry, config.views, config.apps.approvals(), metrics)
+    views = ViewDoor(
+        registry,
+        config.views,
+        config.apps.approvals(),
+        metrics,
+        ui_settings=config.apps.ui_settings,
+    )
     routes = create_app(
         registry,
         policy,

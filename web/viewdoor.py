@@ -40,8 +40,11 @@ class ViewDoor:
         approvals: Mapping[str, Approval] | None = None,
         metrics: Metrics | None = None,
         clock: Callable[[], float] | None = None,
+        ui_settings: Callable[[str], Mapping[str, Any]] | None = None,
     ) -> None:
         self.registry = registry
+        # What the page needs to render an app's views ([apps.entries.<id>] max_ui_bytes, ...).
+        self.ui_settings = ui_settings or (lambda app_id: {})
         self.table = ViewTable(config, clock) if clock else ViewTable(config)
         self.table.on_end = self._view_ended
         self.approvals = dict(approvals or {})

@@ -114,6 +114,7 @@ def views_blueprint(door: ViewDoor, chats: Mailbox[HubMessage]) -> Blueprint:
             **lease.descriptor(),
             "leaseS": table.config.lease_s,
             "approval": door.approval(app_id),
+            "ui": door.ui_settings(app_id),
         }, 201
 
     @views.post("/apps/views/<view_id>/keepalive")
