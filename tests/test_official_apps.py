@@ -1,0 +1,210 @@
+"""Official MCP App examples (npm `@modelcontextprotocol/server-*`, pinned in tools/package.json)
+and the probe app as hosted apps, in headless Chromium, through the page's AppBridge: what a
+view's CSP allows per app and what the canvas says when it blocks, the per-app UI size limit,
+display modes, the host context and the page's styles seen from inside a view.
+
+Synchronous (Playwright's sync API); the supervisor runs as a subprocess (tests/test_browser.py).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.helpers import free_port, free_port_pair
+from tests.support.nodetools import TOOLS, node_binary
+from tests.support.png import colours
+from tests.support.running import GUARD_S
+from tests.test_browser import (
+    VIEWS_APP,
+    Served,
+    browser,  # the fixture, shared with the other browser tests
+    page,
+    require_chromium,
+    screenshot,
+    view,
+)
+
+_ = (browser, page)
+THREE_MIB = 3 * 1024 * 1024
+
+
+def official(package: str) -> list[str]:
+    script = TOOLS / "node_modules" / "@modelcontextprotocol" / package / "dist" / "index.js"
+    assert script.exists(), f"{script} is missing: run scripts/node-tools.sh"
+    return [str(node_binary()), str(script), "--stdio"]
+
+
+def write_project(root: Path, sandbox_port: int) -> None:
+    three = official("server-threejs")
+    probe = [
+        sys.executable,
+        str(VIEWS_APP),
+        "--declared-origin",
+        f"http://127.0.0.1:{free_port()}",
+        "--undeclared-origin",
+        f"http://localhost:{free_port()}",
+    ]
+    manifests = {
+        "three": {"command": three[0], "arguments": three[1:]},
+        "strict": {"command": three[0], "arguments": three[1:]},
+        "views": {"command": probe[0], "arguments": probe[1:]},
+        "big": {"command": probe[0], "arguments": probe[1:]},
+    }
+    for app_id, fields in manifests.items():
+        folder = root / "apps" / app_id
+        folder.mkdir(parents=True)
+        manifest = {"id": app_id, "toolNamePrefix": f"{app_id}.", "hasUi": True, **fields}
+        (folder / "openclaw.mcpapp.json").write_text(json.dumps(manifest))
+    entries = "".join(f'[apps.entries.{a}]\napproval = "never"\n' for a in ("strict", "views"))
+    (root / "config.toml").write_text(
+        f"[sandbox]\nport = {sandbox_port}\n"
+        '[apps]\ndiscovery_paths = ["./apps"]\n'
+        '[apps.entries.three]\napproval = "never"\ncsp_allow = ["unsafe-eval"]\n'
+        f'[apps.entries.big]\napproval = "never"\nmax_ui_bytes = {THREE_MIB}\n' + entries
+    )
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    require_chromium()
+    root = tmp_path_factory.mktemp("official")
+    port = free_port_pair()
+    write_project(root, port + 1)
+    supervisor = Served(root, port)
+    supervisor.start()
+    yield supervisor
+    supervisor.stop()
+
+
+def report(page: Any, until: Any) -> dict[str, Any]:
+    """The probe's report once `until(report)` holds."""
+    shown = view(page).locator("#report")
+    deadline = time.monotonic() + GUARD_S
+    while True:
+        text = shown.inner_text()
+        if text.startswith("{"):
+            data = json.loads(text)
+            if until(data):
+                return data
+        assert time.monotonic() < deadline, text
+        time.sleep(0.05)
+
+
+def canvas_colours(page: Any) -> int:
+    canvas = view(page).locator("canvas")
+    canvas.wait_for()
+    return colours(canvas.screenshot())
+
+
+def test_threejs_draws_with_eval_allowed_for_it(served: Served, page: Any) -> None:
+    page.goto(served.url("/?open=three.show_threejs_scene"))
+    page.wait_for_function("() => window.McpHost.current() && window.McpHost.current().initialized")
+    deadline = time.monotonic() + GUARD_S
+    while canvas_colours(page) < 50:  # the scene's shading: many colours, not a blank canvas
+        assert time.monotonic() < deadline, "the three.js scene was not drawn"
+        time.sleep(0.2)
+    assert page.evaluate("window.McpHost.current().violations") == []
+    assert page.locator("#canvas .csp-notice").count() == 0
+    screenshot(page, "threejs.png")
+
+
+def test_threejs_without_the_allowance_says_which_setting_allows_it(
+    served: Served, page: Any
+) -> None:
+    page.goto(served.url("/?open=strict.show_threejs_scene"))
+    notice = page.locator("#canvas .csp-notice")
+    notice.wait_for()
+    assert '[apps.entries.strict] csp_allow = ["unsafe-eval"]' in notice.inner_text()
+    violations = page.evaluate("window.McpHost.current().violations")
+    assert violations[0]["blockedURI"] == "eval"
+
+
+def test_the_view_is_told_what_its_sandbox_applied(served: Served, page: Any) -> None:
+    page.goto(served.url("/?open=views.show_probe"))
+    seen = report(page, lambda r: "sandbox" in r)
+    # Only what was applied: the declared origin (valid), nothing of what was not declared.
+    applied = seen["sandbox"]["csp"]
+    assert list(applied) == ["connectDomains"]
+    assert len(applied["connectDomains"]) == 1
+    assert applied["connectDomains"][0].startswith("http://127.0.0.1:")
+
+
+def test_a_view_over_2_mib_renders_when_its_app_is_allowed_more(served: Served, page: Any) -> None:
+    page.goto(served.url("/?open=views.too_big"))
+    refusal = page.locator("#canvas .refusal")
+    refusal.wait_for()
+    assert "[apps.entries.views] max_ui_bytes" in refusal.inner_text()
+    page.goto(served.url("/?open=big.too_big"))
+    view(page).locator("p").wait_for()
+    assert page.locator("#canvas .refusal").count() == 0
+
+
+def test_fullscreen_round_trip_and_host_context(served: Served, page: Any) -> None:
+    page.goto(served.url("/?open=views.show_probe"))
+    seen = report(page, lambda r: "availableDisplayModes" in r and r["results"] == 1)
+    assert seen["availableDisplayModes"] == ["inline", "fullscreen", "pip"]
+    assert seen["displayMode"] == "inline"
+    assert seen["toolInfo"] == "show_probe"
+    pane = page.locator("#canvas-pane")
+    inline_box = page.locator("#canvas iframe").bounding_box()
+
+    # The view asks for full screen: answered with the mode applied, told by host-context-changed,
+    # and the frame fills the window.
+    view(page).locator("#fullscreen").click()
+    seen = report(page, lambda r: r["modes"] == ["fullscreen"] and r["displayMode"] == "fullscreen")
+    assert "display-fullscreen" in pane.get_attribute("class")
+    box = page.locator("#canvas iframe").bounding_box()
+    assert box["width"] > inline_box["width"]
+    change = next(c for c in seen["changes"] if c.get("displayMode") == "fullscreen")
+    assert "height" in change["containerDimensions"]
+    screenshot(page, "fullscreen.png")
+
+    # The visible control leaves it.
+    page.locator("#canvas-inline").click()
+    report(page, lambda r: r["displayMode"] == "inline")
+    assert "display-fullscreen" not in (pane.get_attribute("class") or "")
+    assert page.locator("#canvas-inline").is_hidden()
+
+    # So does Escape, when the page has the keyboard.
+    view(page).locator("#fullscreen").click()
+    report(page, lambda r: r["displayMode"] == "fullscreen")
+    page.locator("#canvas-title").click()
+    page.keyboard.press("Escape")
+    report(page, lambda r: r["displayMode"] == "inline")
+
+    # A page resize is a container-size change.
+    before = len(report(page, lambda r: True)["changes"])
+    page.set_viewport_size({"width": 1000, "height": 800})
+    seen = report(page, lambda r: len(r["changes"]) > before)
+    assert any("containerDimensions" in c for c in seen["changes"][before:])
+
+
+def test_host_styles_follow_the_page_s_theme(served: Served, page: Any) -> None:
+    page.emulate_media(color_scheme="light")
+    page.goto(served.url("/?open=views.show_probe"))
+    seen = report(page, lambda r: "styles" in r)
+    assert seen["styles"] >= 70  # the spec's standard variables, all of them
+    light = page.evaluate(
+        "getComputedStyle(document.documentElement)"
+        ".getPropertyValue('--color-background-primary').trim()"
+    )
+    assert seen["background"] == light == "#fff"
+    page.emulate_media(color_scheme="dark")
+    seen = report(page, lambda r: r.get("theme") == "dark")
+    assert seen["background"] == "#1f1f23"  # the page's dark card colour
+
+
+def test_a_view_lists_its_app_s_resources(served: Served, page: Any) -> None:
+    page.goto(served.url("/?open=views.show_probe"))
+    report(page, lambda r: r["results"] == 1)
+    view(page).locator("#resources").click()
+    seen = report(page, lambda r: "resources" in r)
+    assert "ui://views/probe.html" in seen["resources"]
+    assert seen["templates"] == 0
