@@ -428,7 +428,7 @@ def test_a_write_from_the_dashboard_asks_the_person(served: Served, page: Any) -
     assert "a view may call only the tools of its own app" in refused
 
 
-def test_a_restart_drops_the_grants_and_the_chat_relaunches_the_view(
+def test_a_restart_drops_the_grants_and_the_restored_view_waits_for_run(
     browser: Any, tmp_path: Path
 ) -> None:
     port = free_port_pair()
@@ -453,9 +453,22 @@ def test_a_restart_drops_the_grants_and_the_chat_relaunches_the_view(
         supervisor.start()
         page.reload()
         page.locator("#live.live").wait_for()
-        # The transcript opens the dashboard again: its tool runs again (a new process: the
-        # inventory starts over), and the grant of the old view is gone with it.
+        # The transcript rebuilds the dashboard from the saved result, marked restored: it asks
+        # its app nothing (a reload does not run its tool again)...
+        page.locator("#canvas .restored").wait_for()
+        page.wait_for_function("() => (window.McpHost.current() || {}).initialized")
+        assert page.evaluate("window.McpHost.current().restored")
+        refused = in_view(
+            page,
+            'try { await request("tools/call", {name: "get_caller_session", arguments: {}});'
+            " return 'ran'; } catch (e) { return e.message; }",
+        )
+        assert "press Run" in refused
+        # ... until the person runs it again: a fresh call, a new lease, the old grant gone.
+        page.click("#canvas-run")
         view(page).locator("#rows tr").first.wait_for()
+        page.wait_for_function("() => (window.McpHost.current() || {}).restored === false")
+        assert page.locator("#canvas .restored").count() == 0
         assert page.evaluate("window.McpHost.current().client.viewId") != old_view
         assert page.inner_text("#canvas-title") == "grocery.show_store_inventory_dashboard"
         fresh = first_on_hand(page)

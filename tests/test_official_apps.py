@@ -114,6 +114,18 @@ def test_threejs_draws_with_eval_allowed_for_it(served: Served, page: Any) -> No
     assert page.locator("#canvas .csp-notice").count() == 0
     screenshot(page, "threejs.png")
 
+    # Its own full-screen button (shown because the host offers full screen) and back.
+    pane = page.locator("#canvas-pane")
+    view(page).locator(".threejs-container").hover()
+    view(page).locator(".fullscreen-btn.available").click()
+    page.locator("#canvas-pane.display-fullscreen").wait_for()
+    view(page).locator(".threejs-container.fullscreen").wait_for()
+    assert canvas_colours(page) >= 50
+    screenshot(page, "threejs-fullscreen.png")
+    page.locator("#canvas-inline").click()
+    view(page).locator(".threejs-container:not(.fullscreen)").wait_for()
+    assert "display-fullscreen" not in (pane.get_attribute("class") or "")
+
 
 def test_threejs_without_the_allowance_says_which_setting_allows_it(
     served: Served, page: Any

@@ -480,11 +480,14 @@
     $("chat-log").append(...savedNodes(saved.messages || []));
     earlierButton();
     $("chat-log").scrollTop = $("chat-log").scrollHeight;
-    // The last view the chat opened is opened again (its tool runs again: no result is kept).
+    // The last view the chat opened is rebuilt with the result the chat saved, marked restored
+    // and inactive until the person presses Run (its tool is not run again by a reload).
     const opened = await fetch(`apps/chat/${encodeURIComponent(sessionId)}/views`, { credentials: "same-origin" });
     const views = opened.ok ? (await opened.json()).views : [];
     const last = views[views.length - 1];
     if (last && !Host.current() && !params.get("open")) {
+      const answer = (saved.messages || []).find((m) => m.role === "tool" && m.tool_call_id === last.toolCallId);
+      const text = answer && typeof answer.content === "string" ? answer.content : "";
       Host.openView({
         appId: last.appId,
         toolName: last.tool,
@@ -492,6 +495,9 @@
         args: last.arguments,
         resourceUri: last.resourceUri,
         sessionId,
+        toolCallId: last.toolCallId,
+        result: { content: text ? [{ type: "text", text }] : [], isError: Boolean(answer && answer.isError) },
+        restored: true,
       });
     }
   }
@@ -557,6 +563,7 @@
                 result: event.view.result,
                 resourceUri: event.view.resourceUri,
                 sessionId,
+                toolCallId: event.id,
               });
             }
             break;

@@ -351,9 +351,9 @@
       this.bridge = bridge;
       bridge.oninitialized = () => this.onInitialized();
       bridge.oncalltool = (params) => this.callTool(params);
-      bridge.onlistresources = (params) => this.client.forward("resources/list", params);
-      bridge.onlistresourcetemplates = (params) => this.client.forward("resources/templates/list", params);
-      bridge.onreadresource = (params) => this.client.forward("resources/read", params);
+      bridge.onlistresources = (params) => this.forward("resources/list", params);
+      bridge.onlistresourcetemplates = (params) => this.forward("resources/templates/list", params);
+      bridge.onreadresource = (params) => this.forward("resources/read", params);
       bridge.onopenlink = (params) => this.openLink(params);
       bridge.onmessage = (params) => this.message(params);
       bridge.onupdatemodelcontext = (params) => this.updateModelContext(params);
@@ -416,10 +416,20 @@
       );
     }
 
+    // A view's own request to its app. A view restored from a saved chat shows what it showed
+    // and asks its app nothing until the person runs it again (a fresh view).
+    async forward(method, params) {
+      if (this.restored) {
+        throw rpcError(-32001, "this view was restored from the saved chat and is inactive: the"
+          + " person must press Run to use it again");
+      }
+      return this.client.forward(method, params);
+    }
+
     async callTool(params) {
       // The server checks the tool (its app, its visibility, the limits, approval).
       const args = params.arguments || {};
-      const result = await this.client.forward("tools/call", { name: params.name, arguments: args });
+      const result = await this.forward("tools/call", { name: params.name, arguments: args });
       Host.onAppEvent({ tool: `${this.appId}/${params.name}`, args, resultText: resultText(result) });
       return result;
     }
@@ -447,6 +457,7 @@
 
     async updateModelContext(params) {
       // A view a chat opened: the server keeps it for that session's next turn.
+      if (this.restored) return {};  // what a restored view says is not the person's doing
       if (this.client.sessionId) {
         await this.client.forward("ui/update-model-context", params);
         return {};
@@ -551,7 +562,10 @@
 
     // Open the view of `toolName` of `appId`. With `result` (a result the chat already has)
     // the tool is not called again; without, it is called with `args`.
-    async openView({ appId, toolName, publicName, args, result, resourceUri, sessionId, toolCallId }) {
+    // `restored`: the view is rebuilt from a saved chat with its saved `result`; it is marked
+    // so and inactive until the person presses Run, which opens it afresh (a new call).
+    async openView(options) {
+      const { appId, toolName, publicName, args, result, resourceUri, sessionId, toolCallId, restored } = options;
       await Host.closeView();
       const canvas = document.getElementById("canvas");
       canvas.replaceChildren(text("p", "Opening…", "empty"));
@@ -575,10 +589,21 @@
         pending.catch(() => {});  // reported to the view as tool-cancelled
         const view = new View({
           client, appId, tool, publicName, args: args || {}, result: pending, resource, toolCallId,
+          restored: Boolean(restored),
         });
         current = view;
         opening = null;
         view.mount(canvas);
+        if (restored) {
+          const run = text("button", "Run");
+          run.type = "button";
+          run.id = "canvas-run";
+          run.addEventListener("click", () => Host.openView({ ...options, result: undefined, restored: false }));
+          const note = text("p", "Restored from the saved chat: it shows what it showed, and cannot"
+            + " use its app until you run it again. ", "restored");
+          note.append(run);
+          canvas.prepend(note);
+        }
         document.getElementById("canvas-close").hidden = false;
         return view;
       } catch (error) {
