@@ -220,3 +220,36 @@ def test_a_view_lists_its_app_s_resources(served: Served, page: Any) -> None:
     seen = report(page, lambda r: "resources" in r)
     assert "ui://views/probe.html" in seen["resources"]
     assert seen["templates"] == 0
+
+
+def test_a_download_is_saved_once_the_person_allows_it(served: Served, page: Any) -> None:
+    page.goto(served.url("/?open=views.show_probe"))
+    report(page, lambda r: r["results"] == 1)
+    view(page).locator("#download").click()
+    page.locator("#confirm:not([hidden])").wait_for()
+    assert "notes 1.txt (19 bytes)" in page.inner_text("#confirm-text")
+    with page.expect_download() as saving:
+        page.click("#confirm-yes")
+    download = saving.value
+    assert download.suggested_filename == "notes 1.txt"
+    assert Path(download.path()).read_text() == "hello from the view"
+    assert report(page, lambda r: "downloads" in r)["downloads"] == [{}]
+    # Refused: nothing is saved, and the view is told.
+    view(page).locator("#download").click()
+    page.locator("#confirm:not([hidden])").wait_for()
+    page.click("#confirm-no")
+    seen = report(page, lambda r: len(r.get("downloads", [])) == 2)
+    assert seen["downloads"][1] == {"isError": True}
+
+
+def test_a_view_opened_from_the_chat_knows_its_call_and_border(served: Served, page: Any) -> None:
+    page.goto(served.url("/"))
+    page.locator("#live.live").wait_for()
+    page.click("#chat-new")
+    page.fill("#chat-input", '/call views.show_probe {"label": "chat"}')
+    page.click("#chat-send")
+    seen = report(page, lambda r: r["results"] == 1)
+    assert isinstance(seen["toolInfoId"], str)
+    assert seen["toolInfoId"]
+    # The resource says prefersBorder: false, and the frame has none.
+    assert "borderless" in (page.locator("#canvas iframe").get_attribute("class") or "")

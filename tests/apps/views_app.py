@@ -50,7 +50,7 @@ def build(declared: str, undeclared: str) -> MCPServer:
     @server.resource(
         probe_uri,
         mime_type=UI_MIME,
-        meta={"ui": {"csp": {"connectDomains": [declared]}}},
+        meta={"ui": {"csp": {"connectDomains": [declared]}, "prefersBorder": False}},
     )
     def probe_page() -> str:
         return html

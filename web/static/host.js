@@ -19,6 +19,8 @@
   const HOST_INFO = { name: "mcpapps", version: "0.1.0" };
   const DISPLAY_MODES = ["inline", "fullscreen", "pip"];
   const INLINE_MAX_HEIGHT = 4000;
+  const DOWNLOAD_MAX_BYTES = 10 * 1024 * 1024;  // all the files of one ui/download-file
+  const DOWNLOAD_MAX_FILES = 10;
 
   // ---- a view's own requests, by its view id ---------------------------------------------------
   // The server keeps each open view as a lease and checks every request of it: only the view's
@@ -338,6 +340,7 @@
     connect(frame) {
       const capabilities = {
         openLinks: {},
+        downloadFile: {},
         serverTools: {},
         serverResources: {},
         logging: {},
@@ -355,6 +358,7 @@
       bridge.onlistresourcetemplates = (params) => this.forward("resources/templates/list", params);
       bridge.onreadresource = (params) => this.forward("resources/read", params);
       bridge.onopenlink = (params) => this.openLink(params);
+      bridge.ondownloadfile = (params) => this.downloadFile(params);
       bridge.onmessage = (params) => this.message(params);
       bridge.onupdatemodelcontext = (params) => this.updateModelContext(params);
       bridge.onrequestdisplaymode = async (params) => ({ mode: this.setDisplayMode(params.mode) });
@@ -442,6 +446,49 @@
       return yes ? {} : { isError: true };
     }
 
+    // ui/download-file: the files (embedded, or links to the app's own resources, read through
+    // the view door) are gathered, bounded, shown to the person, and saved by this page only
+    // if they allow it.
+    async downloadFile(params) {
+      const contents = Array.isArray(params.contents) ? params.contents : [];
+      if (!contents.length || contents.length > DOWNLOAD_MAX_FILES) {
+        throw rpcError(-32602, `a download is 1 to ${DOWNLOAD_MAX_FILES} files`);
+      }
+      const files = [];
+      let total = 0;
+      for (const item of contents) {
+        let resource = item && item.type === "resource" ? item.resource : null;
+        if (item && item.type === "resource_link") {
+          const read = await this.forward("resources/read", { uri: item.uri });
+          resource = ((read && read.contents) || []).find((c) => c.uri === item.uri) || null;
+        }
+        if (!resource || typeof resource.uri !== "string") throw rpcError(-32602, "a download names a resource it does not give");
+        const bytes = typeof resource.text === "string" ? new TextEncoder().encode(resource.text)
+          : typeof resource.blob === "string" ? decodeBase64(resource.blob) : null;
+        if (!bytes) throw rpcError(-32602, `'${resource.uri}' has no text or blob to download`);
+        total += bytes.length;
+        if (total > DOWNLOAD_MAX_BYTES) {
+          throw rpcError(-32602, `a download may be at most ${DOWNLOAD_MAX_BYTES} bytes`);
+        }
+        files.push({ name: fileName(resource.uri), type: resource.mimeType || "application/octet-stream", bytes });
+      }
+      const list = files.map((f) => `${f.name} (${f.bytes.length} bytes)`).join(", ");
+      const yes = await Host.confirm(`The app wants to save ${files.length === 1 ? "a file" : "files"}: ${list}`, "Save");
+      if (!yes) return { isError: true };
+      for (const file of files) {
+        const url = URL.createObjectURL(new Blob([file.bytes], { type: file.type }));
+        const link = document.createElement("a");
+        link.href = url;
+        link.download = file.name;
+        link.rel = "noopener";
+        document.body.append(link);
+        link.click();
+        link.remove();
+        setTimeout(() => URL.revokeObjectURL(url), 60 * 1000);
+      }
+      return {};
+    }
+
     async message(params) {
       const said = (params.content || [])
         .filter((c) => c && c.type === "text")
@@ -507,6 +554,15 @@
       this.frame = null;
       await this.client.close();
     }
+  }
+
+  // A plain file name from a resource URI: its last segment, without anything a file system or
+  // the person could misread.
+  function fileName(uri) {
+    let last = String(uri).split(/[?#]/)[0].split("/").filter(Boolean).pop() || "download";
+    try { last = decodeURIComponent(last); } catch (error) { /* keep it as it is */ }
+    const clean = last.replace(/[^\w.\- ]+/g, "_").replace(/^\.+/, "").slice(0, 100);
+    return clean || "download";
   }
 
   function resultText(result) {
