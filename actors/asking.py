@@ -26,10 +26,10 @@ import attrs
 import jsonschema
 import trio
 
+from actors.apps.upstream import ServerRequestRefused
 from actors.catalog import Wire
 from actors.messages import CallFailed
 from actors.runtime import Reply
-from actors.upstream import ServerRequestRefused
 from supervisor.model.errors import McpappsError
 
 logger = logging.getLogger("mcpapps.chat")

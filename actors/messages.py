@@ -15,11 +15,11 @@ import attrs
 import trio
 
 from actors.catalog import Catalog, Wire
+from actors.chat.sessionstore import ReplicaSeen, SavedSession, SessionPage, SessionSummary
+from actors.chat.turns import Event, UserTurn
 from actors.runtime import Abandonment, Answer, Recipient, Reply
-from actors.sessionstore import ReplicaSeen, SavedSession, SessionPage, SessionSummary
 from actors.toolreport import ToolRow
 from actors.tooltable import PublicTool, ToolTable
-from actors.turns import Event, UserTurn
 from supervisor.model.discovery import Discovery
 from supervisor.model.errors import McpappsError
 from supervisor.model.lifecycle import AppState

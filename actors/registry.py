@@ -18,7 +18,10 @@ from typing import Any
 import attrs
 import trio
 
-from actors.app import AppActor
+from actors.apps.app import AppActor
+from actors.apps.processgroup import KILL_REAP_S, STDIN_CLOSE_GRACE_S
+from actors.apps.reaper import Reaper
+from actors.apps.signin import SignInPlace
 from actors.asking import bind_caller
 from actors.catalog import Catalog
 from actors.messages import (
@@ -57,10 +60,7 @@ from actors.messages import (
     WhenReady,
 )
 from actors.metrics import Metrics
-from actors.process import KILL_REAP_S, STDIN_CLOSE_GRACE_S
-from actors.reaper import Reaper
 from actors.runtime import ASK_TIMEOUT_S, Actor, Forward, Mailbox, Reply, ask, unhandled
-from actors.signin import SignInPlace
 from actors.toolreport import tool_report
 from actors.tooltable import AppTools, ToolTable, build_tool_table
 from supervisor.model.discovery import DiscoveredApp, Discovery

@@ -41,7 +41,7 @@ import mcp_types as types
 import trio
 from mcp import StdioServerParameters
 
-from actors.bridge import ToolBridge
+from actors.chat.bridge import ToolBridge
 from actors.registry import WhenReady
 from actors.runtime import ask
 from bench.support import FIXTURE_APP, Project, environment, fixture_manifest, running

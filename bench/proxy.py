@@ -83,7 +83,7 @@ LOG_TAIL = 200
 # returns on SIGTERM, so the profile is written on the way out.
 PROFILED_RUN = """\
 import cProfile, sys, time
-from supervisor.cli import main
+from supervisor.process.cli import main
 profile = cProfile.Profile(time.process_time)  # CPU time: waits for a core are not the code's
 code = profile.runcall(main, ["run", "--config", "config.toml"])
 profile.dump_stats(sys.argv[1])

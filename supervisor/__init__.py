@@ -1,6 +1,8 @@
 """mcpapps: a resilient Trio-based supervisor that hosts MCP Apps.
 
-This package is the process: configuration, manifests, discovery and the command line.
+Two layers, kept apart: `supervisor/process/` is the process (the root supervisor, the command
+line, signals, reload) at the top, and `supervisor/model/` is the pure model (configuration,
+manifests, discovery) at the bottom, under the actors and the front door.
 """
 
 from importlib.metadata import PackageNotFoundError, version

@@ -1,5 +1,5 @@
 """`python -m supervisor` is the same as the `mcpapps` command."""
 
-from supervisor.cli import main
+from supervisor.process.cli import main
 
 raise SystemExit(main())

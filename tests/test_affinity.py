@@ -1,5 +1,5 @@
-"""The supervisor's tag on the MCP session ids it gives out (web/affinity.py), against a real
-`mcpapps run`: the tag is on every id it answers with and off the id the SDK sees, and an id
+"""The supervisor's tag on the MCP session ids it gives out (web/mcpdoor/affinity.py), against a
+real `mcpapps run`: the tag is on every id it answers with and off the id the SDK sees, and an id
 without it (another supervisor's, or one no supervisor made) is the spec's 404 for an unknown
 session, so the client initializes again."""
 
@@ -12,7 +12,7 @@ from typing import Any
 from tests.support.frontdoor import http, open_session
 from tests.support.helpers import Project
 from tests.support.running import FAST, Supervisor, fixture_manifest, supervisor_running
-from web.affinity import SessionTags, session_tag
+from web.mcpdoor.affinity import SessionTags, session_tag
 
 ECHO = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo"}}
 

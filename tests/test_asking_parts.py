@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from actors.apps.upstream import ServerRequestRefused
 from actors.asking import AnswerRefused, check_answer
-from actors.sampling import sampling_body, sampling_result
-from actors.upstream import ServerRequestRefused
+from actors.chat.sampling import sampling_body, sampling_result
 from tests.apps.scenario_schemas import DEFAULTS_SCHEMA, ENUMS_SCHEMA, USER_INFO_SCHEMA
 
 

@@ -26,9 +26,9 @@ import httpx2
 import pytest
 import trio
 
-from actors.chat import CHAT_DATABASE
-from actors.chatstore import ChatStore
-from actors.turns import APP_EVENTS_MARK
+from actors.chat.chatstore import ChatStore
+from actors.chat.hub import CHAT_DATABASE
+from actors.chat.turns import APP_EVENTS_MARK
 from tests.support.helpers import free_port, free_port_pair
 from tests.support.nodetools import basic_vanillajs_command
 from tests.support.running import GROCERY, GUARD_S, environment, fixture_manifest

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from actors.catalog import Catalog
 from supervisor.model.era import Era
-from web.endpoints import mirrored_capabilities
+from web.mcpdoor.endpoints import mirrored_capabilities
 
 
 def test_the_apps_own_capabilities_with_list_changes() -> None:

@@ -14,9 +14,9 @@ import httpx2
 import trio
 from prometheus_client.parser import text_string_to_metric_families
 
-from actors.chat import CHAT_DATABASE, CUT_SHORT, STOPPING
-from actors.chatstore import ChatStore
-from actors.turns import APP_EVENTS_MARK
+from actors.chat.chatstore import ChatStore
+from actors.chat.hub import CHAT_DATABASE, CUT_SHORT, STOPPING
+from actors.chat.turns import APP_EVENTS_MARK
 from tests.support.chatting import Timeline, body, chat, chat_data, chat_into, chat_stream
 from tests.support.frontdoor import http, write
 from tests.support.helpers import Project, run_mcpapps

@@ -14,13 +14,16 @@ import pytest
 import trio
 import trio.testing
 
-from actors.chat import STOPPING, ChatHub, SessionBusy
-from actors.chatstore import SCHEMA_VERSION, ChatStore, SessionSummary, StoreError, _transaction
-from actors.messages import DeleteSession, GetSession, ListSessions, StopChats, Turn
-from actors.metrics import Metrics
-from actors.retention import DAY_S, Retention, expired
-from actors.runtime import Reply, ask
-from actors.turns import (
+from actors.chat.chatstore import (
+    SCHEMA_VERSION,
+    ChatStore,
+    SessionSummary,
+    StoreError,
+    _transaction,
+)
+from actors.chat.hub import STOPPING, ChatHub, SessionBusy
+from actors.chat.retention import DAY_S, Retention, expired
+from actors.chat.turns import (
     APP_EVENTS_MARK,
     Emit,
     Event,
@@ -34,7 +37,10 @@ from actors.turns import (
     last_turns,
     messages_so_far,
 )
-from web.chat import BadChatRequest, parse_chat_request, sse_stream
+from actors.messages import DeleteSession, GetSession, ListSessions, StopChats, Turn
+from actors.metrics import Metrics
+from actors.runtime import Reply, ask
+from web.chat.stream import BadChatRequest, parse_chat_request, sse_stream
 from web.keepalives import KEEP_ALIVE_S
 
 

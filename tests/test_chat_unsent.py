@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 import trio
 
+from actors.chat.turns import TextPiece
 from actors.messages import HubMessage, Turn
 from actors.metrics import Metrics
 from actors.runtime import Mailbox
-from actors.turns import TextPiece
 from tests.support.running import GUARD_S
-from web.aggregate import AggregateEndpoint
 from web.asgi import FrontDoor
+from web.mcpdoor.aggregate import AggregateEndpoint
 from web.routes import create_app
 from web.security import AccessPolicy
 

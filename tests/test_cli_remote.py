@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import trio
 
-from supervisor import remote
 from supervisor.model.address import process_start, remove_address, salvaged
+from supervisor.process import remote
 from tests.support.helpers import Project, free_port, free_port_pair, run_mcpapps
 from tests.support.running import (
     FAST,

@@ -1,4 +1,4 @@
-"""A stdio app's requests that pass by the SDK session (actors/direct.py), against the fixture
+"""A stdio app's requests that pass by the SDK session (actors/apps/direct.py), against the fixture
 app with the real SDK: the same answers and errors as the SDK's own path, on the same pipe as
 the SDK's requests, and the app told when a request is given up."""
 
@@ -16,9 +16,9 @@ import mcp_types as types
 import pytest
 import trio
 
-from actors.direct import FIRST_ID, DirectRequests
-from actors.stdio import StdinWriter, StdoutReader
-from actors.upstream import Upstream
+from actors.apps.direct import FIRST_ID, DirectRequests
+from actors.apps.stdio import StdinWriter, StdoutReader
+from actors.apps.upstream import Upstream
 from supervisor.model.errors import UpstreamError, UpstreamLost, UpstreamTimeout
 from tests.support.running import GUARD_S, fixture_upstream
 

@@ -16,7 +16,7 @@ from tests.support.chatting import body, chat_data, chat_stream
 from tests.support.frontdoor import http, write
 from tests.support.helpers import Project
 from tests.support.running import GUARD_S, fixture_manifest, running, supervisor_running
-from web.events import Inbox
+from web.admin.events import Inbox
 
 TOKEN = "s3cret-token"
 

@@ -15,12 +15,12 @@ from actors.runtime import Mailbox
 from actors.tooltable import AppTools, build_tool_table
 from supervisor.model.lifecycle import AppState
 from tests.support.frontdoor import INITIALIZE
-from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates
 from web.asgi import FrontDoor
-from web.endpoints import AppEndpoint
+from web.mcpdoor.aggregate import AggregateEndpoint
+from web.mcpdoor.endpoints import AppEndpoint
+from web.mcpdoor.toolowners import ToolOwners
 from web.security import AccessPolicy
-from web.toolowners import ToolOwners
 
 POLICY = AccessPolicy(
     require_auth=False,

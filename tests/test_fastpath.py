@@ -1,5 +1,5 @@
-"""The lean path of a `tools/call` (web/fastpath.py) against a real `mcpapps run` with a real
-app: a call on a session whose client can be asked nothing is answered as one JSON body, and
+"""The lean path of a `tools/call` (web/mcpdoor/fastpath.py) against a real `mcpapps run` with a
+real app: a call on a session whose client can be asked nothing is answered as one JSON body, and
 its JSON-RPC message is the one the SDK's path gives a client that can be asked (an event
 stream); a call that asks for progress, or on such a client's session, stays on the SDK's path.
 """

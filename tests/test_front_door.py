@@ -13,7 +13,7 @@ import mcp
 import pytest
 import trio
 
-from actors.upstream import http_transport
+from actors.apps.upstream import http_transport
 from tests.support.frontdoor import (
     INITIALIZE,
     MCP_HEADERS,

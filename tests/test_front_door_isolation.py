@@ -13,7 +13,7 @@ import mcp_types as types
 import pytest
 import trio
 
-from actors.upstream import http_transport
+from actors.apps.upstream import http_transport
 from tests.support.frontdoor import (
     MODERN_GROCERY,
     cancelled,
@@ -210,7 +210,7 @@ async def test_a_2026_client_listens_for_a_resource(project: Project) -> None:
 
 @pytest.mark.parametrize("path", ["/mcp", "/apps/mcp/slow"])
 # A call that asks for progress takes the SDK's path; one that asks for nothing the lean path
-# (web/fastpath.py): each path must give the slot back.
+# (web/mcpdoor/fastpath.py): each path must give the slot back.
 @pytest.mark.parametrize("progress", [False, True], ids=["lean", "sdk"])
 async def test_a_call_its_client_cancels_frees_the_apps_call_slot(
     project: Project, path: str, progress: bool

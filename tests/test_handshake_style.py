@@ -5,7 +5,7 @@ client gets from the app directly.
 
 The suite and the TypeScript SDK client speak the handshake era; the Python SDK client is run
 in both eras. A 2026-07-28 client is asked by `input_required` results that the front door makes
-from the app's requests (web/roundtrips.py)."""
+from the app's requests (web/mcpdoor/roundtrips.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import mcp_types as types
 import pytest
 import trio
 
-from actors.upstream import http_transport
+from actors.apps.upstream import http_transport
 from tests.support.conformance import run_conformance
 from tests.support.frontdoor import (
     EXPECTED,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import trio
 
-from actors.death import (
+from actors.apps.death import (
     ConnectionFailed,
     Exited,
     Hung,
@@ -15,7 +15,7 @@ from actors.death import (
     StartupTimeout,
     StdoutClosed,
 )
-from actors.incarnation import Incarnation
+from actors.apps.incarnation import Incarnation
 
 
 async def test_the_first_cause_of_death_wins() -> None:

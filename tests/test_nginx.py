@@ -28,7 +28,7 @@ from tests.support.chatting import body, chat_data
 from tests.support.frontdoor import sdk_client, write
 from tests.support.helpers import Project, free_port, wait_for_port
 from tests.support.running import GUARD_S, Supervisor, supervisor_running
-from web.affinity import session_tag
+from web.mcpdoor.affinity import session_tag
 
 EXAMPLE = Path(__file__).parents[1] / "deploy" / "nginx" / "mcpapps-replicas.conf"
 DATABASE = '[state]\ndatabase = "${env:CHAT_DATABASE_URL}"\n'

@@ -13,10 +13,18 @@ from typing import Any
 import pytest
 import trio
 
-from actors.bridge import ToolBridge
-from actors.openai_engine import SYSTEM_PROMPT, OpenAIEngine
+from actors.chat.bridge import ToolBridge
+from actors.chat.openai_engine import SYSTEM_PROMPT, OpenAIEngine
+from actors.chat.turns import (
+    Event,
+    Message,
+    TextPiece,
+    ToolFinished,
+    ToolStarted,
+    TurnFailed,
+    UserTurn,
+)
 from actors.runtime import Mailbox
-from actors.turns import Event, Message, TextPiece, ToolFinished, ToolStarted, TurnFailed, UserTurn
 from supervisor.model.config import AgentConfig
 from supervisor.model.lifecycle import AppState
 from tests.support.fake_openai import (

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.process import ChildProcess, SpawnError
+from actors.apps.processgroup import ChildProcess, SpawnError
 from tests.support.running import GUARD_S, alive, wait_gone
 
 # A parent that spawns a child the way the app actor does (on the Trio thread), prints the
@@ -17,7 +17,7 @@ from tests.support.running import GUARD_S, alive, wait_gone
 PARENT = textwrap.dedent(
     """
     import sys, time, trio
-    from actors.process import ChildProcess
+    from actors.apps.processgroup import ChildProcess
 
     async def main():
         child = ChildProcess.spawn(["sleep", "600"], env={"PATH": "/usr/bin:/bin"}, cwd=None)

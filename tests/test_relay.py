@@ -1,4 +1,4 @@
-"""What the two MCP endpoints share (web/relay.py), as pure functions: the params an app is
+"""What the two MCP endpoints share (web/mcpdoor/relay.py), as pure functions: the params an app is
 sent, the error a client reads, and a handshake-era client's input rounds."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from actors.asking import MAX_ROUNDS
 from actors.catalog import Wire
 from actors.messages import CallFailed, CallTimeout, UnknownApp
 from actors.runtime import AskTimeout, Overloaded
-from web.relay import APP_ERROR, app_params, complete_input, mcp_error
+from web.mcpdoor.relay import APP_ERROR, app_params, complete_input, mcp_error
 
 
 def test_app_params_drop_the_clients_envelope_and_progress_token() -> None:

@@ -15,11 +15,11 @@ from actors.registry import Registry
 from actors.runtime import Mailbox, ask
 from supervisor.model.discovery import discover
 from supervisor.model.lifecycle import AppState
-from supervisor.reloader import Reloader
+from supervisor.process.reloader import Reloader
 from tests.support.helpers import Project
 from tests.support.running import GUARD_S, bridge, environment, fixture_manifest, status, wait_for
-from web.aggregate import AggregateEndpoint
 from web.asgi import FrontDoor
+from web.mcpdoor.aggregate import AggregateEndpoint
 from web.routes import create_app
 from web.security import AccessPolicy
 from web.viewdoor import ViewDoor

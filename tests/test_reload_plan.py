@@ -160,7 +160,7 @@ async def test_the_registry_tells_its_watchers_how_a_reload_went(project: Projec
     from actors.registry import Registry
     from actors.runtime import ask
     from supervisor.model.discovery import discover
-    from supervisor.reloader import Reloader
+    from supervisor.process.reloader import Reloader
     from tests.support.running import GUARD_S, environment, fixture_manifest
 
     env = environment()

@@ -14,7 +14,7 @@ import mcp
 import pytest
 import trio
 
-from actors.upstream import http_transport
+from actors.apps.upstream import http_transport
 from tests.support.frontdoor import GroceryOverHttp, wait_running
 from tests.support.helpers import Project, free_port
 from tests.support.running import (

@@ -39,7 +39,7 @@ def reapers(cwd: Path) -> list[int]:
             here = (entry / "cwd").resolve() == cwd.resolve()
         except OSError:
             continue
-        if here and b"actors.reaper" in command and alive(int(entry.name)):
+        if here and b"actors.apps.reaper" in command and alive(int(entry.name)):
             found.append(int(entry.name))
     return found
 

@@ -23,10 +23,10 @@ from actors.runtime import Mailbox
 from supervisor.model.lifecycle import AppState
 from tests.support.helpers import Project
 from tests.support.running import GUARD_S, fixture_manifest, running, status, wait_for
-from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates
 from web.asgi import FrontDoor
-from web.endpoints import AppEndpoint
+from web.mcpdoor.aggregate import AggregateEndpoint
+from web.mcpdoor.endpoints import AppEndpoint
 from web.routes import create_app
 from web.security import AccessPolicy
 

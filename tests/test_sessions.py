@@ -11,8 +11,8 @@ import time
 
 import trio
 
-from actors.chat import CHAT_DATABASE
-from actors.chatstore import ChatStore
+from actors.chat.chatstore import ChatStore
+from actors.chat.hub import CHAT_DATABASE
 from tests.support.chatting import body, chat_stream
 from tests.support.frontdoor import http, write
 from tests.support.helpers import Project, run_mcpapps

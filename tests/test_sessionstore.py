@@ -11,9 +11,9 @@ import psycopg
 import pytest
 import trio
 
-from actors.pgstore import SCHEMA_VERSION
-from actors.sessionstore import ReplicaSeen, SessionStore, StoreError, TurnWaitTimeout
-from actors.stores import make_store
+from actors.chat.pgstore import SCHEMA_VERSION
+from actors.chat.sessionstore import ReplicaSeen, SessionStore, StoreError, TurnWaitTimeout
+from actors.chat.stores import make_store
 from supervisor.model.config import ConfigError, StateConfig, config_from_data
 from tests.support.postgres import PASSWORD
 

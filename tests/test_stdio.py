@@ -12,7 +12,7 @@ import mcp_types as types
 import trio
 from mcp.shared.message import SessionMessage
 
-from actors.stdio import LineSplitter, StdinWriter, StdoutReader
+from actors.apps.stdio import LineSplitter, StdinWriter, StdoutReader
 
 
 def _notification(text: str) -> SessionMessage:

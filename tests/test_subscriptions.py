@@ -8,8 +8,9 @@ from typing import Any
 import mcp_types as types
 import trio
 
-from actors.app import AppActor
-from actors.changes import Changes
+from actors.apps.app import AppActor
+from actors.apps.changes import Changes
+from actors.apps.subscriptions import Subscriptions
 from actors.messages import (
     AppMessage,
     GetStatus,
@@ -19,7 +20,6 @@ from actors.messages import (
     SessionSnapshot,
 )
 from actors.runtime import Mailbox, ask
-from actors.subscriptions import Subscriptions
 from supervisor.model.config import config_from_data
 from supervisor.model.discovery import discover
 from tests.support.helpers import Project

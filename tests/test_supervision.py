@@ -11,7 +11,7 @@ import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.supervision import (
+from actors.apps.supervision import (
     Ended,
     Exit,
     GaveUp,

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.arguments import ArgumentError, parse_arguments
-from actors.bridge import format_result
+from actors.chat.bridge import format_result
 from actors.tooltable import (
     MODEL_NAME,
     AppTools,

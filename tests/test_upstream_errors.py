@@ -1,5 +1,5 @@
 """The SDK's and the transport's errors enter as our own family, mapped once in
-`actors/upstream.py`: against the fixture app over stdio with the real SDK, and the mapping
+`actors/apps/upstream.py`: against the fixture app over stdio with the real SDK, and the mapping
 itself for the errors a live app does not produce on demand."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 import trio
 from mcp.shared.exceptions import MCPError
 
-from actors.upstream import upstream_error
+from actors.apps.upstream import upstream_error
 from supervisor.model.errors import (
     McpappsError,
     UpstreamLost,

@@ -19,7 +19,7 @@ from tests.support.frontdoor import http, write
 from tests.support.helpers import Project
 from tests.support.running import GUARD_S, fixture_manifest, supervisor_running
 from tests.support.views import call, open_view, rpc
-from web.relay import APP_ERROR
+from web.mcpdoor.relay import APP_ERROR
 from web.views import DENIED, LIMITED, UNKNOWN_VIEW
 
 # Every call of `fx` and `other` waits for the person; `free` never does. No answer for far

@@ -20,7 +20,7 @@ from tests.support.helpers import Project
 from tests.support.rawhttp import raw_connection, request
 from tests.support.running import GUARD_S, supervisor_running
 from tests.support.views import open_view
-from web.relay import APP_ERROR
+from web.mcpdoor.relay import APP_ERROR
 
 # `hs` (handshake era) holds every view call for approval; `cf` (2026-07-28) holds none.
 ENTRIES = {

@@ -23,8 +23,8 @@ from supervisor.model.lifecycle import AppState
 from tests.support.frontdoor import HANDSHAKE_APP
 from tests.support.helpers import Project
 from tests.support.running import GUARD_S, running, wait_for
-from web.aggregate import AggregateEndpoint
 from web.asgi import FrontDoor
+from web.mcpdoor.aggregate import AggregateEndpoint
 from web.routes import create_app
 from web.security import AccessPolicy
 from web.viewdoor import ViewDoor

@@ -12,7 +12,7 @@ import mcp_types as types
 import pytest
 import trio
 
-from actors.turns import APP_EVENTS_MARK
+from actors.chat.turns import APP_EVENTS_MARK
 from supervisor.model.viewsconfig import ViewsConfig
 from tests.support.chatting import body, chat_data
 from tests.support.frontdoor import http, write

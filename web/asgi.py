@@ -13,16 +13,12 @@ from actors.messages import AppStatus, AppUnavailable, Lookup, RegistryMessage, 
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor.model.lifecycle import AppState
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
-from web.admin import parse_call
-from web.affinity import SessionTags
-from web.aggregate import AggregateEndpoint
+from web.admin.api import parse_call
+from web.admin.events import serve_events
 from web.appstates import AppStates
-from web.chat import SESSION_ID, SESSION_ID_RULE
+from web.chat.stream import SESSION_ID, SESSION_ID_RULE
 from web.connections import HandshakeAnswered, websocket_send
-from web.endpoints import AppEndpoint
 from web.errors import error_body, retry_after
-from web.events import serve_events
-from web.fastpath import query_value
 from web.intake import (
     CLOSE,
     Refused,
@@ -33,7 +29,12 @@ from web.intake import (
     replaying,
     unread_body,
 )
-from web.mcpdoor import send_app_unavailable, send_jsonrpc_error, serve_mcp
+from web.mcpdoor.affinity import SessionTags
+from web.mcpdoor.aggregate import AggregateEndpoint
+from web.mcpdoor.endpoints import AppEndpoint
+from web.mcpdoor.fastpath import query_value
+from web.mcpdoor.handoff import send_app_unavailable, send_jsonrpc_error, serve_mcp
+from web.mcpdoor.toolowners import ToolOwners
 from web.security import (
     AccessPolicy,
     authorized,
@@ -46,7 +47,6 @@ from web.security import (
     plain_path,
     preflight_headers,
 )
-from web.toolowners import ToolOwners
 
 logger = logging.getLogger("mcpapps.web")
 
@@ -97,7 +97,7 @@ class FrontDoor:
         replica: str = "",
     ) -> None:
         self._policy = policy
-        # The MCP session ids this supervisor gives out name it (web/affinity.py).
+        # The MCP session ids this supervisor gives out name it (web/mcpdoor/affinity.py).
         self._tags = SessionTags(replica)
         self._owners = owners
         self._limits = limits
@@ -275,7 +275,8 @@ class FrontDoor:
         self, scope: dict[str, Any], headers: dict[str, str], body: bytes
     ) -> AppUnavailable | None:
         """`POST /admin/call` of a tool whose app is known to be down: refused at once with
-        the answer the route would give (web/toolowners.py), not after the calls in flight."""
+        the answer the route would give (web/mcpdoor/toolowners.py), not after the calls in
+        flight."""
         if (
             self._owners is None
             or scope["path"] != CALL_PATH

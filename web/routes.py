@@ -1,5 +1,5 @@
 """The front door's plain HTTP routes (Quart-Trio): `/apps/health`, `/login`, and the
-blueprints of `/apps/chat` (`web.chat`) and the admin API (`web.admin`).
+blueprints of `/apps/chat` (`web.chat.stream`) and the admin API (`web.admin.api`).
 Auth, Host and Origin are checked before a request gets here (`web.asgi`)."""
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor.model import jsonout
 from supervisor.model.lifecycle import AppState
 from supervisor.model.reload import Reload
-from web.admin import admin_blueprint
-from web.answers import answers_blueprint
-from web.chat import chat_blueprint
-from web.cluster import cluster_blueprint
+from web.admin.api import admin_blueprint
+from web.admin.cluster import cluster_blueprint
+from web.admin.sessions import sessions_blueprint
+from web.chat.answers import answers_blueprint
+from web.chat.stream import chat_blueprint
 from web.control import control_blueprint, ui_shown
 from web.errors import json_error
 from web.security import SESSION_COOKIE, AccessPolicy, session_value, token_matches
-from web.sessions import sessions_blueprint
 from web.signin import signin_blueprint
 from web.viewdoor import ViewDoor
 from web.viewroutes import views_blueprint

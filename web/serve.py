@@ -31,15 +31,15 @@ from actors.tooltable import ToolTable
 from supervisor.model.config import Config, url_host
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from supervisor.model.reload import Reload
-from web.aggregate import AggregateEndpoint
 from web.appstates import AppStates
 from web.asgi import FrontDoor
 from web.connections import isolate_connections
-from web.endpoints import AppEndpoint
+from web.mcpdoor.aggregate import AggregateEndpoint
+from web.mcpdoor.endpoints import AppEndpoint
+from web.mcpdoor.toolowners import ToolOwners
 from web.routes import create_app
 from web.sandbox import serve_sandbox
 from web.security import AccessPolicy
-from web.toolowners import ToolOwners
 from web.uiview import catalog_has_ui
 from web.viewdoor import ViewDoor
 
@@ -73,7 +73,7 @@ async def serve_front_door(
     (calls in flight get their answers while the apps drain) until `close` is set, end the
     open streams cleanly, and return once no request is open, cancelling what is left after
     `GRACEFUL_S`. (A client that stops reading can hold a write that cannot be cancelled: the
-    supervisor does not wait for it, see `supervisor.run`.)"""
+    supervisor does not wait for it, see `supervisor.process.run`.)"""
     statuses = await ask(registry, Snapshot)
     limits = config.limits
     apps = {s.id: AppEndpoint(s.id, registry, limits) for s in statuses}

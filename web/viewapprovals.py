@@ -14,7 +14,7 @@ import trio
 
 from actors.catalog import Wire
 from web.keepalives import KEEP_ALIVE, keep_alives_until, with_keep_alives
-from web.relay import APP_ERROR
+from web.mcpdoor.relay import APP_ERROR
 from web.viewcalls import rpc_answer, sse_event
 from web.views import DENIED, UNKNOWN_VIEW, Lease, Refused
 

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from actors.apps.upstream import ServerRequestRefused
 from actors.catalog import Wire
 from actors.messages import SampleForView
 from actors.runtime import ask
-from actors.upstream import ServerRequestRefused
 from web.views import Lease
 
 if TYPE_CHECKING:

@@ -12,17 +12,17 @@ from typing import TYPE_CHECKING, Any
 import trio
 from quart import Response, request
 
+from actors.apps.upstream import ServerRequestRefused
 from actors.asking import until_complete
 from actors.catalog import Catalog, Wire
 from actors.messages import AppStatus, GetCatalog, Lookup, ToApp, UpstreamRequest
 from actors.runtime import ASK_TIMEOUT_S, Abandonment, ask
-from actors.upstream import ServerRequestRefused
 from supervisor.model import jsonout
 from supervisor.model.errors import McpappsError
 from supervisor.model.lifecycle import AppState
 from web.intake import close_with_request
 from web.keepalives import KEEP_ALIVE, with_keep_alives
-from web.relay import APP_ERROR, mcp_error
+from web.mcpdoor.relay import APP_ERROR, mcp_error
 from web.viewcaller import ViewCaller
 from web.views import NOT_ALLOWED, Lease, Refused, is_visible_to_app
 

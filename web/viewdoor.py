@@ -21,7 +21,7 @@ from actors.messages import HubMessage, RegistryMessage, Reloaded, SamplingAllow
 from actors.metrics import Metrics
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor.model.reload import ReloadDiff
-from web.relay import APP_ERROR
+from web.mcpdoor.relay import APP_ERROR
 from web.viewapprovals import Pending
 from web.viewcaller import ViewCaller
 from web.viewcalls import call_until_complete

@@ -28,11 +28,11 @@ import mcp_types as types
 from quart import Blueprint, request
 
 from actors.asking import AnswerRefused
+from actors.chat.sessionstore import SavedSession, StoreError
 from actors.messages import ActorOf, GetSession, GetToolTable, HubMessage, UnknownApp
 from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, ask
-from actors.sessionstore import SavedSession, StoreError
 from supervisor.model import jsonin
-from web.chat import SESSION_ID
+from web.chat.stream import SESSION_ID
 from web.errors import json_error
 from web.viewapprovals import held_for_approval, not_run_while_stopping
 from web.viewcalls import (

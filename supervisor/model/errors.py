@@ -1,8 +1,8 @@
-"""The one family of errors mcpapps raises on purpose. Every one of them is a `McpappsError`
-whose message is a sentence for a person: it names the app, file or field, and says what to do.
-Errors of the SDK and the transport are turned into these where they enter (`actors/upstream.py`
-for the app's session); the front door maps them to HTTP and JSON-RPC answers in its own two
-tables (`web/errors.py`, `web/relay.py`)."""
+"""The one family of errors mcpapps raises on purpose. Every one of them is a `McpappsError` whose
+message is a sentence for a person: it names the app, file or field, and says what to do. Errors of
+the SDK and the transport are turned into these where they enter (`actors/apps/upstream.py` for the
+app's session); the front door maps them to HTTP and JSON-RPC answers in its own two tables
+(`web/errors.py`, `web/mcpdoor/relay.py`)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class ProtocolViolation(McpappsError):
 
 class UpstreamError(McpappsError):
     """A request to an app's session failed. The SDK's and the transport's errors are turned
-    into these where they enter (`actors/upstream.py`), so the app actor reads one family."""
+    into these where they enter (`actors/apps/upstream.py`), so the app actor reads one family."""
 
 
 class UpstreamLost(UpstreamError):

@@ -3,7 +3,8 @@
 `plan_reload` compares the apps the registry runs with a new discovery and says which apps to
 start, stop and restart, which stay untouched and which are refused; `needs_restart` names the
 settings of a new config that only take effect when the process starts again. The registry
-applies a plan (it alone owns the app actors); `supervisor.reloader` drives the whole reload.
+applies a plan (it alone owns the app actors); `supervisor.process.reloader` drives the whole
+reload.
 
 The rules:
 - an app is compared by its *effective* definition (the manifest with its config entry applied,

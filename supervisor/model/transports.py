@@ -2,7 +2,7 @@
 the field that says where the app is, and the rules a manifest using it must follow.
 
 Whatever differs between transports in the model is read from here (the manifest's rules, the
-definition, the listings); `actors/transports.py` gives each spec the way it connects, and
+definition, the listings); `actors/apps/transports.py` gives each spec the way it connects, and
 refuses to load when one has none. A new transport is one spec here and one connect there.
 """
 

@@ -19,7 +19,7 @@ import mcp
 import mcp_types as types
 import trio
 
-from actors.upstream import http_transport
+from actors.apps.upstream import http_transport
 from tests.support.conformance import ConformanceResult, run_conformance
 from tests.support.helpers import Project, free_port, wait_for_port
 from tests.support.nodetools import server_everything_command

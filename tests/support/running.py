@@ -14,14 +14,14 @@ from typing import Any
 
 import trio
 
-from actors.agent import call_tool
-from actors.bridge import ToolBridge
+from actors.apps.processgroup import ChildProcess
+from actors.apps.stdio import StdioTransport, pump_stderr
+from actors.apps.upstream import Upstream, connect
+from actors.chat.agent import call_tool
+from actors.chat.bridge import ToolBridge
 from actors.messages import AppStatus, GetStatus, Snapshot, StopAll, ToApp
-from actors.process import ChildProcess
 from actors.registry import Registry
 from actors.runtime import ask
-from actors.stdio import StdioTransport, pump_stderr
-from actors.upstream import Upstream, connect
 from supervisor.model.config import config_from_data
 from supervisor.model.discovery import discover
 from supervisor.model.lifecycle import AppState
@@ -135,7 +135,7 @@ async def wait_for(
 
 class ModelBridge(ToolBridge):
     """The tool bridge as a model uses it: `call` answers with the text the model reads
-    (`actors.agent.call_tool`, the one way an engine calls a tool)."""
+    (`actors.chat.agent.call_tool`, the one way an engine calls a tool)."""
 
     async def call(self, public_name: str, arguments: Any) -> str:
         return (await call_tool(self, public_name, arguments)).text
