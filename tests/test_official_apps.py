@@ -43,6 +43,7 @@ def official(package: str) -> list[str]:
 
 def write_project(root: Path, sandbox_port: int) -> None:
     three = official("server-threejs")
+    vue = official("server-basic-vue")
     probe = [
         sys.executable,
         str(VIEWS_APP),
@@ -56,13 +57,15 @@ def write_project(root: Path, sandbox_port: int) -> None:
         "strict": {"command": three[0], "arguments": three[1:]},
         "views": {"command": probe[0], "arguments": probe[1:]},
         "big": {"command": probe[0], "arguments": probe[1:]},
+        "vue": {"command": vue[0], "arguments": vue[1:]},
     }
     for app_id, fields in manifests.items():
         folder = root / "apps" / app_id
         folder.mkdir(parents=True)
         manifest = {"id": app_id, "toolNamePrefix": f"{app_id}.", "hasUi": True, **fields}
         (folder / "openclaw.mcpapp.json").write_text(json.dumps(manifest))
-    entries = "".join(f'[apps.entries.{a}]\napproval = "never"\n' for a in ("strict", "views"))
+    plain = ("strict", "views", "vue")
+    entries = "".join(f'[apps.entries.{a}]\napproval = "never"\n' for a in plain)
     (root / "config.toml").write_text(
         f"[sandbox]\nport = {sandbox_port}\n"
         '[apps]\ndiscovery_paths = ["./apps"]\n'
@@ -253,3 +256,25 @@ def test_a_view_opened_from_the_chat_knows_its_call_and_border(served: Served, p
     assert seen["toolInfoId"]
     # The resource says prefersBorder: false, and the frame has none.
     assert "borderless" in (page.locator("#canvas iframe").get_attribute("class") or "")
+
+
+def test_the_official_vue_app_round_trips(served: Served, page: Any) -> None:
+    """server-basic-vue in the opaque inner frame: its button calls its server and shows the
+    answer. (Vue still logs a SecurityError as its reactivity walks the App object down to the
+    cross-origin parent Window: the app's own, and harmless to the round trip.)"""
+    messages: list[str] = []
+    page.on("console", lambda m: messages.append(m.text))
+    page.goto(served.url("/?open=vue.get-time"))
+    page.wait_for_function("() => (window.McpHost.current() || {}).initialized")
+    shown = view(page).locator("code").first
+    deadline = time.monotonic() + GUARD_S
+    while not shown.inner_text().startswith("20"):  # the tool result's ISO time
+        assert time.monotonic() < deadline, (shown.inner_text(), messages)
+        time.sleep(0.05)
+    first = shown.inner_text()
+    time.sleep(0.01)
+    view(page).get_by_role("button", name="Get Server Time").click()
+    while shown.inner_text() == first:
+        assert time.monotonic() < deadline, (first, messages)
+        time.sleep(0.05)
+    assert shown.inner_text() > first
