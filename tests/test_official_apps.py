@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -33,6 +34,33 @@ from tests.test_browser import (
 
 _ = (browser, page)
 THREE_MIB = 3 * 1024 * 1024
+FIVE_MIB = 5 * 1024 * 1024
+
+
+def tiny_pdf(text: str) -> bytes:
+    """A one-page PDF that shows `text` (Helvetica), with a correct cross-reference table."""
+    stream = f"BT /F1 24 Tf 72 720 Td ({text}) Tj ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+        b" /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
 
 
 def official(package: str) -> list[str]:
@@ -44,6 +72,8 @@ def official(package: str) -> list[str]:
 def write_project(root: Path, sandbox_port: int) -> None:
     three = official("server-threejs")
     vue = official("server-basic-vue")
+    (root / "paper.pdf").write_bytes(tiny_pdf("Hello from mcpapps"))
+    pdf = [*official("server-pdf"), str(root / "paper.pdf")]
     probe = [
         sys.executable,
         str(VIEWS_APP),
@@ -58,6 +88,7 @@ def write_project(root: Path, sandbox_port: int) -> None:
         "views": {"command": probe[0], "arguments": probe[1:]},
         "big": {"command": probe[0], "arguments": probe[1:]},
         "vue": {"command": vue[0], "arguments": vue[1:]},
+        "pdf": {"command": pdf[0], "arguments": pdf[1:]},
     }
     for app_id, fields in manifests.items():
         folder = root / "apps" / app_id
@@ -70,7 +101,10 @@ def write_project(root: Path, sandbox_port: int) -> None:
         f"[sandbox]\nport = {sandbox_port}\n"
         '[apps]\ndiscovery_paths = ["./apps"]\n'
         '[apps.entries.three]\napproval = "never"\ncsp_allow = ["unsafe-eval"]\n'
-        f'[apps.entries.big]\napproval = "never"\nmax_ui_bytes = {THREE_MIB}\n' + entries
+        f'[apps.entries.big]\napproval = "never"\nmax_ui_bytes = {THREE_MIB}\n'
+        f'[apps.entries.pdf]\napproval = "never"\nmax_ui_bytes = {FIVE_MIB}\n'
+        # pdf.js: its worker's code as a data: module (or, failing that, run in the page)
+        'csp_allow = ["unsafe-eval", "data-scripts", "data-workers", "blob-workers"]\n' + entries
     )
 
 
@@ -278,3 +312,24 @@ def test_the_official_vue_app_round_trips(served: Served, page: Any) -> None:
         assert time.monotonic() < deadline, (first, messages)
         time.sleep(0.05)
     assert shown.inner_text() > first
+
+
+def test_the_official_pdf_viewer_renders_a_local_pdf_with_its_limit_raised(
+    served: Served, page: Any
+) -> None:
+    url = (served.root / "paper.pdf").resolve().as_uri()
+    page.goto(served.url(f"/?open=pdf.display_pdf&args={quote(json.dumps({'url': url}))}"))
+    page.wait_for_function("() => (window.McpHost.current() || {}).initialized")
+    canvas = view(page).locator("canvas").first
+    canvas.wait_for()
+    deadline = time.monotonic() + GUARD_S
+    while colours(canvas.screenshot()) < 3:  # the page's text drawn, not a blank sheet
+        assert time.monotonic() < deadline, page.evaluate("window.McpHost.current().violations")
+        time.sleep(0.2)
+    assert page.evaluate("window.McpHost.current().violations") == []
+    screenshot(page, "pdf.png")
+    # Its full-screen button, and the page's control back.
+    view(page).locator("#fullscreen-btn").click()
+    page.locator("#canvas-pane.display-fullscreen").wait_for()
+    page.locator("#canvas-inline").click()
+    page.locator("#canvas-pane:not(.display-fullscreen)").wait_for()
