@@ -74,6 +74,7 @@ def write_project(root: Path, sandbox_port: int) -> None:
     vue = official("server-basic-vue")
     (root / "paper.pdf").write_bytes(tiny_pdf("Hello from mcpapps"))
     pdf = [*official("server-pdf"), str(root / "paper.pdf")]
+    monitor = official("server-system-monitor")
     probe = [
         sys.executable,
         str(VIEWS_APP),
@@ -89,6 +90,7 @@ def write_project(root: Path, sandbox_port: int) -> None:
         "big": {"command": probe[0], "arguments": probe[1:]},
         "vue": {"command": vue[0], "arguments": vue[1:]},
         "pdf": {"command": pdf[0], "arguments": pdf[1:]},
+        "monitor": {"command": monitor[0], "arguments": monitor[1:]},  # approval: the default
     }
     for app_id, fields in manifests.items():
         folder = root / "apps" / app_id
@@ -333,3 +335,27 @@ def test_the_official_pdf_viewer_renders_a_local_pdf_with_its_limit_raised(
     page.locator("#canvas-pane.display-fullscreen").wait_for()
     page.locator("#canvas-inline").click()
     page.locator("#canvas-pane:not(.display-fullscreen)").wait_for()
+
+
+def test_the_official_system_monitor_keeps_polling_once_allowed_while_open(
+    served: Served, page: Any
+) -> None:
+    page.goto(served.url("/?open=monitor.get-system-info"))
+    page.wait_for_function("() => (window.McpHost.current() || {}).initialized")
+    approval = page.locator("#approval:not([hidden])")
+    if not view(page).locator("#poll-toggle-btn.active").count():
+        view(page).locator("#poll-toggle-btn").click()
+    approval.wait_for()
+    assert "poll-system-stats" in page.inner_text("#approval-text")
+    page.click("#approval-open")
+    # Polled every 2 s: each answer stamps the time; no question again while the view is open.
+    status = view(page).locator("#status-text")
+    seen: set[str] = set()
+    deadline = time.monotonic() + GUARD_S
+    while len(seen) < 3:
+        text = status.inner_text()
+        if len(text) == 8 and text.count(":") == 2:
+            seen.add(text)
+        assert time.monotonic() < deadline, (seen, text)
+        assert approval.count() == 0
+        time.sleep(0.2)
