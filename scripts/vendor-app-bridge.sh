@@ -6,11 +6,13 @@
 # scripts/node-tools.sh; the output is checked in, so users of the page need no build step.
 #
 # Usage: scripts/vendor-app-bridge.sh   (then commit web/static/app-bridge.js)
+# Environment: APP_BRIDGE_OUT writes elsewhere (tests/test_vendored.py checks the checked-in
+# file is what the pins build).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="${NODE_TOOLS_DIR:-$ROOT/.tools}"
-OUT="$ROOT/web/static/app-bridge.js"
+OUT="${APP_BRIDGE_OUT:-$ROOT/web/static/app-bridge.js}"
 
 bash "$ROOT/scripts/node-tools.sh"
 version() { "$TOOLS/node_modules/.bin/node" -p "require('$TOOLS/node_modules/$1/package.json').version"; }
