@@ -87,7 +87,7 @@ def write_project(root: Path, sandbox_port: int) -> None:
         "three": {"command": three[0], "arguments": three[1:]},
         "strict": {"command": three[0], "arguments": three[1:]},
         "views": {"command": probe[0], "arguments": probe[1:]},
-        "big": {"command": probe[0], "arguments": probe[1:]},
+        "big": {"command": probe[0], "arguments": [*probe[1:], "--display-modes", "fullscreen"]},
         "vue": {"command": vue[0], "arguments": vue[1:]},
         "pdf": {"command": pdf[0], "arguments": pdf[1:]},
         "monitor": {"command": monitor[0], "arguments": monitor[1:]},  # approval: the default
@@ -359,3 +359,24 @@ def test_the_official_system_monitor_keeps_polling_once_allowed_while_open(
         assert time.monotonic() < deadline, (seen, text)
         assert approval.count() == 0
         time.sleep(0.2)
+
+
+def test_picture_in_picture_and_what_a_resource_declares(served: Served, page: Any) -> None:
+    page.goto(served.url("/?open=views.show_probe"))
+    report(page, lambda r: r["results"] == 1)
+    view(page).locator("#pip").click()
+    seen = report(page, lambda r: r["displayMode"] == "pip")
+    assert seen["modes"] == ["pip"]
+    assert "display-pip" in (page.locator("#canvas-pane").get_attribute("class") or "")
+    assert page.inner_text("#canvas-inline") == "Back to the page"
+    page.locator("#canvas-inline").click()
+    report(page, lambda r: r["displayMode"] == "inline")
+
+    # A resource that declares its modes narrows the host's (inline is always there), and a
+    # mode it did not declare is answered with the mode the view stays in.
+    page.goto(served.url("/?open=big.show_probe"))
+    seen = report(page, lambda r: r["results"] == 1)
+    assert seen["availableDisplayModes"] == ["inline", "fullscreen"]
+    view(page).locator("#pip").click()
+    seen = report(page, lambda r: r["modes"] == ["inline"])
+    assert seen["displayMode"] == "inline"

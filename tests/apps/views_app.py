@@ -22,7 +22,7 @@ TWO_MIB = 2 * 1024 * 1024
 PROBE = Path(__file__).with_name("views_probe.html").read_text()
 
 
-def build(declared: str, undeclared: str) -> MCPServer:
+def build(declared: str, undeclared: str, modes: list[str] | None = None) -> MCPServer:
     server = MCPServer("views")
     probe_uri = "ui://views/probe.html"
 
@@ -50,7 +50,13 @@ def build(declared: str, undeclared: str) -> MCPServer:
     @server.resource(
         probe_uri,
         mime_type=UI_MIME,
-        meta={"ui": {"csp": {"connectDomains": [declared]}, "prefersBorder": False}},
+        meta={
+            "ui": {
+                "csp": {"connectDomains": [declared]},
+                "prefersBorder": False,
+                **({"availableDisplayModes": modes} if modes else {}),
+            }
+        },
     )
     def probe_page() -> str:
         return html
@@ -70,8 +76,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--declared-origin", required=True)
     parser.add_argument("--undeclared-origin", required=True)
+    parser.add_argument("--display-modes", help="the probe's availableDisplayModes, a,b,...")
     options = parser.parse_args()
-    server = build(options.declared_origin, options.undeclared_origin)
+    modes = options.display_modes.split(",") if options.display_modes else None
+    server = build(options.declared_origin, options.undeclared_origin, modes)
 
     async def serve() -> None:
         async with stdio_server() as (read, write):
