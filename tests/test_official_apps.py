@@ -380,3 +380,16 @@ def test_picture_in_picture_and_what_a_resource_declares(served: Served, page: A
     view(page).locator("#pip").click()
     seen = report(page, lambda r: r["modes"] == ["inline"])
     assert seen["displayMode"] == "inline"
+
+
+def test_a_ui_tool_for_the_model_only_opens_its_view_from_the_chat(
+    served: Served, page: Any
+) -> None:
+    page.goto(served.url("/"))
+    page.locator("#live.live").wait_for()
+    page.click("#chat-new")
+    page.fill("#chat-input", '/call views.show_for_model {"label": "model"}')
+    page.click("#chat-send")
+    seen = report(page, lambda r: r["results"] == 1)
+    assert seen["result"] == {"label": "model", "shown": True}
+    assert seen["toolInfo"] == "show_for_model"

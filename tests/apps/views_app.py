@@ -40,6 +40,8 @@ def build(declared: str, undeclared: str, modes: list[str] | None = None) -> MCP
         return "nothing to see"
 
     server.add_tool(show_probe, name="show_probe", meta=ui(probe_uri))
+    model_only = {"ui": {"resourceUri": probe_uri, "visibility": ["model"]}}
+    server.add_tool(show_probe, name="show_for_model", meta=model_only)
     server.add_tool(note, name="note", meta={"ui": {"visibility": ["app"]}})
     server.add_tool(plain, name="not_ui_scheme", meta=ui("https://views.example/page.html"))
     server.add_tool(plain, name="wrong_mime", meta=ui("ui://views/wrong-mime.html"))

@@ -634,7 +634,12 @@
         opening = client;
         const listed = await client.request("tools/list", {});
         if (listed.error) throw new Refusal(`app '${appId}': ${listed.error.message}`);
-        const tool = ((listed.result && listed.result.tools) || []).find((t) => t.name === toolName);
+        let tool = ((listed.result && listed.result.tools) || []).find((t) => t.name === toolName);
+        // A tool for the model only is not listed to views, but its result (the chat's) still
+        // opens its view; the view gets what the page knows of the tool.
+        if (!tool && resourceUri && result !== undefined) {
+          tool = { name: toolName, inputSchema: { type: "object" }, _meta: { ui: { resourceUri, visibility: ["model"] } } };
+        }
         if (!tool) throw new Refusal(`app '${appId}' has no tool '${toolName}'`);
         const uri = resourceUri || uiUri(tool);
         if (!uri) throw new Refusal(`tool '${toolName}' of app '${appId}' has no UI`);
