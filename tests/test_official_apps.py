@@ -404,3 +404,10 @@ def test_the_vendored_bridge_is_revalidated_not_sent_again(served: Served) -> No
     again = httpx2.get(url, headers={"if-none-match": first.headers["etag"]}, timeout=GUARD_S)
     assert again.status_code == 304
     assert again.content == b""
+
+
+def test_a_resource_s_listed_meta_is_the_fallback(served: Served, page: Any) -> None:
+    """Its resources/read content has no _meta.ui; its resources/list entry declares the CSP."""
+    page.goto(served.url("/?open=views.show_listed_meta"))
+    seen = report(page, lambda r: "sandbox" in r)
+    assert list(seen["sandbox"]["csp"]) == ["connectDomains"]

@@ -7,6 +7,7 @@ Run over stdio: `python views_app.py --declared-origin http://127.0.0.1:PORT`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,19 @@ TWO_MIB = 2 * 1024 * 1024
 PROBE = Path(__file__).with_name("views_probe.html").read_text()
 
 
+LISTED_ONLY = "ui://views/listed-meta.html"  # its _meta.ui is on its resources/list entry only
+
+
+class ViewsServer(MCPServer):
+    async def read_resource(self, uri: Any, context: Any = None) -> Any:
+        contents = await super().read_resource(uri, context)
+        if str(uri) == LISTED_ONLY and isinstance(contents, list):
+            return [dataclasses.replace(content, meta=None) for content in contents]
+        return contents
+
+
 def build(declared: str, undeclared: str, modes: list[str] | None = None) -> MCPServer:
-    server = MCPServer("views")
+    server = ViewsServer("views")
     probe_uri = "ui://views/probe.html"
 
     def ui(uri: str) -> dict[str, Any]:
@@ -40,6 +52,7 @@ def build(declared: str, undeclared: str, modes: list[str] | None = None) -> MCP
         return "nothing to see"
 
     server.add_tool(show_probe, name="show_probe", meta=ui(probe_uri))
+    server.add_tool(show_probe, name="show_listed_meta", meta=ui(LISTED_ONLY))
     model_only = {"ui": {"resourceUri": probe_uri, "visibility": ["model"]}}
     server.add_tool(show_probe, name="show_for_model", meta=model_only)
     server.add_tool(note, name="note", meta={"ui": {"visibility": ["app"]}})
@@ -61,6 +74,12 @@ def build(declared: str, undeclared: str, modes: list[str] | None = None) -> MCP
         },
     )
     def probe_page() -> str:
+        return html
+
+    @server.resource(
+        LISTED_ONLY, mime_type=UI_MIME, meta={"ui": {"csp": {"connectDomains": [declared]}}}
+    )
+    def listed_meta_page() -> str:
         return html
 
     @server.resource("ui://views/wrong-mime.html", mime_type="text/html")

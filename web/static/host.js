@@ -189,7 +189,13 @@
       );
     }
     const html = new TextDecoder().decode(bytes);
-    const ui = (content._meta && content._meta.ui) || {};
+    let ui = content._meta && content._meta.ui;
+    if (!ui) {
+      // The spec's fallback: the `_meta.ui` of the resource's resources/list entry.
+      const listed = await client.request("resources/list", {});
+      const entry = ((listed.result && listed.result.resources) || []).find((r) => r.uri === uri);
+      ui = (entry && entry._meta && entry._meta.ui) || {};
+    }
     return { html, csp: ui.csp || null, permissions: ui.permissions || null, ui };
   }
 
