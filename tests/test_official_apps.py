@@ -92,13 +92,14 @@ def write_project(root: Path, sandbox_port: int) -> None:
         "vue": {"command": vue[0], "arguments": vue[1:]},
         "pdf": {"command": pdf[0], "arguments": pdf[1:]},
         "monitor": {"command": monitor[0], "arguments": monitor[1:]},  # approval: the default
+        "pref": {"command": probe[0], "arguments": [*probe[1:], "--preferred-mode", "fullscreen"]},
     }
     for app_id, fields in manifests.items():
         folder = root / "apps" / app_id
         folder.mkdir(parents=True)
         manifest = {"id": app_id, "toolNamePrefix": f"{app_id}.", "hasUi": True, **fields}
         (folder / "openclaw.mcpapp.json").write_text(json.dumps(manifest))
-    plain = ("strict", "views", "vue")
+    plain = ("strict", "views", "vue", "pref")
     entries = "".join(f'[apps.entries.{a}]\napproval = "never"\n' for a in plain)
     (root / "config.toml").write_text(
         f"[sandbox]\nport = {sandbox_port}\n"
@@ -411,3 +412,13 @@ def test_a_resource_s_listed_meta_is_the_fallback(served: Served, page: Any) -> 
     page.goto(served.url("/?open=views.show_listed_meta"))
     seen = report(page, lambda r: "sandbox" in r)
     assert list(seen["sandbox"]["csp"]) == ["connectDomains"]
+
+
+def test_a_view_opens_in_the_mode_its_resource_prefers(served: Served, page: Any) -> None:
+    """`_meta["openai/ui"].preferredDisplayMode`: the view opens in full screen."""
+    page.goto(served.url("/?open=pref.show_probe"))
+    seen = report(page, lambda r: r["results"] == 1)
+    assert seen["displayMode"] == "fullscreen"
+    assert "display-fullscreen" in (page.locator("#canvas-pane").get_attribute("class") or "")
+    page.locator("#canvas-inline").click()
+    report(page, lambda r: r["displayMode"] == "inline")

@@ -34,7 +34,9 @@ class ViewsServer(MCPServer):
         return contents
 
 
-def build(declared: str, undeclared: str, modes: list[str] | None = None) -> MCPServer:
+def build(
+    declared: str, undeclared: str, modes: list[str] | None = None, openai: str | None = None
+) -> MCPServer:
     server = ViewsServer("views")
     probe_uri = "ui://views/probe.html"
 
@@ -70,7 +72,9 @@ def build(declared: str, undeclared: str, modes: list[str] | None = None) -> MCP
                 "csp": {"connectDomains": [declared]},
                 "prefersBorder": False,
                 **({"availableDisplayModes": modes} if modes else {}),
-            }
+            },
+            # The older OpenAI Apps key, with a mode to open in.
+            **({"openai/ui": {"preferredDisplayMode": openai}} if openai else {}),
         },
     )
     def probe_page() -> str:
@@ -98,9 +102,12 @@ def main() -> None:
     parser.add_argument("--declared-origin", required=True)
     parser.add_argument("--undeclared-origin", required=True)
     parser.add_argument("--display-modes", help="the probe's availableDisplayModes, a,b,...")
+    parser.add_argument("--preferred-mode", help="the probe's openai/ui preferredDisplayMode")
     options = parser.parse_args()
     modes = options.display_modes.split(",") if options.display_modes else None
-    server = build(options.declared_origin, options.undeclared_origin, modes)
+    server = build(
+        options.declared_origin, options.undeclared_origin, modes, options.preferred_mode
+    )
 
     async def serve() -> None:
         async with stdio_server() as (read, write):

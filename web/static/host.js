@@ -196,7 +196,8 @@
       const entry = ((listed.result && listed.result.resources) || []).find((r) => r.uri === uri);
       ui = (entry && entry._meta && entry._meta.ui) || {};
     }
-    return { html, csp: ui.csp || null, permissions: ui.permissions || null, ui };
+    const openai = (content._meta && content._meta["openai/ui"]) || {};
+    return { html, csp: ui.csp || null, permissions: ui.permissions || null, ui, openai };
   }
 
   // ---- the page's theme as the spec's standard style variables --------------------------------
@@ -281,7 +282,7 @@
 
     // The display modes this view may be in: the host's, narrowed to what the resource declares.
     availableDisplayModes() {
-      const declared = this.resource.ui.availableDisplayModes;
+      const declared = this.resource.ui.availableDisplayModes || this.resource.openai.availableDisplayModes;
       if (!Array.isArray(declared) || !declared.length) return DISPLAY_MODES.slice();
       const modes = DISPLAY_MODES.filter((mode) => declared.includes(mode));
       return modes.includes("inline") ? modes : ["inline", ...modes];
@@ -338,6 +339,12 @@
       // what that CSP blocked) are the page's, not the view's.
       window.addEventListener("message", this.onMessage);
       canvas.replaceChildren(frame);
+      // The mode the resource prefers to open in, when the host and the resource offer it.
+      const preferred = this.resource.ui.preferredDisplayMode || this.resource.openai.preferredDisplayMode;
+      if (preferred !== "inline" && this.availableDisplayModes().includes(preferred)) {
+        this.displayMode = preferred;
+        Host.onDisplayMode(preferred);
+      }
       this.connect(frame);
       this.resized = new ResizeObserver(() => this.contextChanged());
       this.resized.observe(frame);
