@@ -388,7 +388,7 @@
 
     post(message) {
       if (!this.frame || !this.frame.contentWindow) return;
-      if (this.initialized && message.method && message.id === undefined) {
+      if (this.initialized && message.method && message.id === undefined && this.sent.length < 200) {
         this.sent.push(message.method);
       }
       this.frame.contentWindow.postMessage(message, SANDBOX_ORIGIN);
@@ -399,6 +399,7 @@
       const m = event.data;
       if (!m || m.jsonrpc !== "2.0" || typeof m.method !== "string") return;
       if (m.method === "ui/notifications/sandbox-proxy-ready") {
+        if (this.rendered) return;  // one view per proxy page: a reloaded page gets nothing
         // The sandbox says what its CSP applied, which is what the view is told it has.
         const applied = (m.params && m.params.applied) || {};
         this.capabilities.sandbox.csp = applied.csp || {};
