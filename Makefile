@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 CONFIG ?= config.toml
 
-.PHONY: run validate node-tools browser servers test lint bench clean
+.PHONY: run validate node-tools app-bridge browser servers test lint bench clean
 
 # The stamp is rebuilt whenever pyproject.toml changes, so a pulled dependency change is installed.
 $(BIN)/.installed: pyproject.toml
@@ -25,6 +25,10 @@ validate: $(BIN)/.installed
 # Pinned Node programs the tests run against (the reference MCP servers); see tools/package.json.
 node-tools:
 	bash scripts/node-tools.sh
+
+# Rebuild the vendored MCP Apps host library (web/static/app-bridge.js) from the pins.
+app-bridge:
+	bash scripts/vendor-app-bridge.sh
 
 # The browser tests drive Debian's chromium (Playwright is told its path; it downloads no browser
 # of its own). Installed here when it can be (root on Debian); otherwise the tests fail and name

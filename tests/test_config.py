@@ -499,6 +499,26 @@ def test_view_settings_and_an_apps_approval_policy(project: Project) -> None:
     assert config.views.window_s == 5.0
 
 
+def test_an_apps_ui_size_limit_and_csp_allowances(project: Project) -> None:
+    text = (
+        '[apps.entries.x]\nmax_ui_bytes = 100\ncsp_allow = ["unsafe-eval", "connect-all"]\n'
+        "[apps.entries.y]\nmax_ui_bytes = 100000000\n"
+    )
+    assert problems_of(project, text) == [
+        f"{project.config_path}: apps.entries.x.max_ui_bytes must be an integer from 65536"
+        " to 67108864, got 100",
+        f"{project.config_path}: apps.entries.x.csp_allow[1] must be one of 'unsafe-eval',"
+        " 'blob-scripts', 'data-scripts', 'blob-workers', 'data-workers', got \"connect-all\"",
+        f"{project.config_path}: apps.entries.y.max_ui_bytes must be an integer from 65536"
+        " to 67108864, got 100000000",
+    ]
+    project.config('[apps.entries.x]\nmax_ui_bytes = 5242880\ncsp_allow = ["blob-workers"]\n')
+    apps = project.load().apps
+    assert apps.ui_settings("x") == {"maxUiBytes": 5242880, "cspAllow": ["blob-workers"]}
+    assert apps.ui_settings("other") == {"maxUiBytes": 2 * 1024 * 1024, "cspAllow": []}
+    assert apps.csp_allow("x") == frozenset({"blob-workers"})
+
+
 def test_a_token_file_that_is_not_utf8_is_a_token_error(project: Project) -> None:
     (project.root / "token").write_bytes(b"\xff\xfe")
     project.config('[server]\ntoken_file = "token"\n')

@@ -73,3 +73,35 @@ def test_a_malformed_csp_object_is_ignored_and_said() -> None:
     csp = build_csp({"connectDomains": "https://x.example"})
     assert directive(csp.header, "connect-src") == "connect-src 'none'"
     assert "not a list" in csp.rejected[0]
+
+
+def test_an_operator_s_allowances_open_scripts_and_workers_never_the_network() -> None:
+    plain = build_csp(None)
+    assert directive(plain.header, "script-src") == "script-src 'self' 'unsafe-inline'"
+    assert directive(plain.header, "worker-src") == "worker-src 'self'"
+    assert plain.allowed == ()
+    every = frozenset(
+        {"unsafe-eval", "blob-scripts", "data-scripts", "blob-workers", "data-workers"}
+    )
+    csp = build_csp({"connectDomains": ["https://api.example.com"]}, every | {"connect-anything"})
+    assert directive(csp.header, "script-src") == (
+        "script-src 'self' 'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval' blob: data:"
+    )
+    assert directive(csp.header, "worker-src") == "worker-src 'self' blob: data:"
+    assert directive(csp.header, "connect-src") == "connect-src https://api.example.com"
+    assert directive(csp.header, "default-src") == "default-src 'none'"
+    assert csp.allowed == (
+        "unsafe-eval",
+        "blob-scripts",
+        "data-scripts",
+        "blob-workers",
+        "data-workers",
+    )
+    # Scripts from blob: do not bring workers from blob: with them.
+    only = build_csp(None, frozenset({"blob-scripts"}))
+    assert directive(only.header, "worker-src") == "worker-src 'self'"
+
+
+def test_what_was_applied_is_the_allowed_domains_only() -> None:
+    csp = build_csp({"connectDomains": ["https://API.example.com/", "nope"], "frameDomains": []})
+    assert csp.domains == {"connectDomains": ["https://api.example.com"]}

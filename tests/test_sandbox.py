@@ -13,6 +13,7 @@ import trio
 
 from tests.support.helpers import Project, free_port
 from tests.support.running import GUARD_S, environment, fixture_manifest, supervisor_running
+from web.sandbox import sandbox_app
 
 TOKEN = "s3cret-token"
 
@@ -146,3 +147,41 @@ async def test_has_ui_is_what_the_catalog_shows(project: Project) -> None:
         shown = {a["id"]: a["hasUi"] for a in health["apps"]}
         assert shown == {"claims": False, "serves": True}
         assert health["name"] == "serves"  # the first Running app with a UI
+
+
+async def _page(query: bytes, allow_for: object) -> tuple[dict[str, str], str]:
+    """One GET /sandbox through the sandbox's ASGI app: its headers and its page."""
+    sent: list[dict[str, object]] = []
+
+    async def receive() -> dict[str, object]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "path": "/sandbox", "method": "GET", "query_string": query}
+    await sandbox_app(scope, receive, send, allow_for)  # type: ignore[arg-type]
+    headers = {k.decode(): v.decode() for k, v in sent[0]["headers"]}  # type: ignore[union-attr]
+    return headers, sent[1]["body"].decode()  # type: ignore[union-attr]
+
+
+async def test_the_app_s_allowances_come_from_config_and_the_page_is_told() -> None:
+    def allow_for(app_id: str) -> frozenset[str]:
+        return frozenset({"unsafe-eval"}) if app_id == "three" else frozenset()
+
+    declared = quote(
+        json.dumps({"connectDomains": ["https://api.example.com", "https://x/</script>"]})
+    )
+    headers, page = await _page(f"app=three&csp={declared}".encode(), allow_for)
+    script = csp_directives(headers["content-security-policy"])["script-src"]
+    assert "'unsafe-eval'" in script
+    applied = page.split('id="applied">', 1)[1].split("</script>", 1)[0]
+    assert json.loads(applied) == {
+        "csp": {"connectDomains": ["https://api.example.com"]},
+        "allowed": ["unsafe-eval"],
+    }
+    # Another app, or none, gets the default policy.
+    for query in (b"app=other", b""):
+        headers, page = await _page(query, allow_for)
+        assert "unsafe-eval" not in headers["content-security-policy"]
+        assert '"allowed": []' in page

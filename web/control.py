@@ -15,7 +15,7 @@ from importlib import resources
 from typing import Any
 
 import trio
-from quart import Blueprint, Response
+from quart import Blueprint, Response, request
 
 from actors.catalog import Catalog
 from actors.messages import AppError, AppStatus, GetCatalog, RegistryMessage, ToApp
@@ -30,6 +30,8 @@ STATIC_PREFIX = "/static/"
 JAVASCRIPT = "text/javascript; charset=utf-8"
 STATIC_FILES = {
     "host.js": JAVASCRIPT,
+    # The official MCP Apps host library, vendored (scripts/vendor-app-bridge.sh).
+    "app-bridge.js": JAVASCRIPT,
     "style.css": "text/css; charset=utf-8",
 }
 # The page's ES modules, every `.js` file of `web/static/js`. A browser runs a module only when
@@ -86,7 +88,10 @@ def control_blueprint(sandbox_origin: str | None) -> Blueprint:
     async def static(name: str) -> Any:
         if name not in STATIC_FILES:
             raise NotFound(f"there is no file '{name}'")
-        return Response(_static(name), content_type=STATIC_FILES[name], headers=_PAGE_HEADERS)
+        response = Response(_static(name), content_type=STATIC_FILES[name], headers=_PAGE_HEADERS)
+        # With an ETag, `no-cache` costs a 304 instead of the file (app-bridge.js is 520 KiB).
+        await response.add_etag()
+        return await response.make_conditional(request)
 
     @control.get("/static/js/<name>")
     async def page_module(name: str) -> Any:

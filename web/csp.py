@@ -6,6 +6,10 @@ nested frames, `baseUriDomains` for `<base href>`); nothing else is ever allowed
 domain must be a plain origin (`https://api.example.com`, `wss://*.example.com:8443`): a value
 with a path, a quote, a semicolon or a wildcard anywhere but a leading `*.` could widen the
 policy or inject a directive, so it is rejected, not repaired.
+
+An operator may allow one app more of what runs inside its view (`[apps.entries.<id>]
+csp_allow`: `'unsafe-eval'`, `blob:`/`data:` scripts and workers, as the SDK's basic-host allows
+every app), never more of the network.
 """
 
 from __future__ import annotations
@@ -25,10 +29,17 @@ _DOMAIN = re.compile(
 FIELDS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
 
 
+ALLOWANCES = ("unsafe-eval", "blob-scripts", "data-scripts", "blob-workers", "data-workers")
+
+
 @attrs.frozen
 class Csp:
     header: str  # the Content-Security-Policy header value
     rejected: tuple[str, ...] = ()  # one sentence per declared value that was not allowed
+    # What was applied, as the view is told (`hostCapabilities.sandbox.csp`): the declared
+    # domains that were allowed, by field; and the operator's allowances, in ALLOWANCES order.
+    domains: dict[str, list[str]] = attrs.Factory(dict)
+    allowed: tuple[str, ...] = ()
 
 
 def valid_domain(value: Any) -> str | None:
@@ -44,10 +55,11 @@ def valid_domain(value: Any) -> str | None:
     return value.rstrip("/").lower()
 
 
-def build_csp(declared: Any) -> Csp:
-    """The policy for a UI resource whose `_meta.ui.csp` is `declared` (None when absent).
-    Inline script and style are allowed because an app's UI is one HTML document; everything
-    that reaches the network is `'none'` unless declared."""
+def build_csp(declared: Any, allow: frozenset[str] = frozenset()) -> Csp:
+    """The policy for a UI resource whose `_meta.ui.csp` is `declared` (None when absent), with
+    the operator's `allow`ances (ALLOWANCES; others are ignored). Inline script and style are
+    allowed because an app's UI is one HTML document; everything that reaches the network is
+    `'none'` unless declared."""
     domains: dict[str, list[str]] = {field: [] for field in FIELDS}
     rejected: list[str] = []
     if declared is not None and not isinstance(declared, Mapping):
@@ -74,10 +86,16 @@ def build_csp(declared: Any) -> Csp:
         listed = [*base, *domains[field]]
         return " ".join(listed) if listed else "'none'"
 
+    allowed = tuple(a for a in ALLOWANCES if a in allow)
+    scripts = ["'unsafe-eval'", "'wasm-unsafe-eval'"] if "unsafe-eval" in allowed else []
+    scripts += [f"{s}:" for s in ("blob", "data") if f"{s}-scripts" in allowed]
+    # Always said, so that scripts allowed from blob: do not allow workers from it too.
+    workers = [f"{s}:" for s in ("blob", "data") if f"{s}-workers" in allowed]
     resource = domains["resourceDomains"]
     directives = [
         "default-src 'none'",
-        " ".join(["script-src 'self' 'unsafe-inline'", *resource]),
+        " ".join(["script-src 'self' 'unsafe-inline'", *scripts, *resource]),
+        " ".join(["worker-src 'self'", *workers]),
         " ".join(["style-src 'self' 'unsafe-inline'", *resource]),
         " ".join(["img-src 'self' data: blob:", *resource]),
         " ".join(["font-src 'self' data:", *resource]),
@@ -88,4 +106,5 @@ def build_csp(declared: Any) -> Csp:
         "form-action 'none'",
         "object-src 'none'",
     ]
-    return Csp("; ".join(directives), tuple(rejected))
+    applied = {field: origins for field, origins in domains.items() if origins}
+    return Csp("; ".join(directives), tuple(rejected), applied, allowed)

@@ -6,6 +6,7 @@ Auth, Host and Origin are checked before a request gets here (`web.asgi`)."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -61,6 +62,7 @@ def create_app(
     public_url: str | None = None,
     views: Mailbox[ViewMessage] | None = None,
     files: Mailbox[WorkspaceMessage] | None = None,
+    ui_settings: Callable[[str], Mapping[str, Any]] | None = None,
 ) -> Any:
     """`public_url` (no trailing slash), when set, is the base of every URL handed out: the
     request's own Host and any X-Forwarded-* headers are never trusted for that."""
@@ -70,7 +72,7 @@ def create_app(
     app.register_blueprint(chat_blueprint(chats, contexts))
     app.register_blueprint(answers_blueprint(chats, registry))
     if views is not None:
-        app.register_blueprint(views_blueprint(views, registry, chats))
+        app.register_blueprint(views_blueprint(views, registry, chats, ui_settings))
     app.register_blueprint(admin_blueprint(registry, metrics, reload=reload))
     app.register_blueprint(sessions_blueprint(chats))
     app.register_blueprint(settings_blueprint(registry))

@@ -6,7 +6,11 @@ origin, and this page lives on an origin of its own, so that nothing an app's sc
 reach the control page, its cookie or the authenticated routes. Hence this listener serves no
 cookie, no token and no user data: every other path is 404, whatever its method. The page's CSP
 (which its inner frame inherits) is built from the `_meta.ui.csp` the control page passes as
-`?csp=<JSON>`, each declared domain validated.
+`?csp=<JSON>`, each declared domain validated, and from what config.toml allows the app named by
+`?app=<id>` (`[apps.entries.<id>] csp_allow`). Naming another app gains a page nothing the
+sandbox origin does not already give any page that frames it (inline script runs there
+anyway), and no allowance opens the network. The page is told what was applied, so that the
+view is told too (`hostCapabilities.sandbox.csp`).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import errno
 import json
 import logging
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs
@@ -29,7 +34,8 @@ from web.csp import build_csp
 
 logger = logging.getLogger("mcpapps.web")
 
-PAGE = resources.files("web").joinpath("static/sandbox.html").read_bytes()
+PAGE = resources.files("web").joinpath("static/sandbox.html").read_text()
+APPLIED_MARK = "{{APPLIED}}"  # where the page gets what its CSP applied, as JSON
 CSP_QUERY_MAX = 16 * 1024  # a CSP declaration is a few origins, not a document
 _BIND_ERRORS = frozenset({errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES})
 
@@ -39,7 +45,16 @@ class SandboxUnavailable(McpappsError, OSError):
     and what to do."""
 
 
-async def sandbox_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+AllowFor = Callable[[str], frozenset[str]]  # the CSP allowances config.toml gives an app
+
+
+def _no_allowances(app_id: str) -> frozenset[str]:
+    return frozenset()
+
+
+async def sandbox_app(
+    scope: dict[str, Any], receive: Any, send: Any, allow_for: AllowFor = _no_allowances
+) -> None:
     if scope["type"] == "lifespan":
         while True:
             message = await receive()
@@ -58,8 +73,9 @@ async def sandbox_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["path"] != "/sandbox" or scope["method"] not in ("GET", "HEAD"):
         await _send(send, 404, b"not found\n", [(b"content-type", b"text/plain")])
         return
-    declared = _declared_csp(scope.get("query_string", b""))
-    csp = build_csp(declared)
+    query = scope.get("query_string", b"")
+    declared = _declared_csp(query)
+    csp = build_csp(declared, allow_for(_app_id(query)))
     if csp.rejected:
         # One line per page, however many entries it names: the port takes no token, and a
         # view may load pages too, so a request must not be able to write the log long.
@@ -74,8 +90,18 @@ async def sandbox_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         (b"referrer-policy", b"no-referrer"),
         (b"permissions-policy", b"camera=(), microphone=(), geolocation=()"),
     ]
-    body = b"" if scope["method"] == "HEAD" else PAGE
-    await _send(send, 200, body, headers, length=len(PAGE))
+    applied = {"csp": csp.domains, "allowed": list(csp.allowed)}
+    # JSON inside a <script> element: `<` escaped, so no value can close the element.
+    page = PAGE.replace(APPLIED_MARK, json.dumps(applied).replace("<", "\\u003c")).encode()
+    body = b"" if scope["method"] == "HEAD" else page
+    await _send(send, 200, body, headers, length=len(page))
+
+
+def _app_id(query: bytes) -> str:
+    if len(query) > CSP_QUERY_MAX:
+        return ""
+    values = parse_qs(query.decode("latin-1")).get("app")
+    return values[0] if values else ""
 
 
 def _declared_csp(query: bytes) -> Any:
@@ -126,9 +152,13 @@ async def serve_sandbox(
     hyper.errorlog = logging.getLogger("mcpapps.web.hypercorn")
     hyper.include_server_header = False  # as on the front door (web/serve.py)
     isolate_connections()  # a connection Hypercorn fails on ends alone (web/connections.py)
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await sandbox_app(scope, receive, send, config.apps.csp_allow)
+
     try:
         await hypercorn.trio.serve(
-            sandbox_app,  # type: ignore[arg-type]  # hypercorn types the scope narrower than dict
+            app,  # type: ignore[arg-type]  # hypercorn types the scope narrower than dict
             hyper,
             shutdown_trigger=shutdown.wait,
             task_status=task_status,

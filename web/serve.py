@@ -104,6 +104,7 @@ async def serve_front_door(
         public_url=config.server.public_url,
         views=views,
         files=files,
+        ui_settings=config.apps.ui_settings,
     )
     front_door = FrontDoor(
         policy, registry, routes, apps, aggregate, limits, states, owners, replica

@@ -41,6 +41,15 @@ from supervisor.model.viewsconfig import Approval, ViewsConfig
 from supervisor.model.workspace import WorkspaceConfig
 
 Port = Annotated[int, Between(1, 65535)]
+# The size of an app's UI resource the control page renders: 2 MiB unless the operator allows
+# one app more (or less), within bounds that keep a page's memory sane.
+DEFAULT_MAX_UI_BYTES = 2 * 1024 * 1024
+MaxUiBytes = Annotated[int, Between(64 * 1024, 64 * 1024 * 1024)]
+# What an operator may add to one app's sandbox CSP (`csp_allow`); network origins are not
+# among them: a view reaches only the origins its resource declares.
+CspAllowance = Literal[
+    "unsafe-eval", "blob-scripts", "data-scripts", "blob-workers", "data-workers"
+]
 CONFIG_ENV = "MCPAPPS_CONFIG"
 DEFAULT_CONFIG = "config.toml"
 # Environment variable -> the config key it replaces.
@@ -109,6 +118,8 @@ class AppEntry:
     stop_grace_s: NonNegativeSeconds | None = None
     max_concurrent_calls: Count | None = None
     approval: Approval | None = None  # a view's tool calls that need the person's approval
+    max_ui_bytes: MaxUiBytes | None = None  # None: DEFAULT_MAX_UI_BYTES
+    csp_allow: tuple[CspAllowance, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -129,6 +140,16 @@ class AppsConfig:
     def approvals(self) -> dict[str, Approval]:
         """The apps whose views' tool calls follow an approval policy other than the default."""
         return {app: e.approval for app, e in self.entries.items() if e.approval is not None}
+
+    def ui_settings(self, app_id: str) -> dict[str, Any]:
+        """What the control page needs to render the app's views (its `[apps.entries]`)."""
+        entry = self.entries.get(app_id)
+        limit = entry.max_ui_bytes if entry and entry.max_ui_bytes else DEFAULT_MAX_UI_BYTES
+        return {"maxUiBytes": limit, "cspAllow": list(entry.csp_allow) if entry else []}
+
+    def csp_allow(self, app_id: str) -> frozenset[str]:
+        entry = self.entries.get(app_id)
+        return frozenset(entry.csp_allow) if entry else frozenset()
 
 
 @attrs.frozen(kw_only=True)

@@ -7,6 +7,7 @@ Run over stdio: `python views_app.py --declared-origin http://127.0.0.1:PORT`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,21 @@ TWO_MIB = 2 * 1024 * 1024
 PROBE = Path(__file__).with_name("views_probe.html").read_text()
 
 
-def build(declared: str, undeclared: str) -> MCPServer:
-    server = MCPServer("views")
+LISTED_ONLY = "ui://views/listed-meta.html"  # its _meta.ui is on its resources/list entry only
+
+
+class ViewsServer(MCPServer):
+    async def read_resource(self, uri: Any, context: Any = None) -> Any:
+        contents = await super().read_resource(uri, context)
+        if str(uri) == LISTED_ONLY and isinstance(contents, list):
+            return [dataclasses.replace(content, meta=None) for content in contents]
+        return contents
+
+
+def build(
+    declared: str, undeclared: str, modes: list[str] | None = None, openai: str | None = None
+) -> MCPServer:
+    server = ViewsServer("views")
     probe_uri = "ui://views/probe.html"
 
     def ui(uri: str) -> dict[str, Any]:
@@ -40,6 +54,9 @@ def build(declared: str, undeclared: str) -> MCPServer:
         return "nothing to see"
 
     server.add_tool(show_probe, name="show_probe", meta=ui(probe_uri))
+    server.add_tool(show_probe, name="show_listed_meta", meta=ui(LISTED_ONLY))
+    model_only = {"ui": {"resourceUri": probe_uri, "visibility": ["model"]}}
+    server.add_tool(show_probe, name="show_for_model", meta=model_only)
     server.add_tool(note, name="note", meta={"ui": {"visibility": ["app"]}})
     server.add_tool(plain, name="not_ui_scheme", meta=ui("https://views.example/page.html"))
     server.add_tool(plain, name="wrong_mime", meta=ui("ui://views/wrong-mime.html"))
@@ -50,9 +67,23 @@ def build(declared: str, undeclared: str) -> MCPServer:
     @server.resource(
         probe_uri,
         mime_type=UI_MIME,
-        meta={"ui": {"csp": {"connectDomains": [declared]}}},
+        meta={
+            "ui": {
+                "csp": {"connectDomains": [declared]},
+                "prefersBorder": False,
+                **({"availableDisplayModes": modes} if modes else {}),
+            },
+            # The older OpenAI Apps key, with a mode to open in.
+            **({"openai/ui": {"preferredDisplayMode": openai}} if openai else {}),
+        },
     )
     def probe_page() -> str:
+        return html
+
+    @server.resource(
+        LISTED_ONLY, mime_type=UI_MIME, meta={"ui": {"csp": {"connectDomains": [declared]}}}
+    )
+    def listed_meta_page() -> str:
         return html
 
     @server.resource("ui://views/wrong-mime.html", mime_type="text/html")
@@ -70,8 +101,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--declared-origin", required=True)
     parser.add_argument("--undeclared-origin", required=True)
+    parser.add_argument("--display-modes", help="the probe's availableDisplayModes, a,b,...")
+    parser.add_argument("--preferred-mode", help="the probe's openai/ui preferredDisplayMode")
     options = parser.parse_args()
-    server = build(options.declared_origin, options.undeclared_origin)
+    modes = options.display_modes.split(",") if options.display_modes else None
+    server = build(
+        options.declared_origin, options.undeclared_origin, modes, options.preferred_mode
+    )
 
     async def serve() -> None:
         async with stdio_server() as (read, write):

@@ -1,18 +1,26 @@
 // The MCP Apps view host of the control page: it renders an app's UI resource in the sandbox
 // (an outer frame from the sandbox origin, which renders the HTML in an inner frame with an
-// opaque origin) and speaks the view protocol with it over postMessage. The view's own MCP
-// requests (tools/call, resources/read) go to /apps/views/<viewId>/mcp: the server holds each
-// open view as a lease and checks its requests before they reach the app's one upstream
-// session, the one the agent uses too.
+// opaque origin) and speaks the view protocol with it through the official host library,
+// AppBridge (`@modelcontextprotocol/ext-apps/app-bridge`, vendored as static/app-bridge.js by
+// scripts/vendor-app-bridge.sh). What is written here is what AppBridge leaves to a host
+// (docs/decisions.md): the view's own MCP requests (tools/call, resources/*) go to
+// /apps/views/<viewId>/mcp, where the server holds each open view as a lease and checks its
+// requests before they reach the app's one upstream session, the one the agent uses too; the
+// person's confirmations; the display modes, host context and styles of this page.
 "use strict";
 
 (function () {
+  const { AppBridge, PostMessageTransport } = window.McpAppBridge;
   const UI_MIME = "text/html;profile=mcp-app";
-  const MAX_HTML_BYTES = 2 * 1024 * 1024;
-  const VIEW_PROTOCOLS = ["2026-01-26", "2025-11-21"];
+  const DEFAULT_MAX_UI_BYTES = 2 * 1024 * 1024;
   const TEARDOWN_WAIT_MS = 1000;
   const MESSAGE_MAX = 8000;  // characters of a ui/message the person may send as theirs
   const SANDBOX_ORIGIN = document.body.dataset.sandbox || "";
+  const HOST_INFO = { name: "mcpapps", version: "0.1.0" };
+  const DISPLAY_MODES = ["inline", "fullscreen", "pip"];
+  const INLINE_MAX_HEIGHT = 4000;
+  const DOWNLOAD_MAX_BYTES = 10 * 1024 * 1024;  // all the files of one ui/download-file
+  const DOWNLOAD_MAX_FILES = 10;
 
   // ---- a view's own requests, by its view id ---------------------------------------------------
   // The server keeps each open view as a lease and checks every request of it: only the view's
@@ -33,6 +41,8 @@
       this.appId = appId;
       this.viewId = lease.viewId;
       this.sessionId = lease.sessionId;
+      // What the operator allows this app's views ([apps.entries.<id>]).
+      this.ui = lease.ui || {};
       this.base = "apps/views/" + encodeURIComponent(lease.viewId);
       this.nextId = 1;
       const every = Math.min(KEEPALIVE_MS, (lease.leaseS || 600) * 1000 / 3);
@@ -108,6 +118,14 @@
       throw new Error(`no answer from app '${this.appId}' (HTTP ${response.status})`);
     }
 
+    // The result of a forwarded request; its JSON-RPC error is thrown with its code, which
+    // AppBridge passes on to the view as the error of the view's own request.
+    async forward(method, params) {
+      const answer = await this.request(method, params);
+      if (answer.error) throw rpcError(answer.error.code, answer.error.message, answer.error.data);
+      return answer.result;
+    }
+
     async close() {
       await this.end(false);
     }
@@ -120,6 +138,13 @@
     }
   }
 
+  function rpcError(code, message, data) {
+    const error = new Error(message);
+    error.code = Number.isSafeInteger(code) ? code : -32603;
+    if (data !== undefined) error.data = data;
+    return error;
+  }
+
   // ---- what may render ------------------------------------------------------------------------
 
   class Refusal extends Error {}
@@ -130,14 +155,8 @@
     return ui.resourceUri || meta["ui/resourceUri"] || null;
   }
 
-  function visibility(tool) {
-    const ui = (tool && tool._meta && tool._meta.ui) || {};
-    return Array.isArray(ui.visibility) ? ui.visibility : ["model", "app"];
-  }
-
   function decodeBase64(blob) {
-    const bytes = Uint8Array.from(atob(blob), (c) => c.charCodeAt(0));
-    return bytes;
+    return Uint8Array.from(atob(blob), (c) => c.charCodeAt(0));
   }
 
   // The HTML of a UI resource, or a Refusal that says why it is not rendered.
@@ -158,234 +177,406 @@
     if (typeof content.text === "string") bytes = new TextEncoder().encode(content.text);
     else if (typeof content.blob === "string") bytes = decodeBase64(content.blob);
     else throw new Refusal(`'${uri}' has no text or blob`);
-    if (bytes.length > MAX_HTML_BYTES) {
-      throw new Refusal(`'${uri}' is ${bytes.length} bytes: a view may be at most 2 MiB (${MAX_HTML_BYTES} bytes), so it is not rendered`);
+    const limit = client.ui.maxUiBytes || DEFAULT_MAX_UI_BYTES;
+    if (bytes.length > limit) {
+      const most = limit === DEFAULT_MAX_UI_BYTES
+        ? `2 MiB (${limit} bytes, the default)`
+        : `${limit} bytes ([apps.entries.${client.appId}] max_ui_bytes)`;
+      throw new Refusal(
+        `'${uri}' is ${bytes.length} bytes: a view of app '${client.appId}' may be at most ${most},`
+        + ` so it is not rendered. An operator can change that with [apps.entries.${client.appId}]`
+        + " max_ui_bytes in config.toml",
+      );
     }
     const html = new TextDecoder().decode(bytes);
-    const ui = (content._meta && content._meta.ui) || {};
-    return { html, csp: ui.csp || null, permissions: ui.permissions || null };
+    let ui = content._meta && content._meta.ui;
+    if (!ui) {
+      // The spec's fallback: the `_meta.ui` of the resource's resources/list entry.
+      const listed = await client.request("resources/list", {});
+      const entry = ((listed.result && listed.result.resources) || []).find((r) => r.uri === uri);
+      ui = (entry && entry._meta && entry._meta.ui) || {};
+    }
+    const openai = (content._meta && content._meta["openai/ui"]) || {};
+    return { html, csp: ui.csp || null, permissions: ui.permissions || null, ui, openai };
+  }
+
+  // ---- the page's theme as the spec's standard style variables --------------------------------
+  // style.css defines them from the page's own colours, light and dark; they are read back as
+  // computed, so a view gets what the page shows.
+
+  const STYLE_VARIABLES = [
+    "--color-background-primary", "--color-background-secondary", "--color-background-tertiary",
+    "--color-background-inverse", "--color-background-ghost", "--color-background-info",
+    "--color-background-danger", "--color-background-success", "--color-background-warning",
+    "--color-background-disabled", "--color-text-primary", "--color-text-secondary",
+    "--color-text-tertiary", "--color-text-inverse", "--color-text-ghost", "--color-text-info",
+    "--color-text-danger", "--color-text-success", "--color-text-warning", "--color-text-disabled",
+    "--color-border-primary", "--color-border-secondary", "--color-border-tertiary",
+    "--color-border-inverse", "--color-border-ghost", "--color-border-info", "--color-border-danger",
+    "--color-border-success", "--color-border-warning", "--color-border-disabled",
+    "--color-ring-primary", "--color-ring-secondary", "--color-ring-inverse", "--color-ring-info",
+    "--color-ring-danger", "--color-ring-success", "--color-ring-warning",
+    "--font-sans", "--font-mono", "--font-weight-normal", "--font-weight-medium",
+    "--font-weight-semibold", "--font-weight-bold", "--font-text-xs-size", "--font-text-sm-size",
+    "--font-text-md-size", "--font-text-lg-size", "--font-heading-xs-size", "--font-heading-sm-size",
+    "--font-heading-md-size", "--font-heading-lg-size", "--font-heading-xl-size",
+    "--font-heading-2xl-size", "--font-heading-3xl-size", "--font-text-xs-line-height",
+    "--font-text-sm-line-height", "--font-text-md-line-height", "--font-text-lg-line-height",
+    "--font-heading-xs-line-height", "--font-heading-sm-line-height",
+    "--font-heading-md-line-height", "--font-heading-lg-line-height",
+    "--font-heading-xl-line-height", "--font-heading-2xl-line-height",
+    "--font-heading-3xl-line-height", "--border-radius-xs", "--border-radius-sm",
+    "--border-radius-md", "--border-radius-lg", "--border-radius-xl", "--border-radius-full",
+    "--border-width-regular", "--shadow-hairline", "--shadow-sm", "--shadow-md", "--shadow-lg",
+  ];
+
+  function hostStyles() {
+    const computed = getComputedStyle(document.documentElement);
+    const variables = {};
+    for (const name of STYLE_VARIABLES) {
+      const value = computed.getPropertyValue(name).trim();
+      if (value) variables[name] = value;
+    }
+    // The page loads no web font (system fonts only), so there is no @font-face to pass on.
+    return { variables };
+  }
+
+  // ---- what a CSP violation in a view needs --------------------------------------------------
+
+  // The [apps.entries.<id>] csp_allow value that allows what was blocked, or null when no
+  // setting can (an undeclared network origin stays closed: the app must declare it).
+  function allowanceFor(violation) {
+    const blocked = String(violation.blockedURI || "");
+    const directive = String(violation.directive || "");
+    if (blocked === "eval" || blocked === "wasm-eval") return "unsafe-eval";
+    const scheme = blocked.startsWith("blob") ? "blob" : blocked.startsWith("data") ? "data" : null;
+    if (!scheme) return null;
+    if (directive === "worker-src") return `${scheme}-workers`;
+    if (directive.startsWith("script-src")) return `${scheme}-scripts`;
+    return null;
+  }
+
+  function violationText(appId, violation) {
+    const allow = allowanceFor(violation);
+    const what = `${violation.directive || "the policy"} blocked ${violation.blockedURI || "something"}`;
+    if (allow) {
+      return `The view of app '${appId}' was blocked by its sandbox policy (${what}). An operator`
+        + ` can allow it with [apps.entries.${appId}] csp_allow = ["${allow}"] in config.toml.`;
+    }
+    return `The view of app '${appId}' was blocked by its sandbox policy (${what}). No setting opens`
+      + " a network origin the app did not declare: the app must list it in its resource's"
+      + " _meta.ui.csp.";
   }
 
   // ---- one view -------------------------------------------------------------------------------
 
   class View {
     constructor(options) {
-      Object.assign(this, options);  // client, appId, tool, publicName, args, result, html, csp
+      Object.assign(this, options);  // client, appId, tool, publicName, args, result, resource
       this.initialized = false;
-      this.sent = [];  // what the host sent to the view, in order (shown to the tests)
-      this.nextId = 1;
-      this.pending = new Map();
+      this.sent = [];  // the notifications the host sent the initialized view, in order (tests)
+      this.violations = [];  // what the sandbox reported as blocked by its CSP
+      this.displayMode = "inline";
       this.onMessage = this.onMessage.bind(this);
+    }
+
+    // The display modes this view may be in: the host's, narrowed to what the resource declares.
+    availableDisplayModes() {
+      const declared = this.resource.ui.availableDisplayModes || this.resource.openai.availableDisplayModes;
+      if (!Array.isArray(declared) || !declared.length) return DISPLAY_MODES.slice();
+      const modes = DISPLAY_MODES.filter((mode) => declared.includes(mode));
+      return modes.includes("inline") ? modes : ["inline", ...modes];
+    }
+
+    // May the view be put in `mode`? The host and the resource offer it, and the view said it
+    // supports it (when it says anything: appCapabilities.availableDisplayModes).
+    canDisplay(mode) {
+      if (!this.availableDisplayModes().includes(mode)) return false;
+      const app = this.bridge && this.bridge.getAppCapabilities();
+      const own = app && app.availableDisplayModes;
+      return !Array.isArray(own) || own.includes(mode) || mode === "inline";
+    }
+
+    hostContext() {
+      const box = this.frame ? this.frame.getBoundingClientRect() : { width: 0, height: 0 };
+      const width = Math.round(box.width) || 600;
+      const containerDimensions = this.displayMode === "inline"
+        ? { width, maxHeight: INLINE_MAX_HEIGHT }
+        : { width, height: Math.round(box.height) || 400 };
+      return {
+        theme: Host.theme(),
+        styles: hostStyles(),
+        displayMode: this.displayMode,
+        availableDisplayModes: this.availableDisplayModes(),
+        containerDimensions,
+        locale: navigator.language || "en",
+        timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+        platform: "web",
+        userAgent: "mcpapps",
+        deviceCapabilities: { hover: matchMedia("(hover: hover)").matches, touch: navigator.maxTouchPoints > 0 },
+        toolInfo: this.toolCallId === undefined ? { tool: this.tool } : { id: this.toolCallId, tool: this.tool },
+      };
+    }
+
+    // The host context changed (theme, size, display mode): AppBridge sends the view what
+    // differs. Between the view's rendering and its `initialized` nothing is sent (the spec);
+    // before its rendering the sandbox has no view to pass it to, and the bridge keeps the
+    // context for the view's ui/initialize.
+    contextChanged() {
+      if (!this.bridge || (this.rendered && !this.initialized)) return;
+      this.bridge.setHostContext(this.hostContext());
     }
 
     mount(canvas) {
       const frame = document.createElement("iframe");
       frame.setAttribute("sandbox", "allow-scripts allow-same-origin");
       frame.setAttribute("title", `view of ${this.publicName || this.tool.name}`);
-      const csp = encodeURIComponent(JSON.stringify(this.csp || {}));
-      frame.src = `${SANDBOX_ORIGIN}/sandbox?csp=${csp}`;
+      const csp = encodeURIComponent(JSON.stringify(this.resource.csp || {}));
+      frame.src = `${SANDBOX_ORIGIN}/sandbox?app=${encodeURIComponent(this.appId)}&csp=${csp}`;
+      if (this.resource.ui.prefersBorder === false) frame.classList.add("borderless");
       this.frame = frame;
+      // Before the bridge's own listener: the sandbox's own notifications (what CSP it applied,
+      // what that CSP blocked) are the page's, not the view's.
       window.addEventListener("message", this.onMessage);
       canvas.replaceChildren(frame);
+      // The mode the resource prefers to open in, when the host and the resource offer it.
+      const preferred = this.resource.ui.preferredDisplayMode || this.resource.openai.preferredDisplayMode;
+      if (preferred !== "inline" && this.availableDisplayModes().includes(preferred)) {
+        this.displayMode = preferred;
+        Host.onDisplayMode(preferred);
+      }
+      this.connect(frame);
+      this.resized = new ResizeObserver(() => this.contextChanged());
+      this.resized.observe(frame);
+    }
+
+    connect(frame) {
+      const capabilities = {
+        openLinks: {},
+        downloadFile: {},
+        serverTools: {},
+        serverResources: {},
+        logging: {},
+        message: { text: {} },
+        updateModelContext: { text: {} },
+        // Filled in with what the sandbox applied when it says (before the view starts).
+        sandbox: { csp: {} },
+      };
+      this.capabilities = capabilities;
+      const bridge = new AppBridge(null, HOST_INFO, capabilities, { hostContext: this.hostContext() });
+      this.bridge = bridge;
+      bridge.oninitialized = () => this.onInitialized();
+      bridge.oncalltool = (params) => this.callTool(params);
+      bridge.onlistresources = (params) => this.forward("resources/list", params);
+      bridge.onlistresourcetemplates = (params) => this.forward("resources/templates/list", params);
+      bridge.onreadresource = (params) => this.forward("resources/read", params);
+      bridge.onopenlink = (params) => this.openLink(params);
+      bridge.ondownloadfile = (params) => this.downloadFile(params);
+      bridge.onmessage = (params) => this.message(params);
+      bridge.onupdatemodelcontext = (params) => this.updateModelContext(params);
+      bridge.onrequestdisplaymode = async (params) => ({ mode: this.setDisplayMode(params.mode) });
+      bridge.onsizechange = (params) => this.sizeChanged(params);
+      bridge.onrequestteardown = () => { Host.closeView(); };
+      bridge.onloggingmessage = (params) => console.info(`app ${this.appId}:`, params.data);
+      // Messages go to the sandbox page at its own origin only (AppBridge's transport would
+      // post them to any origin the frame might have been navigated to).
+      const target = { postMessage: (message) => this.post(message) };
+      bridge.connect(new PostMessageTransport(target, frame.contentWindow)).catch((error) => {
+        console.error(`view of app ${this.appId}: ${error.message || error}`);
+      });
     }
 
     post(message) {
       if (!this.frame || !this.frame.contentWindow) return;
-      if (message.method && !message.method.startsWith("ui/notifications/sandbox-")) {
+      if (this.initialized && message.method && message.id === undefined && this.sent.length < 200) {
         this.sent.push(message.method);
       }
       this.frame.contentWindow.postMessage(message, SANDBOX_ORIGIN);
     }
 
-    notify(method, params) { this.post({ jsonrpc: "2.0", method, params: params || {} }); }
-    reply(id, result) { this.post({ jsonrpc: "2.0", id, result: result || {} }); }
-    fail(id, code, message) { this.post({ jsonrpc: "2.0", id, error: { code, message } }); }
-
-    request(method, params) {
-      const id = `host-${this.nextId++}`;
-      return new Promise((resolve) => {
-        this.pending.set(id, resolve);
-        this.post({ jsonrpc: "2.0", id, method, params: params || {} });
-      });
-    }
-
     onMessage(event) {
-      if (!this.frame || event.source !== this.frame.contentWindow) return;
-      if (event.origin !== SANDBOX_ORIGIN) return;
+      if (!this.frame || event.source !== this.frame.contentWindow || event.origin !== SANDBOX_ORIGIN) return;
       const m = event.data;
-      if (!m || m.jsonrpc !== "2.0") return;
+      if (!m || m.jsonrpc !== "2.0" || typeof m.method !== "string") return;
       if (m.method === "ui/notifications/sandbox-proxy-ready") {
-        this.post({
-          jsonrpc: "2.0",
-          method: "ui/notifications/sandbox-resource-ready",
-          params: { html: this.html, csp: this.csp || undefined },
+        if (this.rendered) return;  // one view per proxy page: a reloaded page gets nothing
+        // The sandbox says what its CSP applied, which is what the view is told it has.
+        const applied = (m.params && m.params.applied) || {};
+        this.capabilities.sandbox.csp = applied.csp || {};
+        this.applied = applied;
+        this.contextChanged();
+        this.rendered = true;
+        this.bridge.sendSandboxResourceReady({
+          html: this.resource.html,
+          csp: this.resource.csp || undefined,
+          permissions: this.resource.permissions || undefined,
         });
-      } else if (m.method && m.id !== undefined) {
-        this.onRequest(m).catch((error) => this.fail(m.id, -32603, String(error.message || error)));
-      } else if (m.method) {
-        this.onNotification(m);
-      } else if (m.id !== undefined && this.pending.has(m.id)) {
-        this.pending.get(m.id)(m);
-        this.pending.delete(m.id);
+      } else if (m.method === "ui/notifications/sandbox-csp-violation") {
+        this.cspViolation(m.params || {});
       }
     }
 
-    hostContext() {
-      const box = this.frame.getBoundingClientRect();
-      return {
-        theme: Host.theme(),
-        displayMode: "inline",
-        availableDisplayModes: ["inline"],
-        containerDimensions: { width: Math.round(box.width) || 600, maxHeight: 4000 },
-        locale: navigator.language || "en",
-        timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
-        platform: "web",
-        userAgent: "mcpapps",
-        toolInfo: { tool: this.tool },
-      };
+    cspViolation(violation) {
+      this.violations.push(violation);
+      if (this.violations.length > 1 || !this.frame) return;  // one notice per view is enough
+      const notice = text("p", violationText(this.appId, violation), "csp-notice");
+      this.frame.before(notice);
     }
 
-    async onRequest(m) {
-      const params = m.params || {};
-      switch (m.method) {
-        case "ui/initialize": {
-          const asked = params.protocolVersion;
-          this.reply(m.id, {
-            protocolVersion: VIEW_PROTOCOLS.includes(asked) ? asked : VIEW_PROTOCOLS[0],
-            hostInfo: { name: "mcpapps", version: "0.1.0" },
-            hostCapabilities: {
-              openLinks: {},
-              serverTools: {},
-              serverResources: {},
-              logging: {},
-              message: { text: {} },
-              updateModelContext: { text: {} },
-              sandbox: { csp: this.csp || {} },
-            },
-            hostContext: this.hostContext(),
-          });
-          return;
-        }
-        case "ping":
-          this.reply(m.id, {});
-          return;
-        case "tools/call":
-          return this.callTool(m.id, params);
-        case "resources/read": {
-          const answer = await this.client.request("resources/read", params);
-          if (answer.error) this.post({ jsonrpc: "2.0", id: m.id, error: answer.error });
-          else this.reply(m.id, answer.result);
-          return;
-        }
-        case "ui/open-link": {
-          const url = String(params.url || "");
-          if (!/^https?:\/\//i.test(url)) {
-            this.fail(m.id, -32602, "only http and https links can be opened");
-            return;
-          }
-          const yes = await Host.confirm(`The app wants to open ${url}`, "Open link");
-          if (yes) window.open(url, "_blank", "noopener,noreferrer");
-          this.reply(m.id, yes ? {} : { isError: true });
-          return;
-        }
-        case "ui/message": {
-          const text = (params.content || [])
-            .filter((c) => c && c.type === "text")
-            .map((c) => c.text)
-            .join("\n");
-          if (text.length > MESSAGE_MAX) {
-            this.fail(m.id, -32602, `a message from a view may be at most ${MESSAGE_MAX} characters`);
-            return;
-          }
-          const yes = text && await Host.confirm(`The app wants to send this message as you:\n${text}`, "Send");
-          if (yes) Host.onMessage(text);
-          this.reply(m.id, yes ? {} : { isError: true });
-          return;
-        }
-        case "ui/update-model-context":
-          // A view a chat opened: the server keeps it for that session's next turn.
-          if (this.client.sessionId) {
-            const answer = await this.client.request("ui/update-model-context", params);
-            if (answer.error) this.post({ jsonrpc: "2.0", id: m.id, error: answer.error });
-            else this.reply(m.id, {});
-            return;
-          }
-          Host.onModelContext(this.appId, params);
-          this.reply(m.id, {});
-          return;
-        case "ui/request-display-mode":
-          this.reply(m.id, { mode: "inline" });
-          return;
-        default:
-          this.fail(m.id, -32601, `the host does not handle '${m.method}'`);
+    onInitialized() {
+      if (this.initialized) return;
+      this.initialized = true;
+      this.contextChanged();
+      this.bridge.sendToolInput({ arguments: this.args || {} });
+      this.result.then(
+        (result) => this.bridge && this.bridge.sendToolResult(result),
+        (error) => this.bridge && this.bridge.sendToolCancelled({ reason: String(error.message || error) }),
+      );
+    }
+
+    // A view's own request to its app. A view restored from a saved chat shows what it showed
+    // and asks its app nothing until the person runs it again (a fresh view).
+    async forward(method, params) {
+      if (this.restored) {
+        throw rpcError(-32001, "this view was restored from the saved chat and is inactive: the"
+          + " person must press Run to use it again");
       }
+      return this.client.forward(method, params);
     }
 
-    async callTool(id, params) {
+    async callTool(params) {
       // The server checks the tool (its app, its visibility, the limits, approval).
-      const answer = await this.client.request("tools/call", {
-        name: params.name,
-        arguments: params.arguments || {},
-      });
-      if (answer.error) {
-        this.post({ jsonrpc: "2.0", id, error: answer.error });
-        return;
-      }
-      this.reply(id, answer.result);
-      Host.onAppEvent({
-        tool: `${this.appId}/${params.name}`,
-        args: params.arguments || {},
-        resultText: resultText(answer.result),
-      });
+      const args = params.arguments || {};
+      const result = await this.forward("tools/call", { name: params.name, arguments: args });
+      Host.onAppEvent({ tool: `${this.appId}/${params.name}`, args, resultText: resultText(result) });
+      return result;
     }
 
-    onNotification(m) {
-      const params = m.params || {};
-      switch (m.method) {
-        case "ui/notifications/initialized":
-          if (this.initialized) return;
-          this.initialized = true;
-          this.notify("ui/notifications/tool-input", { arguments: this.args || {} });
-          this.result.then(
-            (result) => this.notify("ui/notifications/tool-result", result),
-            (error) => this.notify("ui/notifications/tool-cancelled", { reason: String(error.message || error) }),
-          );
-          return;
-        case "ui/notifications/size-changed": {
-          const height = Number(params.height);
-          if (Number.isFinite(height) && height > 0) {
-            this.frame.style.height = `${Math.min(Math.max(Math.ceil(height), 80), 4000)}px`;
-          }
-          return;
-        }
-        case "ui/notifications/request-teardown":
-          Host.closeView();
-          return;
-        case "notifications/message":
-          console.info(`app ${this.appId}:`, params.data);
-          return;
-        default:
-          return;
+    async openLink(params) {
+      const url = String(params.url || "");
+      if (!/^https?:\/\//i.test(url)) throw rpcError(-32602, "only http and https links can be opened");
+      const yes = await Host.confirm(`The app wants to open ${url}`, "Open link");
+      if (yes) window.open(url, "_blank", "noopener,noreferrer");
+      return yes ? {} : { isError: true };
+    }
+
+    // ui/download-file: the files (embedded, or links to the app's own resources, read through
+    // the view door) are gathered, bounded, shown to the person, and saved by this page only
+    // if they allow it.
+    async downloadFile(params) {
+      const contents = Array.isArray(params.contents) ? params.contents : [];
+      if (!contents.length || contents.length > DOWNLOAD_MAX_FILES) {
+        throw rpcError(-32602, `a download is 1 to ${DOWNLOAD_MAX_FILES} files`);
       }
+      const files = [];
+      let total = 0;
+      for (const item of contents) {
+        let resource = item && item.type === "resource" ? item.resource : null;
+        if (item && item.type === "resource_link") {
+          const read = await this.forward("resources/read", { uri: item.uri });
+          resource = ((read && read.contents) || []).find((c) => c.uri === item.uri) || null;
+        }
+        if (!resource || typeof resource.uri !== "string") throw rpcError(-32602, "a download names a resource it does not give");
+        const bytes = typeof resource.text === "string" ? new TextEncoder().encode(resource.text)
+          : typeof resource.blob === "string" ? decodeBase64(resource.blob) : null;
+        if (!bytes) throw rpcError(-32602, `'${resource.uri}' has no text or blob to download`);
+        total += bytes.length;
+        if (total > DOWNLOAD_MAX_BYTES) {
+          throw rpcError(-32602, `a download may be at most ${DOWNLOAD_MAX_BYTES} bytes`);
+        }
+        files.push({ name: fileName(resource.uri), type: resource.mimeType || "application/octet-stream", bytes });
+      }
+      const list = files.map((f) => `${f.name} (${f.bytes.length} bytes)`).join(", ");
+      const yes = await Host.confirm(`The app wants to save ${files.length === 1 ? "a file" : "files"}: ${list}`, "Save");
+      if (!yes) return { isError: true };
+      for (const file of files) {
+        const url = URL.createObjectURL(new Blob([file.bytes], { type: file.type }));
+        const link = document.createElement("a");
+        link.href = url;
+        link.download = file.name;
+        link.rel = "noopener";
+        document.body.append(link);
+        link.click();
+        link.remove();
+        setTimeout(() => URL.revokeObjectURL(url), 60 * 1000);
+      }
+      return {};
+    }
+
+    async message(params) {
+      const said = (params.content || [])
+        .filter((c) => c && c.type === "text")
+        .map((c) => c.text)
+        .join("\n");
+      if (said.length > MESSAGE_MAX) {
+        throw rpcError(-32602, `a message from a view may be at most ${MESSAGE_MAX} characters`);
+      }
+      const yes = said && await Host.confirm(`The app wants to send this message as you:\n${said}`, "Send");
+      if (yes) Host.onMessage(said);
+      return yes ? {} : { isError: true };
+    }
+
+    async updateModelContext(params) {
+      // A view a chat opened: the server keeps it for that session's next turn.
+      if (this.restored) return {};  // what a restored view says is not the person's doing
+      if (this.client.sessionId) {
+        await this.client.forward("ui/update-model-context", params);
+        return {};
+      }
+      Host.onModelContext(this.appId, params);
+      return {};
+    }
+
+    sizeChanged(params) {
+      if (this.displayMode !== "inline" || !this.frame) return;
+      const height = Number(params.height);
+      if (Number.isFinite(height) && height > 0) {
+        this.frame.style.height = `${Math.min(Math.max(Math.ceil(height), 80), INLINE_MAX_HEIGHT)}px`;
+      }
+    }
+
+    // Put the view in `mode` when it may be; the mode it is in afterwards.
+    setDisplayMode(mode) {
+      if (!DISPLAY_MODES.includes(mode) || !this.canDisplay(mode) || mode === this.displayMode) {
+        return this.displayMode;
+      }
+      this.displayMode = mode;
+      Host.onDisplayMode(mode);
+      this.contextChanged();
+      return mode;
     }
 
     themeChanged() {
-      if (this.initialized) this.notify("ui/notifications/host-context-changed", { theme: Host.theme() });
+      this.contextChanged();
     }
 
     // Ask the view to tear down, wait a bounded time for its answer, then remove it.
     async unmount() {
-      if (this.initialized) {
+      const bridge = this.bridge;
+      if (bridge && this.initialized) {
         await Promise.race([
-          this.request("ui/resource-teardown", {}),
+          bridge.teardownResource({}).catch(() => {}),
           new Promise((resolve) => setTimeout(resolve, TEARDOWN_WAIT_MS)),
         ]);
       }
+      this.bridge = null;
+      if (bridge) await bridge.close().catch(() => {});
+      if (this.resized) this.resized.disconnect();
       window.removeEventListener("message", this.onMessage);
+      if (this.displayMode !== "inline") Host.onDisplayMode("inline");
       if (this.frame) this.frame.remove();
       this.frame = null;
       await this.client.close();
     }
+  }
+
+  // A plain file name from a resource URI: its last segment, without anything a file system or
+  // the person could misread.
+  function fileName(uri) {
+    let last = String(uri).split(/[?#]/)[0].split("/").filter(Boolean).pop() || "download";
+    try { last = decodeURIComponent(last); } catch (error) { /* keep it as it is */ }
+    const clean = last.replace(/[^\w.\- ]+/g, "_").replace(/^\.+/, "").slice(0, 100);
+    return clean || "download";
   }
 
   function resultText(result) {
@@ -404,7 +595,7 @@
 
   const Host = {
     // Set by the page: how a confirmation is asked, and where messages and events go.
-    confirm: async (text) => window.confirm(text),
+    confirm: async (question) => window.confirm(question),
     // What the person says to a view's tool call that needs approval: "once", "while-open"
     // or "deny".
     approve: async () => "deny",
@@ -419,9 +610,32 @@
     current: () => current,
     uiUri,
 
+    // The canvas pane shows the view in `mode` (its class), with a control to leave it.
+    onDisplayMode(mode) {
+      const pane = document.getElementById("canvas-pane");
+      if (!pane) return;
+      for (const each of DISPLAY_MODES) pane.classList.toggle(`display-${each}`, each === mode);
+      let exit = document.getElementById("canvas-inline");
+      if (!exit) {
+        exit = document.createElement("button");
+        exit.type = "button";
+        exit.id = "canvas-inline";
+        exit.textContent = "Exit full screen";
+        exit.title = "back to the page (Escape)";
+        exit.addEventListener("click", () => current && current.setDisplayMode("inline"));
+        const close = document.getElementById("canvas-close");
+        close.before(exit);
+      }
+      exit.hidden = mode === "inline";
+      exit.textContent = mode === "pip" ? "Back to the page" : "Exit full screen";
+    },
+
     // Open the view of `toolName` of `appId`. With `result` (a result the chat already has)
     // the tool is not called again; without, it is called with `args`.
-    async openView({ appId, toolName, publicName, args, result, resourceUri, sessionId }) {
+    // `restored`: the view is rebuilt from a saved chat with its saved `result`; it is marked
+    // so and inactive until the person presses Run, which opens it afresh (a new call).
+    async openView(options) {
+      const { appId, toolName, publicName, args, result, resourceUri, sessionId, toolCallId, restored } = options;
       await Host.closeView();
       const canvas = document.getElementById("canvas");
       canvas.replaceChildren(text("p", "Opening…", "empty"));
@@ -434,25 +648,37 @@
         opening = client;
         const listed = await client.request("tools/list", {});
         if (listed.error) throw new Refusal(`app '${appId}': ${listed.error.message}`);
-        const tool = ((listed.result && listed.result.tools) || []).find((t) => t.name === toolName);
+        let tool = ((listed.result && listed.result.tools) || []).find((t) => t.name === toolName);
+        // A tool for the model only is not listed to views, but its result (the chat's) still
+        // opens its view; the view gets what the page knows of the tool.
+        if (!tool && resourceUri && result !== undefined) {
+          tool = { name: toolName, inputSchema: { type: "object" }, _meta: { ui: { resourceUri, visibility: ["model"] } } };
+        }
         if (!tool) throw new Refusal(`app '${appId}' has no tool '${toolName}'`);
         const uri = resourceUri || uiUri(tool);
         if (!uri) throw new Refusal(`tool '${toolName}' of app '${appId}' has no UI`);
         const resource = await loadResource(client, uri);
         const pending = result !== undefined
           ? Promise.resolve(result)
-          : client.request("tools/call", { name: toolName, arguments: args || {} }).then((answer) => {
-              if (answer.error) throw new Error(answer.error.message);
-              return answer.result;
-            });
+          : client.forward("tools/call", { name: toolName, arguments: args || {} });
         pending.catch(() => {});  // reported to the view as tool-cancelled
         const view = new View({
-          client, appId, tool, publicName, args: args || {}, result: pending,
-          html: resource.html, csp: resource.csp,
+          client, appId, tool, publicName, args: args || {}, result: pending, resource, toolCallId,
+          restored: Boolean(restored),
         });
         current = view;
         opening = null;
         view.mount(canvas);
+        if (restored) {
+          const run = text("button", "Run");
+          run.type = "button";
+          run.id = "canvas-run";
+          run.addEventListener("click", () => Host.openView({ ...options, result: undefined, restored: false }));
+          const note = text("p", "Restored from the saved chat: it shows what it showed, and cannot"
+            + " use its app until you run it again. ", "restored");
+          note.append(run);
+          canvas.prepend(note);
+        }
         document.getElementById("canvas-close").hidden = false;
         return view;
       } catch (error) {
@@ -471,6 +697,14 @@
       if (view) await view.unmount();
     },
   };
+
+  // Escape leaves full screen (and picture-in-picture) when the page has the keyboard; the
+  // visible control does it from anywhere.
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && current && current.displayMode !== "inline") {
+      current.setDisplayMode("inline");
+    }
+  });
 
   function text(tag, content, className) {
     const node = document.createElement(tag);

@@ -23,7 +23,7 @@ person (elicitation) as it runs: an `elicitation` event for each question, then 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import trio
@@ -99,7 +99,10 @@ def views_blueprint(
     views: Mailbox[ViewMessage],
     registry: Mailbox[RegistryMessage],
     chats: Mailbox[HubMessage],
+    ui_settings: Callable[[str], Mapping[str, Any]] | None = None,
 ) -> Blueprint:
+    """`ui_settings` says what the page needs to render an app's views (its `[apps.entries]`
+    `max_ui_bytes` and `csp_allow`), given with each view opened."""
     blueprint = Blueprint("views", __name__)
 
     @blueprint.post("/apps/views")
@@ -143,6 +146,7 @@ def views_blueprint(
             "toolCall": dict(opened.tool_call) if opened.tool_call else None,
             "leaseS": opened.lease_s,
             "approval": opened.approval,
+            "ui": ui_settings(opened.app_id) if ui_settings else {},
         }, 201
 
     @blueprint.post("/apps/views/<view_id>/keepalive")

@@ -96,6 +96,7 @@ async function runTurn(message, start) {
               result: event.view.result,
               resourceUri: event.view.resourceUri,
               sessionId: sessionId(),
+              toolCallId: event.id,
             });
           }
           break;

@@ -1,6 +1,7 @@
 // A saved session shown again: its latest page of turns when the page opens, the pages before
 // on demand (a button above them, or scrolling to the top; a long session is megabytes), and
-// the last view its chat opened, opened again (its tool runs again: no result is kept).
+// the last view its chat opened, rebuilt with the result the chat saved, marked restored and
+// inactive until the person presses Run (a reload never runs its tool again).
 import * as api from "./api.js";
 import { currentView, openView } from "./canvas.js";
 import * as chatLog from "./chatlog.js";
@@ -71,6 +72,8 @@ export async function restoreChat() {
   const views = await api.sessionViews(sessionId());
   const last = views[views.length - 1];
   if (last && !currentView() && !linked.open) {
+    const answer = (saved.messages || []).find((m) => m.role === "tool" && m.tool_call_id === last.toolCallId);
+    const text = answer && typeof answer.content === "string" ? answer.content : "";
     openView({
       appId: last.appId,
       toolName: last.tool,
@@ -78,6 +81,9 @@ export async function restoreChat() {
       args: last.arguments,
       resourceUri: last.resourceUri,
       sessionId: sessionId(),
+      toolCallId: last.toolCallId,
+      result: { content: text ? [{ type: "text", text }] : [], isError: Boolean(answer && answer.isError) },
+      restored: true,
     });
   }
 }
