@@ -15,6 +15,7 @@ from quart_trio import QuartTrio
 
 from tests.test_sandbox import csp_directives
 from web.control import PAGE_MODULES, control_blueprint
+from web.errors import register
 
 MODULE_SCRIPT = re.compile(r'<script type="module" src="static/([^"]+)"></script>')
 IMPORT = re.compile(r'^(?:import|export)\s[^;]*?from\s+"(\.{1,2}/[^"]+)";', re.MULTILINE)
@@ -23,6 +24,7 @@ IMPORT = re.compile(r'^(?:import|export)\s[^;]*?from\s+"(\.{1,2}/[^"]+)";', re.M
 def client() -> Any:
     app = QuartTrio("control-page")
     app.register_blueprint(control_blueprint("http://127.0.0.1:1"))
+    register(app)  # the front door's one error table, as create_app registers it
     return app.test_client()
 
 
