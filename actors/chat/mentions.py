@@ -11,6 +11,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from supervisor.model.errors import BadRequest
+
 MENTIONS_MAX = 20
 MENTION_FIELD_MAX = 2000
 MENTIONS_MARK = (
@@ -21,8 +23,8 @@ MENTIONS_MARK = (
 LINK_FIELDS = ("uri", "name", "title", "description", "mimeType", "app")
 
 
-class BadMention(ValueError):
-    pass
+class BadMention(BadRequest):
+    """A turn's mention that is not a resource link we keep: the request is refused."""
 
 
 def mention(index: int, raw: Any) -> dict[str, Any]:
