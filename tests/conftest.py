@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import forkserver
 from tests.support.helpers import Project
 from tests.support.postgres import PostgresServer, postgres_server
 
@@ -33,3 +34,8 @@ def postgres() -> Iterator[PostgresServer]:
 def database_url(postgres: PostgresServer) -> str:
     """A new, empty PostgreSQL database of its own: its URL (with the password)."""
     return postgres.new_database()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The worker's fork server ends with it (tests/support/forkserver.py)."""
+    forkserver.stop()

@@ -14,6 +14,7 @@ from typing import Any
 
 from supervisor.model.config import Config, load_config
 from supervisor.model.discovery import DiscoveredApp, Discovery, discover
+from tests.support import forkserver
 
 MANIFEST = "openclaw.mcpapp.json"
 
@@ -85,10 +86,13 @@ def run_mcpapps(
     """Run the installed `mcpapps` command as a user would, and capture what it prints."""
     command = [*prefix, str(Path(sys.executable).parent / "mcpapps"), *args]
     environment = {k: v for k, v in os.environ.items() if not k.startswith("MCPAPPS_")}
+    environment.update(env or {})
+    if not prefix and forkserver.enabled(environment):
+        return forkserver.run_mcpapps(args, cwd=cwd, env=environment, timeout=60)
     return subprocess.run(
         command,
         cwd=cwd,
-        env={**environment, **(env or {})},
+        env=environment,
         capture_output=True,
         text=True,
         timeout=60,

@@ -25,6 +25,7 @@ from actors.runtime import ask
 from supervisor.model.config import config_from_data
 from supervisor.model.discovery import discover
 from supervisor.model.lifecycle import AppState
+from tests.support import forkserver
 from tests.support.helpers import Project, free_port_pair
 
 FIXTURE_APP = Path(__file__).parent.parent / "apps" / "fixture_app.py"
@@ -195,25 +196,38 @@ class Supervisor:
         self.extra_env = extra_env or {}
         self.log = ""
         self.log_ended = False  # stderr is closed: the process is gone
-        self.process: trio.Process | None = None
+        self.process: trio.Process | forkserver.ForkedProcess | None = None
         self.port = int(self.extra_env.get("MCPAPPS_PORT") or free_port_pair())
 
     async def start(self, nursery: trio.Nursery) -> None:
         command = [str(Path(sys.executable).parent / "mcpapps"), "run", "--config", self.config]
-        self.process = await trio.lowlevel.open_process(
-            command,
-            cwd=self.project.root,
-            env={**environment(), "MCPAPPS_PORT": str(self.port), **self.extra_env},
-            stderr=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-        )
-        nursery.start_soon(self._read)
+        env = {**environment(), "MCPAPPS_PORT": str(self.port), **self.extra_env}
+        stderr: trio.abc.ReceiveStream
+        if forkserver.enabled(env):
+            read, write = os.pipe()
+            try:
+                self.process = forkserver.fork_mcpapps(
+                    command[1:], cwd=self.project.root, env=env, stderr=write
+                )
+            finally:
+                os.close(write)
+            stderr = trio.lowlevel.FdStream(read)
+        else:
+            self.process = process = await trio.lowlevel.open_process(
+                command,
+                cwd=self.project.root,
+                env=env,
+                stderr=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+            )
+            assert process.stderr is not None
+            stderr = process.stderr
+        nursery.start_soon(self._read, stderr)
 
-    async def _read(self) -> None:
-        assert self.process is not None
-        assert self.process.stderr is not None
-        async for chunk in self.process.stderr:
-            self.log += chunk.decode()
+    async def _read(self, stderr: trio.abc.ReceiveStream) -> None:
+        async with stderr:
+            async for chunk in stderr:
+                self.log += chunk.decode()
         self.log_ended = True
 
     async def wait_for_log(self, text: str) -> None:
@@ -231,6 +245,8 @@ class Supervisor:
     async def wait(self) -> int:
         assert self.process is not None
         with trio.fail_after(GUARD_S):
+            if isinstance(self.process, forkserver.ForkedProcess):
+                return await self.process.wait_exit()
             return await self.process.wait()
 
     def url(self, path: str = "") -> str:

@@ -27,6 +27,7 @@ from pathlib import Path
 import httpx2
 import trio
 
+from tests.support import forkserver
 from tests.support.helpers import Project, free_port_pair
 from tests.support.running import GUARD_S, environment
 
@@ -41,7 +42,7 @@ class SharedSupervisor:
         self.port = free_port_pair()
         self.headers = {"authorization": f"Bearer {token}"} if token else {}
         self.log_path = project.root / "mcpapps.log"
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: subprocess.Popen[bytes] | forkserver.ForkedProcess | None = None
 
     @property
     def log(self) -> str:
@@ -52,14 +53,20 @@ class SharedSupervisor:
 
     def start(self, ready: tuple[str, ...] = READY) -> None:
         command = [str(Path(sys.executable).parent / "mcpapps"), "run", "--config", "config.toml"]
+        env = {**environment(), "MCPAPPS_PORT": str(self.port)}
         with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen(
-                command,
-                cwd=self.project.root,
-                env={**environment(), "MCPAPPS_PORT": str(self.port)},
-                stdout=subprocess.DEVNULL,
-                stderr=log,
-            )
+            if forkserver.enabled(env):
+                self.process = forkserver.fork_mcpapps(
+                    command[1:], cwd=self.project.root, env=env, stderr=log
+                )
+            else:
+                self.process = subprocess.Popen(
+                    command,
+                    cwd=self.project.root,
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=log,
+                )
         deadline = time.monotonic() + GUARD_S
         while not all(text in self.log for text in ready):
             assert self.process.poll() is None, f"mcpapps ended before it was ready:\n{self.log}"
@@ -95,7 +102,7 @@ class SharedView:
         return self.shared.log[self._start :]
 
     @property
-    def process(self) -> subprocess.Popen[bytes] | None:
+    def process(self) -> subprocess.Popen[bytes] | forkserver.ForkedProcess | None:
         return self.shared.process
 
     def url(self, path: str = "") -> str:

@@ -1,0 +1,337 @@
+"""`mcpapps` for the tests, forked from a process that has already imported it.
+
+Most of the suite's CPU went into starting Python processes, and an `mcpapps run` is the
+dearest of them: about 1.5 s of CPU before it serves, nearly all of it importing the MCP SDK
+(pydantic builds its models) and our own modules. The tests start a few hundred. So each test
+worker keeps one fork server: a process that has imported `supervisor.process.cli` and
+everything `mcpapps run` imports, and that forks once for each `mcpapps` a test starts. The
+child is then what the installed command is: its own process, running
+`supervisor.process.cli.main()` with the argv, working folder, environment and standard streams
+the test gave, signalled by the test, its exit status (or the signal that ended it) reported back
+to the test. What it does not redo is the import.
+
+What differs from a process the test started itself, and why it does not matter here:
+- Its parent is the fork server, not the test; the fork server tells the test its exit status.
+  The supervisor's own children (its apps, the reaper) are its own, as before.
+- Its command line (`/proc/<pid>/cmdline`) names the fork server; `sys.argv` is the command's.
+- It shares the fork server's hash seed. `random` is reseeded in every child (CPython does it at
+  fork), and nothing of ours keeps state between import and `main()`.
+
+`MCPAPPS_TESTS_FORK=0` in the environment turns it off: every `mcpapps` is then started from
+scratch, as a user starts it (the way to check that a failure is not the fork server's).
+
+The wire between a test and the fork server is a Unix `SOCK_SEQPACKET` socket (one message is one
+request, whole): the test sends the command as JSON with its three standard streams attached
+(`SCM_RIGHTS`), the server answers `{"pid": N}` once it has forked, then `{"status": S}` once
+the child has ended.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import locale
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+MCPAPPS = str(Path(sys.executable).parent / "mcpapps")
+# What the child imports anyway; each costs its import once, in the fork server.
+PRELOAD = (
+    "supervisor.process.cli",
+    "supervisor.process.run",
+    "web.sandbox",
+    "actors.chat.openai_engine",
+)
+_MESSAGE = 1 << 20  # an environment of a few kB, a command line: far below this
+
+
+def enabled(env: Mapping[str, str] | None = None) -> bool:
+    """Whether to fork this `mcpapps`: yes, unless turned off, or unless `env` sets what an
+    interpreter reads only when it starts (`PYTHON*`, the locale) differently from the fork
+    server's: that command must start from scratch to see it."""
+    if os.environ.get("MCPAPPS_TESTS_FORK", "1") == "0":
+        return False
+    ours = _server_environment()
+    return env is None or all(
+        env.get(key) == ours.get(key) for key in {*env, *ours} if key.startswith(_AT_START)
+    )
+
+
+_AT_START = ("PYTHON", "LC_", "LANG")
+
+
+# The server side ------------------------------------------------------------------------
+
+
+def _serve(address: str) -> dict[str, Any]:
+    """Fork one child per request until standard input closes (the test worker ended). Returns
+    only in a child, with its request."""
+    for name in PRELOAD:
+        __import__(name)
+    # A fork copies only the thread that forks: nothing imported may have started another.
+    assert threading.active_count() == 1, threading.enumerate()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(address)
+    listener.listen(64)
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    poller = select.poll()
+    poller.register(listener, select.POLLIN)
+    poller.register(sys.stdin.fileno(), select.POLLIN)
+    children: dict[int, tuple[int, socket.socket]] = {}  # pidfd: (pid, the test's connection)
+    while True:
+        for fd, _ in poller.poll():
+            if fd == listener.fileno():
+                connection, _ = listener.accept()
+                data, fds, _, _ = socket.recv_fds(connection, _MESSAGE, 3)
+                request = json.loads(data)
+                sys.stdout.flush()
+                sys.stderr.flush()
+                pid = os.fork()
+                if pid == 0:
+                    listener.close()
+                    for pidfd, (_, other) in children.items():
+                        os.close(pidfd)
+                        other.close()
+                    connection.close()
+                    request["fds"] = fds
+                    return request
+                for received in fds:
+                    os.close(received)
+                pidfd = os.pidfd_open(pid)
+                children[pidfd] = (pid, connection)
+                poller.register(pidfd, select.POLLIN)
+                with contextlib.suppress(OSError):
+                    connection.send(json.dumps({"pid": pid}).encode())
+            elif fd in children:
+                pid, connection = children.pop(fd)
+                poller.unregister(fd)
+                os.close(fd)
+                code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+                with contextlib.suppress(OSError):
+                    connection.send(json.dumps({"status": code}).encode())
+                connection.close()
+            else:  # standard input: the worker is gone; so must be what it left running
+                if os.read(fd, 4096):
+                    continue
+                for pidfd, (pid, _) in children.items():
+                    with contextlib.suppress(OSError):
+                        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                raise SystemExit(0)
+
+
+def _become(request: dict[str, Any]) -> None:
+    """Turn this fresh child into the command the test asked for."""
+    stdin, stdout, stderr = request["fds"]
+    for target, fd in ((0, stdin), (1, stdout), (2, stderr)):
+        os.dup2(fd, target)
+    for fd in set(request["fds"]):
+        if fd > 2:
+            os.close(fd)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    sys.argv = list(request["argv"])
+    sys.path[0] = str(Path(MCPAPPS).parent)
+
+
+def _main() -> None:
+    request = _serve(sys.argv[1])
+    try:
+        _become(request)
+    except BaseException as error:  # never back into the server's loop
+        print(f"fork server: cannot start {request['argv']}: {error!r}", file=sys.stderr)
+        os._exit(127)
+    from supervisor.process.cli import main
+
+    sys.exit(main())
+
+
+# The test side --------------------------------------------------------------------------
+
+
+class _Server:
+    """This worker's fork server, started at its first use."""
+
+    def __init__(self) -> None:
+        self.folder = tempfile.mkdtemp(prefix="mcpapps-fork-")
+        self.address = os.path.join(self.folder, "fork.sock")
+        root = Path(__file__).parents[2]
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.forkserver", self.address],
+            cwd=root,
+            env=_server_environment(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        assert self.process.stdout is not None
+        ready = self.process.stdout.readline()
+        assert ready == b"ready\n", f"the fork server did not start ({ready!r})"
+        atexit.register(self.close)
+
+    def close(self) -> None:
+        """Close its standard input (it ends what is still running, and exits) and wait for it,
+        so its CPU is counted as the worker's."""
+        assert self.process.stdin is not None
+        if self.process.stdin.closed:
+            return
+        self.process.stdin.close()
+        self.process.wait(60)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def launch(
+        self, argv: Sequence[str], cwd: Path, env: Mapping[str, str], fds: Sequence[int]
+    ) -> tuple[socket.socket, int]:
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        connection.connect(self.address)
+        request = {"argv": list(argv), "cwd": str(cwd), "env": dict(env)}
+        socket.send_fds(connection, [json.dumps(request).encode()], list(fds))
+        connection.settimeout(60)
+        answer = json.loads(connection.recv(_MESSAGE))
+        return connection, answer["pid"]
+
+
+def _server_environment() -> dict[str, str]:
+    """The worker's environment, as `mcpapps` gets it: what the interpreter reads when it starts
+    (locale, hash seed, flags) is the fork server's and so every child's."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("MCPAPPS_")}
+
+
+_server: _Server | None = None
+
+
+def _the_server() -> _Server:
+    global _server
+    if _server is None or _server.process.poll() is not None:
+        _server = _Server()
+    return _server
+
+
+def stop() -> None:
+    """End this worker's fork server, if it has one (the end of the test session)."""
+    global _server
+    if _server is not None:
+        _server.close()
+        _server = None
+
+
+class ForkedProcess:
+    """An `mcpapps` forked for a test: what the tests use of `subprocess.Popen` (`poll`,
+    `wait(timeout)`) and of `trio.Process` (`await wait_exit()`), and signals by pidfd, which
+    cannot reach another process that was later given the same pid."""
+
+    def __init__(self, connection: socket.socket, pid: int) -> None:
+        self._connection = connection
+        self.pid = pid
+        self._status: int | None = None
+        try:
+            self._pidfd: int | None = os.pidfd_open(pid)
+        except ProcessLookupError:  # already ended; its status is on the way
+            self._pidfd = None
+
+    def _take(self, message: bytes) -> None:
+        if not message:
+            raise AssertionError(f"the fork server went away before mcpapps {self.pid} ended")
+        self._status = json.loads(message)["status"]
+        self._connection.close()
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+
+    @property
+    def returncode(self) -> int | None:
+        return self.poll()
+
+    def poll(self) -> int | None:
+        if self._status is None:
+            self._connection.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                self._take(self._connection.recv(_MESSAGE))
+        return self._status
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self._status is None:
+            self._connection.settimeout(timeout)
+            try:
+                self._take(self._connection.recv(_MESSAGE))
+            except TimeoutError:
+                raise subprocess.TimeoutExpired(MCPAPPS, timeout or 0) from None
+        assert self._status is not None
+        return self._status
+
+    async def wait_exit(self) -> int:
+        import trio
+
+        while self.poll() is None:
+            await trio.lowlevel.wait_readable(self._connection)
+        assert self.returncode is not None
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        if self.poll() is None and self._pidfd is not None:
+            with contextlib.suppress(ProcessLookupError):
+                signal.pidfd_send_signal(self._pidfd, signum)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+def fork_mcpapps(
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    stdout: int | IO[Any] | None = None,
+    stderr: int | IO[Any] | None = None,
+) -> ForkedProcess:
+    """`mcpapps *args`, forked: standard input is /dev/null, standard output and error go to
+    the given files or descriptors (/dev/null when None)."""
+    with open(os.devnull, "rb+") as null:
+        fds = [null.fileno(), _fd(stdout, null), _fd(stderr, null)]
+        connection, pid = _the_server().launch([MCPAPPS, *args], cwd, env, fds)
+    return ForkedProcess(connection, pid)
+
+
+def run_mcpapps(
+    args: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """`subprocess.run([mcpapps, *args], capture_output=True, text=True, timeout=...)`, forked."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = fork_mcpapps(args, cwd=cwd, env=env, stdout=out, stderr=err)
+        try:
+            code = process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise
+        texts = []
+        for file in (out, err):
+            file.seek(0)
+            data = file.read().decode(locale.getpreferredencoding(False))
+            texts.append(data.replace("\r\n", "\n").replace("\r", "\n"))
+    return subprocess.CompletedProcess([MCPAPPS, *args], code, texts[0], texts[1])
+
+
+def _fd(target: int | IO[Any] | None, null: IO[Any]) -> int:
+    if target is None or target == subprocess.DEVNULL:
+        return null.fileno()
+    return target if isinstance(target, int) else target.fileno()
+
+
+if __name__ == "__main__":
+    _main()
