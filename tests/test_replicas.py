@@ -97,7 +97,7 @@ async def test_sessions_are_kept_in_postgresql(project: Project, database_url: s
 
 
 async def test_a_database_that_cannot_be_reached_stops_the_start(project: Project) -> None:
-    write(project, "", ("fx", ()), extra=DATABASE, grocery=False)
+    write(project, "", ("fx", ()), extra=DATABASE + "connect_wait_s = 1\n", grocery=False)
     url = f"postgresql://someone:{PASSWORD}@127.0.0.1:1/nothing?connect_timeout=2"
     supervisor = Supervisor(project, extra_env={"CHAT_DATABASE_URL": url})
     async with trio.open_nursery() as nursery:

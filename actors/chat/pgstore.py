@@ -118,10 +118,13 @@ def lock_key(session_id: str) -> int:
 class PostgresStore:
     shared = True
 
-    def __init__(self, url: str, *, replica: str, turn_wait_s: float) -> None:
+    def __init__(
+        self, url: str, *, replica: str, turn_wait_s: float, connect_wait_s: float = 30.0
+    ) -> None:
         self._url = url
         self.replica = replica
         self.turn_wait_s = turn_wait_s
+        self.connect_wait_s = connect_wait_s
         self._pool: psycopg_pool.ConnectionPool | None = None
         self._locks: psycopg_pool.ConnectionPool | None = None
         self._answers: dict[str, trio.MemorySendChannel[Relayed]] = {}  # relayed, by id
@@ -366,7 +369,7 @@ class PostgresStore:
 
         statements = pool(1, POOL_MAX)
         try:
-            statements.open(wait=True, timeout=30.0)
+            statements.open(wait=True, timeout=self.connect_wait_s)
             with statements.connection() as connection:
                 self._migrate(connection)
         except BaseException:

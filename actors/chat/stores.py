@@ -21,4 +21,9 @@ def make_store(state: StateConfig, environ: Mapping[str, str], replica: str = ""
     from actors.chat.pgstore import PostgresStore  # psycopg is loaded only when it is used
 
     url = expand(state.database, environ)
-    return PostgresStore(url, replica=replica or "mcpapps", turn_wait_s=state.turn_wait_s)
+    return PostgresStore(
+        url,
+        replica=replica or "mcpapps",
+        turn_wait_s=state.turn_wait_s,
+        connect_wait_s=state.connect_wait_s,
+    )

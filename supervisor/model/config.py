@@ -179,6 +179,8 @@ class StateConfig:
     database: str | None = None
     # How long a turn waits while another supervisor runs one of the same session.
     turn_wait_s: Seconds = 120.0
+    # How long the start waits for its first connection to `database` before it gives up.
+    connect_wait_s: Seconds = 30.0
 
 
 @attrs.frozen(kw_only=True)
