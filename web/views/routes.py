@@ -60,6 +60,7 @@ from actors.views.refusals import (
 from supervisor.model import jsonin
 from web.chat.stream import SESSION_ID
 from web.errors import json_error
+from web.views.fileroutes import open_file_view
 from web.views.framing import answer, rpc_answer
 from web.views.history import opened_views
 
@@ -100,6 +101,7 @@ def views_blueprint(
     registry: Mailbox[RegistryMessage],
     chats: Mailbox[HubMessage],
     ui_settings: Callable[[str], Mapping[str, Any]] | None = None,
+    workspace: bool = False,
 ) -> Blueprint:
     """`ui_settings` says what the page needs to render an app's views (its `[apps.entries]`
     `max_ui_bytes` and `csp_allow`), given with each view opened."""
@@ -111,6 +113,8 @@ def views_blueprint(
             body = jsonin.loads(await request.get_data())
         except jsonin.JSONInputError as error:
             return json_error(400, "bad_request", str(error))
+        if isinstance(body, Mapping) and "file" in body:  # a file view: web/views/fileroutes.py
+            return await open_file_view(views, registry, workspace, body, ui_settings)
         if not isinstance(body, Mapping) or not isinstance(body.get("appId"), str):
             return json_error(
                 400,
