@@ -27,6 +27,7 @@ from actors.files.confine import (
     OutsideWorkspace,
 )
 from actors.files.messages import ListFolder, WatchWorkspace, WorkspaceChanged, WorkspaceMessage
+from actors.files.requests import host_capabilities
 from actors.files.resources import UnknownResource
 from actors.files.viewers import FileViewer, file_viewers, viewers_of
 from actors.files.workspace import Entry, Listing, WriteRefused
@@ -75,7 +76,12 @@ def files_blueprint(
         except FileRefused as error:
             return file_error(error)
         viewers = await current_viewers(registry)
-        return {"path": folder.path, "entries": [entry_json(e, viewers) for e in folder.entries]}
+        return {
+            "path": folder.path,
+            "entries": [entry_json(e, viewers) for e in folder.entries],
+            # What a view is told the host can do with files (`ui/initialize`).
+            "hostCapabilities": host_capabilities(True),
+        }
 
     @blueprint.get("/apps/files/events")
     async def events() -> Any:
