@@ -10,6 +10,7 @@ Synchronous (Playwright's sync API), as tests/test_browser.py: the supervisor is
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import subprocess
@@ -30,6 +31,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-s
 WAIT_MS = GUARD_S * 1000
 CSV = 'sku,product,on_hand\nPRD-APL-GALA,Gala Apples,42\nDRY-MLK-2PC,"2% Milk, 1 gal",31\n'
 SHEET = "grocery.open_inventory_file"
+EDITOR_APP = Path(__file__).parent / "apps" / "editor_app.py"
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +44,23 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     (workspace / "inventory").mkdir(parents=True)
     (workspace / "inventory" / "count.csv").write_text(CSV)
     (workspace / "inventory" / "other.csv").write_text(CSV)
-    (workspace / "a-notes.txt").write_text("no viewer for this one\n")
+    (workspace / "a-notes.md").write_text("no viewer for this one\n")
     (workspace / ".hidden.csv").write_text("never listed\n")
+    (workspace / "notes").mkdir()
+    (workspace / "notes" / "a.txt").write_text("a\n")
+    (workspace / "notes" / "other.txt").write_text("other\n")
+    editor = root / "apps" / "editor"
+    editor.mkdir()
+    (editor / "openclaw.mcpapp.json").write_text(
+        json.dumps(
+            {
+                "id": "editor",
+                "command": sys.executable,
+                "arguments": [str(EDITOR_APP)],
+                "toolNamePrefix": "editor.",
+            }
+        )
+    )
     port = free_port_pair()
     (root / "config.toml").write_text(
         f"[sandbox]\nport = {port + 1}\n"
@@ -109,9 +126,13 @@ def test_a_csv_opened_from_the_files_pane_is_edited_and_saved(
     base, workspace = served
     page.goto(f"{base}/")
     page.locator("#files-pane:not([hidden])").wait_for()
-    page.locator('#files li[data-path="a-notes.txt"]').wait_for()
-    assert pane_names(page) == ["inventory", "a-notes.txt"]  # folders first, no hidden names
-    assert "no viewer" in page.locator('#files li[data-path="a-notes.txt"]').inner_text()
+    page.locator('#files li[data-path="a-notes.md"]').wait_for()
+    assert pane_names(page) == [
+        "inventory",
+        "notes",
+        "a-notes.md",
+    ]  # folders first, no hidden names
+    assert "no viewer" in page.locator('#files li[data-path="a-notes.md"]').inner_text()
 
     page.locator('#files button.folder[data-path="inventory"]').click()
     count = page.locator('#files li[data-path="inventory/count.csv"]')
@@ -151,5 +172,20 @@ def test_a_link_opens_a_file_directly_or_says_why_not(served: tuple[str, Path], 
     refusal.wait_for()
     assert "outside" in refusal.inner_text() or "climbs out" in refusal.inner_text()
 
-    page.goto(f"{base}/?file={quote('a-notes.txt')}")
+    page.goto(f"{base}/?file={quote('a-notes.md')}")
     page.locator("#canvas .refusal", has_text="no Running app has a viewer").wait_for()
+
+
+def test_a_view_opens_another_file_of_the_workspace(served: tuple[str, Path], page: Any) -> None:
+    """The host tells a view what it can do with files; a view asks to open another file by
+    its path (`openai/files/open`), the server checks it, and the page opens it in its viewer."""
+    base, _ = served
+    page.goto(f"{base}/?file={quote('notes/a.txt')}&with=editor.edit")
+    view(page).locator("#file", has_text="a.txt").wait_for()
+    caps = view(page).locator("#caps")
+    caps.filter(has_text="openai").wait_for()
+    assert json.loads(caps.inner_text()) == {"openai/resource": {}, "openai/files": {}}
+
+    view(page).locator("#open-other").click()
+    page.locator("#canvas-title", has_text="notes/other.txt").wait_for()
+    view(page).locator("#file", has_text="other.txt").wait_for()

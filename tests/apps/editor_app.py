@@ -20,7 +20,51 @@ from mcp.types import ToolAnnotations
 
 UI_MIME = "text/html;profile=mcp-app"
 EDITOR = "ui://editor/edit.html"
-PAGE = "<!doctype html><p>an editor</p>"
+# The view, on the view protocol's postMessage JSON-RPC as it is: it shows what the host said it
+# can do with files (`hostCapabilities.experimental`) and the file it was opened on, and its
+# button asks the host to open `other.txt` beside that file (`openai/files/open`), by the path
+# the app's server was told (`inspect`).
+PAGE = """<!doctype html><meta charset="utf-8"><body>
+<p id="caps">waiting</p><p id="file"></p><p id="said"></p>
+<button id="open-other" type="button">Open other.txt</button>
+<script>
+let next = 1;
+const waiting = new Map();
+function request(method, params) {
+  const id = next++;
+  parent.postMessage({ jsonrpc: "2.0", id, method, params }, "*");
+  return new Promise((resolve, reject) => waiting.set(id, { resolve, reject }));
+}
+addEventListener("message", (event) => {
+  const m = event.data;
+  if (!m || m.jsonrpc !== "2.0") return;
+  if (m.method === undefined && waiting.has(m.id)) {
+    const { resolve, reject } = waiting.get(m.id);
+    waiting.delete(m.id);
+    if (m.error) reject(m.error); else resolve(m.result);
+  } else if (m.method === "ui/notifications/tool-input") {
+    document.getElementById("file").textContent = m.params.arguments.file.name;
+  }
+});
+(async () => {
+  const init = await request("ui/initialize", {
+    protocolVersion: "2026-01-26", appInfo: { name: "editor", version: "1" }, appCapabilities: {},
+  });
+  const caps = (init.hostCapabilities || {}).experimental || null;
+  document.getElementById("caps").textContent = JSON.stringify(caps);
+  parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} }, "*");
+})();
+document.getElementById("open-other").onclick = async () => {
+  try {
+    const told = await request("tools/call", { name: "inspect", arguments: {} });
+    const path = told.structuredContent.resource.path.replace(/[^/]+$/, "other.txt");
+    await request("openai/files/open", { path });
+    document.getElementById("said").textContent = "asked";
+  } catch (error) {
+    document.getElementById("said").textContent = error.message;
+  }
+};
+</script>"""
 READ_ONLY = ToolAnnotations(read_only_hint=True)
 
 seen: list[dict[str, Any]] = []
