@@ -356,3 +356,10 @@ async def test_a_kill_in_the_middle_of_saves_leaves_each_file_old_or_new(project
 
     for name in names:
         assert (root / name).read_text() in versions, f"{name} is torn"
+
+
+def test_a_file_link_survives_logging_in() -> None:
+    from web.routes import landing
+
+    kept = landing({"file": "inventory/count.csv", "with": "grocery.open_inventory_file"})
+    assert kept == "/?file=inventory%2Fcount.csv&with=grocery.open_inventory_file"
