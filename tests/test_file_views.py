@@ -32,7 +32,9 @@ EDITOR_APP = Path(__file__).parent / "apps" / "editor_app.py"
 HEX_URI = r"host-resource://[0-9a-f]{32}"
 
 
-def editor_project(project: Project, workspace: str = "", entries: str = "") -> Path:
+def editor_project(
+    project: Project, workspace: str = "", entries: str = "", *, with_workspace: bool = True
+) -> Path:
     project.manifest(
         "apps/editor",
         {
@@ -50,9 +52,13 @@ def editor_project(project: Project, workspace: str = "", entries: str = "") -> 
     os.mkfifo(root / "pipe.txt")
     (root / "passwd.txt").symlink_to("/etc/passwd")
     supervision = "\n".join(f"{k} = {v}" for k, v in FAST.items())
-    project.config(
-        f'[apps]\ndiscovery_paths = ["./apps"]\n{entries}[supervision]\n{supervision}\n'
+    table = (
         f'[workspace]\nroot = "workspace"\nmax_read_bytes = 1024\nmax_write_bytes = 64\n{workspace}'
+        if with_workspace
+        else ""
+    )
+    project.config(
+        f'[apps]\ndiscovery_paths = ["./apps"]\n{entries}[supervision]\n{supervision}\n{table}'
     )
     return root
 
@@ -304,6 +310,28 @@ async def test_a_read_only_workspace_refuses_saves(project: Project) -> None:
     assert read["result"]["contents"][0]["_meta"]["openai/resource"]["writable"] is False
     assert "not read as writable" in saved["error"]["message"], saved
     assert (project.root / "workspace" / "notes" / "a.txt").read_text() == "first version\n"
+
+
+async def test_without_a_workspace_no_file_is_opened_and_no_host_resource_reaches_the_app(
+    project: Project,
+) -> None:
+    editor_project(project, with_workspace=False)
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        await supervisor.wait_for_log("ready: ")
+        with trio.fail_after(GUARD_S):
+            listing = await client.get("/apps/files")
+            opened = await client.post("/apps/views", json={"file": "notes/a.txt"})
+            view = await open_view(client, "editor")
+            uri = "host-resource://00112233445566778899aabbccddeeff"
+            read = await rpc(client, view, "resources/read", {"uri": uri})
+            write = await rpc(client, view, "openai/resources/write", {"uri": uri, "text": "x"})
+            seen = (await call(client, view, "seen"))["result"]["structuredContent"]["seen"]
+    assert listing.status_code == 404
+    assert listing.json()["error"]["code"] == "no_workspace"
+    assert opened.status_code == 404
+    assert "no workspace is set" in read["error"]["message"], read
+    assert "no workspace is set" in write["error"]["message"], write
+    assert not any((s["uri"] or "").startswith("host-resource://") for s in seen), seen
 
 
 async def test_a_kill_in_the_middle_of_saves_leaves_each_file_old_or_new(project: Project) -> None:

@@ -37,6 +37,7 @@ from actors.files.messages import (
     ReadResource,
     Subscribe,
     Unsubscribe,
+    WorkspaceMessage,
     WriteResource,
 )
 from actors.files.requests import (
@@ -53,7 +54,7 @@ from actors.files.requests import (
 from actors.files.resources import UnknownResource
 from actors.files.workspace import RESOURCE_META
 from actors.messages import ActorOf
-from actors.runtime import ASK_TIMEOUT_S, ask
+from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from actors.views import held as holding
 from actors.views.calls import serve
 from actors.views.fileleases import FileViews
@@ -73,6 +74,7 @@ from actors.views.messages import (
 )
 from actors.views.refusals import BadParams, CallLost, Denied, NotRun, UnknownView, ViewRefusal
 from actors.views.state import ViewState
+from supervisor.model.errors import ActorUnavailable
 
 logger = logging.getLogger("mcpapps.views")
 
@@ -108,7 +110,8 @@ def door(
     requests here, and every `tools/call` amended first."""
     if method == "tools/call":
         return serve_tool_call
-    if files.workspace is not None and (method == OPEN_METHOD or is_host_resource(method, params)):
+    # Without a workspace too: a host resource is never the app's to read (refused here).
+    if method == OPEN_METHOD or is_host_resource(method, params):
         return serve_file_request
     return None
 
@@ -210,8 +213,6 @@ class _FileRequest:
         self._lease = lease
         self._events = events
         self._holds = "slot"
-        assert state.files.workspace is not None  # `door` sends none here without one
-        self._workspace = state.files.workspace
 
     def give_back(self) -> None:
         table = self._state.table
@@ -224,18 +225,24 @@ class _FileRequest:
     async def outcome(self, method: str, params: Mapping[str, Any]) -> Outcome:
         state, lease = self._state, self._lease
         try:
-            return Succeeded(await self._answer(method, params))
+            if state.files.workspace is None:
+                raise FileRequestRefused(NO_WORKSPACE)
+            return Succeeded(await self._answer(method, params, state.files.workspace))
         except FileRefused as error:
             refused = refusal(error)
         except ViewRefusal as error:
             refused = error
+        except ActorUnavailable as error:  # the workspace actor did not answer in time
+            return Failed(error)
         state.counters.refused(lease.app_id, refused)
         return Failed(refused)
 
-    async def _answer(self, method: str, params: Mapping[str, Any]) -> Wire:
-        lease_id, workspace = self._lease.id, self._workspace
+    async def _answer(
+        self, method: str, params: Mapping[str, Any], workspace: Mailbox[WorkspaceMessage]
+    ) -> Wire:
+        lease_id = self._lease.id
         if method == OPEN_METHOD:
-            return await self._open(open_path(params))
+            return await self._open(open_path(params), workspace)
         if method == WRITE_METHOD:
             w = write_params(params)
             await self._allowed_to_save(w.uri)
@@ -258,15 +265,13 @@ class _FileRequest:
         await ask(workspace, lambda r: change(lease_id, uri, hub, r), ASK_TIMEOUT_S)
         return {}
 
-    async def _open(self, path: str) -> Wire:
+    async def _open(self, path: str, workspace: Mailbox[WorkspaceMessage]) -> Wire:
         """`openai/files/open`: the path checked (inside the root, a regular file) by opening
         it for this view; the page then opens it in its viewer. The view is told nothing
         more; the page reads `_meta["mcpapps/file"]`, the path from the root, and takes it
         out before the answer reaches the view."""
         lease_id = self._lease.id
-        opened: Opened = await ask(
-            self._workspace, lambda r: OpenFile(lease_id, path, r), ASK_TIMEOUT_S
-        )
+        opened: Opened = await ask(workspace, lambda r: OpenFile(lease_id, path, r), ASK_TIMEOUT_S)
         return {"_meta": {"mcpapps/file": opened.relative}}
 
     async def _allowed_to_save(self, uri: str) -> None:
