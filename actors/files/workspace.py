@@ -34,8 +34,8 @@ import attrs
 from actors.catalog import Wire
 from actors.files.confine import (
     FileRefused,
+    NoSuchFile,
     NotAFolder,
-    NotFound,
     check_regular,
     inside,
     open_file,
@@ -137,13 +137,13 @@ class Workspace:
         return given
 
     def locate(self, given: str) -> Located:
-        """The regular file `given` names, checked (not read): not bigger than a read may be."""
+        """The regular file `given` names, checked (not read)."""
         real = resolve(self.root, self._given(given))
         shown = given.strip("/") or "."
         try:
             seen = os.stat(real)
         except FileNotFoundError:
-            raise NotFound(f"'{shown}' does not exist in the workspace") from None
+            raise NoSuchFile(f"'{shown}' does not exist in the workspace") from None
         check_regular(seen, shown)
         # Opened only to be read: a file no read could take is refused before a view opens.
         if seen.st_size > self.config.max_read_bytes:
@@ -182,7 +182,7 @@ class Workspace:
                 while chunk := os.read(fd, _CHUNK):
                     digest.update(chunk)
                 return digest.hexdigest()
-        except NotFound:
+        except NoSuchFile:
             return None
 
     def write(self, path: Path, data: bytes, if_match: str | None) -> WriteOutcome:
@@ -239,7 +239,7 @@ class Workspace:
         real = resolve(self.root, self._given(given))
         if not real.is_dir():
             if not real.exists():
-                raise NotFound(f"'{given}' does not exist in the workspace")
+                raise NoSuchFile(f"'{given}' does not exist in the workspace")
             raise NotAFolder(f"'{given}' is not a folder")
         folder_rel = str(real.relative_to(self.root)) if real != self.root else ""
         folders: list[Entry] = []

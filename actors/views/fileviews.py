@@ -30,7 +30,7 @@ import attrs
 import trio
 
 from actors.catalog import Wire
-from actors.files.confine import FileRefused, NotFound
+from actors.files.confine import FileRefused, NoSuchFile
 from actors.files.messages import (
     Opened,
     OpenFile,
@@ -72,7 +72,16 @@ from actors.views.messages import (
     ViewEvent,
     ViewRequest,
 )
-from actors.views.refusals import BadParams, CallLost, Denied, NotRun, UnknownView, ViewRefusal
+from actors.views.refusals import (
+    BadParams,
+    CallLost,
+    Denied,
+    FileNotServed,
+    FileRequestRefused,
+    NotRun,
+    UnknownView,
+    ViewRefusal,
+)
 from actors.views.state import ViewState
 from supervisor.model.errors import ActorUnavailable
 
@@ -83,22 +92,11 @@ SAVE = {"name": WRITE_METHOD, "annotations": {"readOnlyHint": False}}
 NO_WORKSPACE = 'no workspace is set: add a [workspace] table with root = "<folder>" to config.toml'
 
 
-class FileNotServed(ViewRefusal):
-    """The URI is not this view's file (or its view ended), or the file is gone."""
-
-    rpc_code = -32002  # MCP's "resource not found"
-
-
-class FileRequestRefused(ViewRefusal):
-    """The host refused the file request: outside the workspace, not a file, too large, not
-    writable."""
-
-
 def refusal(error: FileRefused) -> ViewRefusal:
     """A `FileRefused` of the workspace as the view is told it, with its error code."""
     if isinstance(error, BadFileRequest):
         return BadParams(str(error))
-    if isinstance(error, (UnknownResource, NotFound)):
+    if isinstance(error, (UnknownResource, NoSuchFile)):
         return FileNotServed(str(error))
     return FileRequestRefused(str(error))
 

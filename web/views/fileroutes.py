@@ -16,7 +16,6 @@ too large) says why and leaves no view behind: the app is never called.
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
@@ -24,15 +23,13 @@ import trio
 from quart import Blueprint, Response, request
 
 from actors.catalog import Wire
-from actors.files.confine import FileRefused
 from actors.files.viewers import FileViewer
 from actors.messages import RegistryMessage
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from actors.views.messages import ListenToView, OpenedView, OpenFileView, ViewMessage
-from actors.views.refusals import TooManyViews, UnknownView
 from supervisor.model import jsonout
-from supervisor.model.errors import BadRequest, NotFound, Unavailable
-from web.files.routes import NO_WORKSPACE, current_viewers, file_error
+from supervisor.model.errors import BadRequest, NotFound
+from web.files.routes import NO_WORKSPACE, current_viewers
 from web.intake import close_with_request
 from web.keepalives import KEEP_ALIVE, with_keep_alives
 
@@ -73,7 +70,7 @@ async def open_file_view(
     ui_settings: Callable[[str], Mapping[str, Any]] | None = None,
 ) -> Any:
     """`POST /apps/views` with a `file`: the viewer chosen, the view opened by the hub, and
-    the answer as a view's open is answered (or the file's refusal, said over HTTP)."""
+    the answer as a view's open is answered."""
     path, tool, session = body.get("file"), body.get("tool"), body.get("sessionId")
     if (
         not isinstance(path, str)
@@ -82,19 +79,15 @@ async def open_file_view(
     ):
         raise BadRequest(f"the body must be {FILE_BODY}")
     if not workspace:
-        raise NotFound(NO_WORKSPACE)
+        raise NotFound(NO_WORKSPACE, code="no_workspace")
     viewer = choose_viewer(await current_viewers(registry), path, tool)
     session = session if isinstance(session, str) and session else None
-    try:
-        opened: OpenedView = await ask(
-            views,
-            lambda r: OpenFileView(viewer.app_id, viewer.name, viewer.tool, path, session, r),
-            ASK_TIMEOUT_S,
-        )
-    except FileRefused as error:
-        return file_error(error)
-    except TooManyViews as full:
-        raise Unavailable(full.message, retry_at=time.time() + full.retry_after_s) from None
+    # A FileRefused (outside the workspace, not a file, too large) reads as the one table says.
+    opened: OpenedView = await ask(
+        views,
+        lambda r: OpenFileView(viewer.app_id, viewer.name, viewer.tool, path, session, r),
+        ASK_TIMEOUT_S,
+    )
     return {
         "viewId": opened.view_id,
         "appId": opened.app_id,
@@ -114,10 +107,7 @@ def file_views_blueprint(views: Mailbox[ViewMessage]) -> Blueprint:
         notices_in, notices = trio.open_memory_channel[Wire](NOTICES_BUFFER)
         # Closed when the request is over, sent or not: the hub then forgets this page.
         close_with_request(request.scope, notices)
-        try:
-            await ask(views, lambda r: ListenToView(view_id, notices_in, r), ASK_TIMEOUT_S)
-        except UnknownView as unknown:
-            raise NotFound(unknown.message, code="unknown_view") from None
+        await ask(views, lambda r: ListenToView(view_id, notices_in, r), ASK_TIMEOUT_S)
         response = Response(
             notice_stream(notices),
             mimetype="text/event-stream",
