@@ -245,7 +245,7 @@ async def test_a_file_view_reads_saves_and_hears_of_changes(project: Project) ->
 
     assert saved["result"]["outcome"] == "saved"
     assert saved["result"]["etag"] != etag0
-    assert [a["tool"] for a in asked1] == ["save the file"]
+    assert [a["tool"] for a in asked1] == ["openai/resources/write"]
     assert asked1[0]["arguments"] == {"file": "notes/a.txt"}
     assert on_disk_after_save == "second version\n"
     assert conflict["result"] == {"outcome": "conflict", "etag": saved["result"]["etag"]}

@@ -289,7 +289,7 @@ class _FileRequest:
         try:
             shown = {"file": opened.relative if opened else uri}
             await self._events.send(
-                ApprovalAsked(held.id, lease.app_id, "save the file", shown, timeout)
+                ApprovalAsked(held.id, lease.app_id, WRITE_METHOD, shown, timeout)
             )
             decision = await holding.decision(held, state.table, timeout)
         finally:
