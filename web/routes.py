@@ -113,7 +113,8 @@ def create_app(
 
 def landing(args: Any) -> str:
     """Where `/login` sends the browser: the control page, keeping a view's link (`open`,
-    `args`) or an app's (`app`) so that a shared link survives logging in."""
+    `args`), a file's (`file`, `with`) or an app's (`app`) so that a shared link survives
+    logging in."""
     kept = {key: args[key] for key in ("open", "args", "app", "file", "with") if args.get(key)}
     return f"/?{urlencode(kept)}" if kept else "/"
 

@@ -29,6 +29,7 @@ from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from actors.views.messages import ListenToView, OpenedView, OpenFileView, ViewMessage
 from supervisor.model import jsonout
 from supervisor.model.errors import BadRequest, NotFound
+from web.chat.stream import SESSION_ID
 from web.files.routes import NO_WORKSPACE, current_viewers
 from web.intake import close_with_request
 from web.keepalives import KEEP_ALIVE, with_keep_alives
@@ -81,11 +82,12 @@ async def open_file_view(
     if not workspace:
         raise NotFound(NO_WORKSPACE, code="no_workspace")
     viewer = choose_viewer(await current_viewers(registry), path, tool)
-    session = session if isinstance(session, str) and session else None
+    if session is not None and not (isinstance(session, str) and SESSION_ID.fullmatch(session)):
+        raise BadRequest("'sessionId' is not a chat session id")
     # A FileRefused (outside the workspace, not a file, too large) reads as the one table says.
     opened: OpenedView = await ask(
         views,
-        lambda r: OpenFileView(viewer.app_id, viewer.name, viewer.tool, path, session, r),
+        lambda r: OpenFileView(viewer.app_id, viewer.name, viewer.tool, path, session or None, r),
         ASK_TIMEOUT_S,
     )
     return {
