@@ -71,6 +71,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/httpapps.py
 	$(BIN)/python bench/idle.py
 	$(BIN)/python bench/chatturns.py
+	$(BIN)/python bench/filesaves.py
 
 clean:
 	rm -rf $(VENV) .tools .pytest_cache .ruff_cache .hypothesis .screenshots

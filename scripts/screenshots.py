@@ -1,6 +1,7 @@
-"""Regenerate the README's pictures of the control page (docs/images/control-page.png and
-grocery-dashboard.png) from what `make run` shows: `mcpapps run` on a copy of config.toml with
-the bundled grocery app, on free ports, driven by Playwright with Debian's chromium at 1400x900.
+"""Regenerate the README's pictures of the control page (docs/images/control-page.png,
+grocery-dashboard.png and file-editor.png) from what `make run` shows: `mcpapps run` on a copy of
+config.toml with the bundled grocery app and a copy of the sample workspace, on free ports,
+driven by Playwright with Debian's chromium at 1400x900.
 
     .venv/bin/python scripts/screenshots.py
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -44,7 +46,9 @@ def free_port_pair() -> int:
 
 
 def write_config(folder: Path, port: int) -> Path:
-    """config.toml as shipped, but on `port`, with its app folder and state in absolute paths."""
+    """config.toml as shipped, but on `port`, with its app folder and state in absolute paths,
+    and a copy of the sample workspace (a picture never changes the repo's files)."""
+    shutil.copytree(ROOT / "workspace", folder / "workspace")
     text = (ROOT / "config.toml").read_text()
     text = re.sub(r"(?m)^port = \d+", f"port = {port}", text, count=1)
     text = text.replace('"./mcpapps"', f'"{ROOT / "mcpapps"}"')
@@ -119,9 +123,20 @@ def shoot(base: str) -> None:
         page.locator("#chat-send:not([disabled])").wait_for()
         page.mouse.move(0, 0)
         page.screenshot(path=str(IMAGES / "grocery-dashboard.png"))
+
+        # A workspace file open in its editor, from the Files pane: a cell edited, not saved.
+        page.click("#canvas-close")
+        page.locator('#files button.folder[data-path="inventory"]').click()
+        count = page.locator('#files li[data-path="inventory/downtown-market-count.csv"]')
+        count.locator("button.viewer").click()
+        cell = view.locator('input[aria-label="on_hand of row 2"]')
+        cell.wait_for()
+        cell.fill("24")
+        page.mouse.move(0, 0)
+        page.screenshot(path=str(IMAGES / "file-editor.png"))
         context.close()
         browser.close()
-    print(f"wrote {IMAGES / 'control-page.png'} and {IMAGES / 'grocery-dashboard.png'}")
+    print(f"wrote control-page.png, grocery-dashboard.png and file-editor.png in {IMAGES}")
 
 
 if __name__ == "__main__":

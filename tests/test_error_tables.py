@@ -27,6 +27,8 @@ from actors.views.refusals import (
     BadParams,
     CallLost,
     Denied,
+    FileNotServed,
+    FileRequestRefused,
     Limited,
     NotAllowed,
     NotARequest,
@@ -102,6 +104,9 @@ EXPECTED = [
     (UnknownApproval("m"), 404, "unknown_approval", APP_ERROR),
     (UnknownQuestion("m"), 404, "not_found", APP_ERROR),
     (BadDecision("m"), 400, "bad_request", APP_ERROR),
+    # A file view's requests the host refused (actors/views/fileviews.py).
+    (FileNotServed("m"), 403, "refused", -32002),
+    (FileRequestRefused("m"), 403, "refused", APP_ERROR),
     # An answer to an app's question that is not taken (chat and views alike).
     (BadAnswer("m"), 400, "bad_request", types.INVALID_REQUEST),
     (NoSuchQuestion("m"), 404, "not_found", types.INVALID_REQUEST),

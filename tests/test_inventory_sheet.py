@@ -1,7 +1,8 @@
 """The bundled app's inventory sheet (mcpapps/grocery-inventory/inventory-sheet.html) in headless
 Chromium, on real files: a small host page renders it in a sandboxed frame and answers its
 requests with the workspace's own code (`Workspace`, `read_result`, `write_result`: what the
-workspace actor answers a view with), until the view door serves file views. A cell edited and
+workspace actor answers a view with), so the sheet's own behaviour is tested alone (the whole way,
+through the control page and the view door, is tests/test_files_browser.py). A cell edited and
 saved changes the file on disk; a save over a version changed meanwhile is a conflict that keeps
 the other save; a change on disk is shown once the person reloads, or at once when nothing was
 edited.

@@ -27,7 +27,6 @@ from actors.files.messages import (
     ListFolder,
     Opened,
     OpenFile,
-    PathOf,
     ReadResource,
     ResourceUpdated,
     Subscribe,
@@ -353,8 +352,6 @@ async def test_what_a_view_may_not_do(actor: WorkspaceActor, root: Path) -> None
     actor.mailbox.tell(EndLease("view-1"))
     with pytest.raises(UnknownResource, match="ended"):
         await write(actor, "view-1", opened.uri, "after the end")
-    with pytest.raises(UnknownResource):
-        await ask(actor.mailbox, lambda r: PathOf("view-1", opened.uri, r), 10)
     assert (root / "notes.txt").read_text() == "hello\n"
 
 

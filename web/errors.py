@@ -52,6 +52,7 @@ from actors.views.refusals import (
     BadParams,
     CallLost,
     Denied,
+    FileNotServed,
     Limited,
     NotAllowed,
     NotARequest,
@@ -175,6 +176,7 @@ RPC_ERRORS: Mapping[type[BaseException], RpcRow] = {
     CallLost: RpcRow(types.INTERNAL_ERROR),
     Unreadable: RpcRow(types.PARSE_ERROR),
     NotARequest: RpcRow(types.INVALID_REQUEST),
+    FileNotServed: RpcRow(RESOURCE_NOT_FOUND),
 }
 
 Row = TypeVar("Row")

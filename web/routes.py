@@ -37,6 +37,7 @@ from web.plugins.onboarding import onboarding_blueprint
 from web.plugins.settingsroutes import settings_blueprint
 from web.security import SESSION_COOKIE, AccessPolicy, session_value, token_matches
 from web.signin import signin_blueprint
+from web.views.fileroutes import file_views_blueprint
 from web.views.routes import model_contexts, views_blueprint
 
 
@@ -72,7 +73,9 @@ def create_app(
     app.register_blueprint(chat_blueprint(chats, contexts))
     app.register_blueprint(answers_blueprint(chats, registry))
     if views is not None:
-        app.register_blueprint(views_blueprint(views, registry, chats, ui_settings))
+        workspace = files is not None
+        app.register_blueprint(views_blueprint(views, registry, chats, ui_settings, workspace))
+        app.register_blueprint(file_views_blueprint(views))
     app.register_blueprint(admin_blueprint(registry, metrics, reload=reload))
     app.register_blueprint(sessions_blueprint(chats))
     app.register_blueprint(settings_blueprint(registry))
@@ -110,8 +113,9 @@ def create_app(
 
 def landing(args: Any) -> str:
     """Where `/login` sends the browser: the control page, keeping a view's link (`open`,
-    `args`) or an app's (`app`) so that a shared link survives logging in."""
-    kept = {key: args[key] for key in ("open", "args", "app") if args.get(key)}
+    `args`), a file's (`file`, `with`) or an app's (`app`) so that a shared link survives
+    logging in."""
+    kept = {key: args[key] for key in ("open", "args", "app", "file", "with") if args.get(key)}
     return f"/?{urlencode(kept)}" if kept else "/"
 
 

@@ -30,7 +30,6 @@ from actors.files.messages import (
     ListFolder,
     Opened,
     OpenFile,
-    PathOf,
     ReadResource,
     ResourceUpdated,
     SaveOutcome,
@@ -101,9 +100,6 @@ class WorkspaceActor(Actor[WorkspaceMessage]):
             case WriteResource(lease, uri, text, blob, if_match, reply):
                 if (resource := self._resolve(lease, uri, reply)) is not None:
                     self._spawn(self._write, resource, text, blob, if_match, reply)
-            case PathOf(lease, uri, reply):
-                if (resource := self._resolve(lease, uri, reply)) is not None:
-                    reply.send(str(resource.path))
             case Subscribe(lease, uri, to, reply):
                 if (resource := self._resolve(lease, uri, reply)) is not None:
                     resource.subscribers.add(to)

@@ -42,7 +42,8 @@ class WorkspaceChanged:
 @attrs.frozen
 class Opened:
     """A file opened for a view: what its tool and view are given (`name`, `uri`) and what
-    only the host and the app's server may know (`path`, the absolute path)."""
+    only the host and the app's server may know (`path`, the absolute path, which a file
+    view's tool calls to its own app carry in `_meta["openai/resource"].path`)."""
 
     uri: str
     name: str
@@ -87,16 +88,6 @@ class WriteResource:
     blob: str | None
     if_match: str | None
     reply: Reply[Wire]
-
-
-@attrs.frozen
-class PathOf:
-    """The absolute path behind `uri` for `lease`: what a file view's tool calls to its own
-    app carry in `_meta["openai/resource"].path`."""
-
-    lease: str
-    uri: str
-    reply: Reply[str]
 
 
 @attrs.frozen
@@ -152,7 +143,6 @@ WorkspaceMessage = (
     OpenFile
     | ReadResource
     | WriteResource
-    | PathOf
     | Subscribe
     | Unsubscribe
     | EndLease

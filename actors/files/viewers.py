@@ -24,6 +24,7 @@ class FileViewer:
     tool: str  # the public name (the app's prefix and the tool's own name)
     title: str  # what a person is shown: the tool's title, else its annotations', else its name
     extensions: tuple[str, ...]  # lower-cased
+    name: str = ""  # the tool's own name in its app (what the app is called with)
 
     def accepts(self, name: str) -> bool:
         lowered = name.lower()
@@ -71,7 +72,7 @@ def file_viewers(tools: Iterable[tuple[str, str, Wire]]) -> tuple[FileViewer, ..
         if not isinstance(name, str) or ui_resource_uri(tool) is None:
             continue
         if extensions := file_extensions(tool):
-            viewers.append(FileViewer(app_id, public_name, _title(tool, name), extensions))
+            viewers.append(FileViewer(app_id, public_name, _title(tool, name), extensions, name))
     return tuple(viewers)
 
 

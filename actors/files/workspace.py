@@ -141,9 +141,13 @@ class Workspace:
         real = resolve(self.root, self._given(given))
         shown = given.strip("/") or "."
         try:
-            check_regular(os.stat(real), shown)
+            seen = os.stat(real)
         except FileNotFoundError:
             raise NoSuchFile(f"'{shown}' does not exist in the workspace") from None
+        check_regular(seen, shown)
+        # Opened only to be read: a file no read could take is refused before a view opens.
+        if seen.st_size > self.config.max_read_bytes:
+            raise too_large(shown, seen.st_size, self.config.max_read_bytes)
         relative = str(real.relative_to(self.root)) if real != self.root else ""
         return Located(real, relative, real.name)
 

@@ -20,11 +20,13 @@ import trio
 
 from actors.asking import AnswerRefused
 from actors.catalog import Wire
+from actors.files.messages import ResourceUpdated, WorkspaceMessage
 from actors.messages import ActorOf, HubMessage, RegistryMessage, Reloaded, Watch
 from actors.metrics import Metrics
 from actors.runtime import ASK_TIMEOUT_S, Actor, Mailbox, ask, unhandled
 from actors.views.calls import serve
 from actors.views.counters import ViewCounters
+from actors.views.fileviews import door, open_file_view
 from actors.views.gate import ASKED, DECISIONS, MODEL_CONTEXT, model_context_text
 from actors.views.leases import Lease, ViewTable
 from actors.views.messages import (
@@ -36,7 +38,9 @@ from actors.views.messages import (
     CutShort,
     Failed,
     KeepViewAlive,
+    ListenToView,
     OpenedView,
+    OpenFileView,
     OpenView,
     Outcome,
     StopViews,
@@ -71,12 +75,14 @@ class ViewHub(Actor[ViewMessage]):
         approvals: Mapping[str, Approval] | None = None,
         metrics: Metrics | None = None,
         clock: Callable[[], float] | None = None,
+        files: Mailbox[WorkspaceMessage] | None = None,
     ) -> None:
         self.mailbox: Mailbox[ViewMessage] = Mailbox()
         self._nursery: trio.Nursery | None = None
         table = ViewTable(config, clock) if clock else ViewTable(config)
         table.on_end = self._view_ended
         self.state = ViewState(registry, chats, table, ViewCounters(metrics), dict(approvals or {}))
+        self.state.files.workspace, self.state.files.hub = files, self.mailbox
 
     async def _begin(self, nursery: trio.Nursery) -> None:
         await nursery.start(self._watch)
@@ -133,6 +139,16 @@ class ViewHub(Actor[ViewMessage]):
                     scope.cancel()
             case AppsReloaded(diff, approvals):
                 self._reloaded(diff, approvals)
+            case OpenFileView():
+                self._spawn(open_file_view, state, message)
+            case ListenToView(view_id, channel, reply):
+                try:
+                    state.files.listen(table.get(view_id), channel)
+                    reply.send(None)
+                except ViewRefusal as refusal:
+                    reply.fail(refusal)
+            case ResourceUpdated():
+                state.files.updated(message)
             case _:
                 unhandled("view hub", message)
 
@@ -146,14 +162,16 @@ class ViewHub(Actor[ViewMessage]):
                 lease.model_context = model_context_text(request.params) or None
                 _answer_now(request.events, Succeeded({}))
                 return
-            if request.method not in ASKED:
+            # A file view's own requests, and the path its tool calls carry (fileviews.py).
+            served_by = door(state.files, request.method, request.params)
+            if request.method not in ASKED and served_by is None:
                 raise UnknownMethod(f"a view cannot ask '{request.method}'")
             table.admit(lease, tool_call=request.method == "tools/call")
         except ViewRefusal as refusal:
             state.counters.refused(lease.app_id if lease else "", refusal)
             _answer_now(request.events, Failed(refusal))
             return
-        self._spawn(serve, state, lease, request)
+        self._spawn(served_by or serve, state, lease, request)
 
     async def _open(self, message: OpenView) -> None:
         app_id = message.app_id
@@ -188,6 +206,7 @@ class ViewHub(Actor[ViewMessage]):
         app's questions to the page are answered `cancel`."""
         self.state.held.end_view(lease, why)
         self.state.questions.cancel_view(lease.id, f"its view ended ({why}), so it was cancelled")
+        self.state.files.ended(lease)
         logger.info("view %s… of app %s ended: %s", lease.id[:6], lease.app_id, why)
 
     def _reloaded(

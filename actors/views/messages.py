@@ -15,6 +15,7 @@ import attrs
 import trio
 
 from actors.catalog import Wire
+from actors.files.messages import ResourceUpdated
 from actors.runtime import Abandonment, Reply
 from supervisor.model.errors import McpappsError
 from supervisor.model.reload import ReloadDiff
@@ -176,6 +177,35 @@ class AppsReloaded:
     approvals: tuple[tuple[str, Approval], ...] | None
 
 
+# The file views (actors/views/fileviews.py).
+
+
+@attrs.frozen
+class OpenFileView:
+    """Open a view of `tool` (the app's own name of it; `public_name`, the page's) of `app_id`
+    on the workspace file `path`: a `host-resource://` URI minted for the new lease, and its
+    opening call, `{"file": {"name", "resourceUri"}}`, allowed to run once. Fails as `OpenView`
+    does, or with a `FileRefused` (the lease closed at once: the app is never called)."""
+
+    app_id: str
+    tool: str
+    public_name: str
+    path: str
+    chat_session: str | None
+    reply: Reply[OpenedView]
+
+
+@attrs.frozen
+class ListenToView:
+    """The page listens for the notifications of view `view_id` (`notifications/resources/
+    updated`), each sent on `channel` as a JSON-RPC notification until the channel is closed;
+    answered once listening, or `UnknownView`."""
+
+    view_id: str
+    channel: trio.MemorySendChannel[Wire]
+    reply: Reply[None]
+
+
 ViewMessage = (
     OpenView
     | KeepViewAlive
@@ -187,4 +217,7 @@ ViewMessage = (
     | StopViews
     | CutShort
     | AppsReloaded
+    | OpenFileView
+    | ListenToView
+    | ResourceUpdated
 )

@@ -87,3 +87,13 @@ class Unreadable(ViewRefusal):
 
 class NotARequest(ViewRefusal):
     """JSON that is not one JSON-RPC request with a method."""
+
+
+class FileNotServed(ViewRefusal):
+    """A file view's request for a URI that is not its file (another view's, or one whose view
+    ended), or for a file that is gone: MCP's "resource not found"."""
+
+
+class FileRequestRefused(ViewRefusal):
+    """A file view's request the workspace refused: outside it, not a file, too large, not
+    writable, or no workspace at all."""

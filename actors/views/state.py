@@ -10,6 +10,7 @@ import trio
 from actors.messages import HubMessage, RegistryMessage
 from actors.runtime import Mailbox
 from actors.views.counters import ViewCounters
+from actors.views.fileleases import FileViews
 from actors.views.held import HeldCalls
 from actors.views.leases import Lease, ViewTable
 from actors.views.questions import PageQuestions
@@ -29,6 +30,7 @@ class ViewState:
     # the view, or the apps' stop, cancels them.
     running: dict[trio.CancelScope, Lease] = attrs.Factory(dict)
     closing: bool = False  # the apps are stopped: a call still running is cut short
+    files: FileViews = attrs.Factory(FileViews)  # the file views (actors/views/fileviews.py)
 
     @property
     def stopping(self) -> bool:

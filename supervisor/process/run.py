@@ -154,7 +154,10 @@ async def _supervise(
     shutdown, close, closed = trio.Event(), trio.Event(), trio.Event()
     reloader = Reloader(config, environ, registry.mailbox)
     approvals = config.apps.approvals()
-    views = ViewHub(registry.mailbox, chats.mailbox, config.views, approvals, parts.metrics)
+    files = parts.files.mailbox if parts.files else None
+    views = ViewHub(
+        registry.mailbox, chats.mailbox, config.views, approvals, parts.metrics, files=files
+    )
 
     async def front_door(task_status: trio.TaskStatus[Any]) -> None:
         try:
@@ -169,7 +172,7 @@ async def _supervise(
                 close=close,
                 reload=reloader.reload,
                 replica=parts.replica,
-                files=parts.files.mailbox if parts.files else None,
+                files=files,
                 task_status=task_status,
             )
         finally:

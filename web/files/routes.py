@@ -19,6 +19,7 @@ import trio
 from quart import Blueprint, Response, request
 
 from actors.files.messages import ListFolder, WatchWorkspace, WorkspaceChanged, WorkspaceMessage
+from actors.files.requests import host_capabilities
 from actors.files.viewers import FileViewer, file_viewers, viewers_of
 from actors.files.workspace import Entry, Listing
 from actors.messages import GetToolReport, RegistryMessage
@@ -47,7 +48,12 @@ def files_blueprint(
         path = request.args.get("path", "")
         folder: Listing = await ask(files, lambda r: ListFolder(path, r), ASK_TIMEOUT_S)
         viewers = await current_viewers(registry)
-        return {"path": folder.path, "entries": [entry_json(e, viewers) for e in folder.entries]}
+        return {
+            "path": folder.path,
+            "entries": [entry_json(e, viewers) for e in folder.entries],
+            # What a view is told the host can do with files (`ui/initialize`).
+            "hostCapabilities": host_capabilities(True),
+        }
 
     @blueprint.get("/apps/files/events")
     async def events() -> Any:

@@ -65,6 +65,48 @@
       return new ViewClient(appId, body);
     }
 
+    // A view of a workspace file (`path` from the root) in the viewer `tool` (a public name; the
+    // first viewer that opens the file when absent): the server mints the file's opaque
+    // host-resource URI for the view and says the viewer tool's arguments in `toolCall`.
+    static async openFile(path, tool, sessionId) {
+      const response = await fetch("apps/views", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ file: path, tool: tool || undefined, sessionId: sessionId || undefined }),
+      });
+      const body = await response.json().catch(() => ({}));
+      if (!response.ok) throw new Refusal((body.error && body.error.message) || `HTTP ${response.status}`);
+      const client = new ViewClient(body.appId, body);
+      client.toolCall = body.toolCall;
+      return client;
+    }
+
+    // The view's notifications from the server (a subscribed file changed), each handed to
+    // `onNotice`; resolves once the server listens, so a change after that is not missed.
+    listen(onNotice) {
+      if (this.listening) return this.listening;
+      this.notices = new AbortController();
+      this.listening = (async () => {
+        const response = await fetch(this.base + "/events", {
+          credentials: "same-origin",
+          signal: this.notices.signal,
+        });
+        if (!response.ok) throw new Error(`the view's notifications cannot be read (HTTP ${response.status})`);
+        const frames = McpSse.frames(response)[Symbol.asyncIterator]();
+        await frames.next();  // `ready`
+        (async () => {
+          for (;;) {
+            const { value, done } = await frames.next();
+            if (done) break;
+            if (value.event === "message") onNotice(JSON.parse(value.data));
+          }
+        })().catch(() => {});
+      })();
+      this.listening.catch(() => { this.listening = null; });
+      return this.listening;
+    }
+
     // The JSON-RPC answer ({result} or {error}); a transport failure throws.
     async request(method, params) {
       const id = this.nextId++;
@@ -132,6 +174,7 @@
 
     end(leaving) {
       clearInterval(this.keepalive);
+      if (this.notices) this.notices.abort();
       openViews.delete(this);
       const init = { method: "DELETE", credentials: "same-origin", keepalive: leaving };
       return fetch(this.base, init).catch(() => {});
@@ -362,6 +405,9 @@
         // Filled in with what the sandbox applied when it says (before the view starts).
         sandbox: { csp: {} },
       };
+      // With a workspace, the host's file resources and opening local files (the OpenAI MCP
+      // extensions), as the server says them (GET /apps/files).
+      if (Host.hostExtensions) capabilities.experimental = Host.hostExtensions;
       this.capabilities = capabilities;
       const bridge = new AppBridge(null, HOST_INFO, capabilities, { hostContext: this.hostContext() });
       this.bridge = bridge;
@@ -378,6 +424,9 @@
       bridge.onsizechange = (params) => this.sizeChanged(params);
       bridge.onrequestteardown = () => { Host.closeView(); };
       bridge.onloggingmessage = (params) => console.info(`app ${this.appId}:`, params.data);
+      // What AppBridge has no handler of its own for: the file requests the host answers
+      // (saves, subscriptions, opening a file), each through the view door.
+      bridge.fallbackRequestHandler = (request) => this.hostRequest(request.method, request.params || {});
       // Messages go to the sandbox page at its own origin only (AppBridge's transport would
       // post them to any origin the frame might have been navigated to).
       const target = { postMessage: (message) => this.post(message) };
@@ -442,6 +491,24 @@
           + " person must press Run to use it again");
       }
       return this.client.forward(method, params);
+    }
+
+    // A view's request the host answers itself, on the server (the view door): saves of its
+    // file, subscriptions to it (updates come on the view's notification stream), and opening
+    // another workspace file, which the page then shows in its viewer.
+    async hostRequest(method, params) {
+      if (method === "resources/subscribe") {
+        await this.client.listen((notice) => this.bridge && this.bridge.notification(notice));
+      } else if (!["resources/unsubscribe", "openai/resources/write", "openai/files/open"].includes(method)) {
+        throw rpcError(-32601, `Method not found: ${method}`);
+      }
+      const result = await this.forward(method, params);
+      if (method === "openai/files/open") {
+        const path = result && result._meta && result._meta["mcpapps/file"];
+        if (path) setTimeout(() => Host.onOpenFile(path), 0);  // after the view has its answer
+        return {};
+      }
+      return result;
     }
 
     async callTool(params) {
@@ -606,6 +673,11 @@
     onModelContext: () => {},
     onAppEvent: () => {},
     onTitle: () => {},
+    // A view asked to open a workspace file (openai/files/open, checked by the server): the
+    // page opens it in its viewer.
+    onOpenFile: () => {},
+    // What `ui/initialize` adds to hostCapabilities.experimental (null: no workspace).
+    hostExtensions: null,
     theme: () => "light",
     current: () => current,
     uiUri,
@@ -635,16 +707,27 @@
     // `restored`: the view is rebuilt from a saved chat with its saved `result`; it is marked
     // so and inactive until the person presses Run, which opens it afresh (a new call).
     async openView(options) {
-      const { appId, toolName, publicName, args, result, resourceUri, sessionId, toolCallId, restored } = options;
+      let { appId, toolName, publicName, args } = options;
+      const { result, resourceUri, sessionId, toolCallId, restored, file } = options;
       await Host.closeView();
       const canvas = document.getElementById("canvas");
       canvas.replaceChildren(text("p", "Opening…", "empty"));
-      Host.onTitle(publicName || `${appId}/${toolName}`);
+      Host.onTitle(file ? file.path : publicName || `${appId}/${toolName}`);
       try {
         if (!SANDBOX_ORIGIN) throw new Refusal("the app sandbox is off ([sandbox] enabled = false): views are not rendered");
-        const client = await ViewClient.open(appId, sessionId, {
-          toolName, publicName, resourceUri, arguments: args || {},
-        }, result === undefined);
+        let client;
+        if (file) {
+          // A workspace file (`file`: {path, tool?}): the server picks or checks the viewer
+          // and says the viewer tool's arguments, the file's name and opaque URI.
+          client = await ViewClient.openFile(file.path, file.tool, sessionId);
+          ({ toolName, publicName, arguments: args } = client.toolCall);
+          appId = client.appId;
+          Host.onTitle(`${file.path} — ${publicName}`);
+        } else {
+          client = await ViewClient.open(appId, sessionId, {
+            toolName, publicName, resourceUri, arguments: args || {},
+          }, result === undefined);
+        }
         opening = client;
         const listed = await client.request("tools/list", {});
         if (listed.error) throw new Refusal(`app '${appId}': ${listed.error.message}`);

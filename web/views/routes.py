@@ -54,6 +54,7 @@ from actors.views.refusals import (
 from supervisor.model import jsonin
 from supervisor.model.errors import BadRequest, NotFound, Unavailable
 from web.chat.stream import SESSION_ID
+from web.views.fileroutes import open_file_view
 from web.views.framing import answer, rpc_answer
 from web.views.history import opened_views
 
@@ -85,6 +86,7 @@ def views_blueprint(
     registry: Mailbox[RegistryMessage],
     chats: Mailbox[HubMessage],
     ui_settings: Callable[[str], Mapping[str, Any]] | None = None,
+    workspace: bool = False,
 ) -> Blueprint:
     """`ui_settings` says what the page needs to render an app's views (its `[apps.entries]`
     `max_ui_bytes` and `csp_allow`), given with each view opened."""
@@ -93,6 +95,8 @@ def views_blueprint(
     @blueprint.post("/apps/views")
     async def open_view() -> Any:
         body = json_body(await request.get_data())
+        if isinstance(body, Mapping) and "file" in body:  # a file view: web/views/fileroutes.py
+            return await open_file_view(views, registry, workspace, body, ui_settings)
         if not isinstance(body, Mapping) or not isinstance(body.get("appId"), str):
             raise BadRequest(
                 'the body must be {"appId": "...", "sessionId"?: "...", "toolCall"?: {...}}'

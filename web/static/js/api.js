@@ -49,6 +49,25 @@ export async function health(app) {
   return response.json().catch(() => ({}));
 }
 
+// ---- the workspace ------------------------------------------------------------------------------
+
+// One folder of the workspace (`path` from the root, "" the root): its entries, folders first,
+// each file with its viewers; null when no workspace is set.
+export async function listFolder(path) {
+  const response = await fetch(`apps/files?path=${encodeURIComponent(path)}`, SAME_ORIGIN);
+  if (response.status === 401) {
+    showLogin();
+    throw new Error("not logged in");
+  }
+  const body = await response.json().catch(() => ({}));
+  if (response.status === 404 && body.error && body.error.code === "no_workspace") return null;
+  if (!response.ok) throw new Error((body.error && body.error.message) || `HTTP ${response.status}`);
+  return body;
+}
+
+// The workspace's changes as they happen: a Response whose body is server-sent events.
+export const workspaceEvents = (signal) => fetch("apps/files/events", { ...SAME_ORIGIN, signal });
+
 // ---- the chat -----------------------------------------------------------------------------------
 
 // A page of a saved session's turns (`query`: "" for the latest, or `?before=…&limit=…`), or

@@ -22,8 +22,10 @@ export function confirm(question, yesLabel) {
 // Resolves to "once", "while-open" or "deny".
 export function approve({ appId, tool, arguments: args }) {
   return new Promise((resolve) => {
-    $("approval-text").textContent =
-      `The app '${appId}' wants to run its tool '${tool}' with ${JSON.stringify(args || {})}`;
+    // A save of a workspace file is a write too (the host's `openai/resources/write`).
+    $("approval-text").textContent = tool === "openai/resources/write"
+      ? `The app '${appId}' wants to save ${(args && args.file) || "its file"}`
+      : `The app '${appId}' wants to run its tool '${tool}' with ${JSON.stringify(args || {})}`;
     $("approval").hidden = false;
     const buttons = { "approval-once": "once", "approval-open": "while-open", "approval-deny": "deny" };
     const done = (answer) => {

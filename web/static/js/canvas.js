@@ -15,6 +15,14 @@ window.McpSse = { frames, parse };
 // (one the chat already has) the tool is not called again. Resolves to the view, or null when
 // it could not be opened (the canvas says why).
 export const openView = (spec) => Host.openView(spec);
+// A workspace file (`path` from the root) in the viewer `tool` (a public name), or in the first
+// viewer that opens it.
+export const openFile = (path, tool) => Host.openView({ file: { path, tool } });
+// With a workspace, what views are told the host can do with files (hostCapabilities'
+// `experimental`, as GET /apps/files says it).
+export function setHostExtensions(extensions) {
+  Host.hostExtensions = extensions || null;
+}
 export const closeView = () => Host.closeView();
 export const currentView = () => Host.current();
 
@@ -25,6 +33,7 @@ export const currentView = () => Host.current();
 //   onMessage(text)                                   a ui/message the person allowed
 //   onModelContext(appId, params)                     a ui/update-model-context
 //   onAppEvent({tool, args, resultText})              what the person did in a view
+//   onOpenFile(path)                                  a view asked to open a workspace file
 export function connectHost(hooks) {
   Object.assign(Host, hooks);
 }

@@ -1,5 +1,5 @@
 // The login box, shown when the server asks for its token (any admin call answered 401). The
-// link's `open`, `args` and `app` travel through /login, so a shared view link survives it.
+// link's `open`, `args`, `app`, `file` and `with` travel through /login, so a shared view link survives it.
 import { $ } from "./dom.js";
 import { linked } from "./route.js";
 
@@ -10,7 +10,10 @@ export function showLogin() {
   $("login-open").value = linked.open || "";
   $("login-args").value = linked.args || "";
   $("login-app").value = linked.app || "";
-  for (const id of ["login-open", "login-args", "login-app"]) $(id).disabled = !$(id).value;
+  $("login-file").value = linked.file || "";
+  $("login-with").value = linked.with || "";
+  const kept = ["login-open", "login-args", "login-app", "login-file", "login-with"];
+  for (const id of kept) $(id).disabled = !$(id).value;
 }
 
 export const loginShown = () => !$("login").hidden;

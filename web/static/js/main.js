@@ -1,6 +1,6 @@
 // The control page: the apps with their live state (from /admin/events), their tools, start /
-// stop / restart, sign in and out (apps with auth = "oauth"), the stderr tail, the chat pane,
-// and the app canvas (the view host, host.js). This module only starts the page: it connects
+// stop / restart, sign in and out (apps with auth = "oauth"), the stderr tail, the workspace's
+// files, the chat pane, and the app canvas (the view host, host.js). This module only starts the page: it connects
 // the view host to the chat and the dialogs, then reads what the page shows, in order.
 import { loadApps, loadTools } from "./apps.js";
 import { approve, confirm } from "./approvals.js";
@@ -10,6 +10,7 @@ import { watchReplicas } from "./cluster.js";
 import { loadStderr } from "./detail.js";
 import { $ } from "./dom.js";
 import { connectEvents } from "./events.js";
+import { openLinkedFile, showFiles } from "./files.js";
 import { restoreChat } from "./history.js";
 import { openLinkedView } from "./linkedview.js";
 import { loginShown } from "./login.js";
@@ -47,8 +48,10 @@ async function start() {
   watchReplicas();
   if (state.apps.has(state.selected)) loadStderr(state.selected);
   else await selectDefault().catch(() => {});
+  await showFiles().catch((error) => console.error(`the Files pane: ${error.message}`));
   await restoreChat().catch(() => {});
   await openLinkedView().catch((error) => showRefusal(error.message));
+  openLinkedFile();
 }
 
 start();

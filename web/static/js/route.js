@@ -1,5 +1,6 @@
 // The page's own address: what a link asks for (`?app=` the app to select, `?open=` and `?args=`
-// a view to open, `?session=` the chat session to show), and the selected app written back
+// a view to open, `?file=` and `?with=` a workspace file to open in a viewer, `?session=` the
+// chat session to show), and the selected app written back
 // into it, so that a reload or a shared link shows the same app.
 
 const params = new URLSearchParams(location.search);
@@ -9,6 +10,8 @@ export const linked = {
   open: params.get("open"),
   args: params.get("args"),
   session: params.get("session"),
+  file: params.get("file"),
+  with: params.get("with"),
 };
 
 export function rememberApp(id) {
