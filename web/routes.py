@@ -32,6 +32,7 @@ from web.chat.stream import chat_blueprint
 from web.control import control_blueprint, ui_shown
 from web.errors import register
 from web.files.routes import files_blueprint
+from web.plugins.entryroutes import entrypoints_blueprint
 from web.plugins.mentionroutes import mentions_blueprint
 from web.plugins.onboarding import onboarding_blueprint
 from web.plugins.settingsroutes import settings_blueprint
@@ -77,6 +78,7 @@ def create_app(
     app.register_blueprint(sessions_blueprint(chats))
     app.register_blueprint(settings_blueprint(registry))
     app.register_blueprint(mentions_blueprint(registry))
+    app.register_blueprint(entrypoints_blueprint(registry))
     app.register_blueprint(onboarding_blueprint(registry, chats))
     app.register_blueprint(cluster_blueprint(chats))
     app.register_blueprint(control_blueprint(sandbox_origin))
