@@ -140,6 +140,12 @@ async def test_entry_points_over_http(project: Project) -> None:
         body = opened.json()
         assert body["result"]["structuredContent"] == {"opened": "catalog", "parts": 5}
         assert body["hostContext"] == {"openai/deepLink": {"url": "/parts?tag=bolt"}}
+        # A link followed to a view already open: the host context, the tool not called.
+        link = await client.get("/apps/entrypoints/ext.parts_catalog?path=%2Fparts%2Fhex-bolt")
+        assert link.json()["hostContext"] == {"openai/deepLink": {"url": "/parts/hex-bolt"}}
+        assert "result" not in link.json()
+        bad = await client.get("/apps/entrypoints/ext.parts_catalog", params={"path": "/a#b"})
+        assert bad.json()["error"]["code"] == "bad_deep_link"
         plain = (await client.post("/apps/entrypoints/ext26.parts_catalog/open")).json()
         assert plain["hostContext"] == {"openai/deepLink": {"url": "/"}}
 

@@ -2,6 +2,9 @@
 
     GET  /apps/entrypoints[?type=global|thread]   every entry point: app, tool, publicName, type,
                                                    title, icon, resourceUri
+    GET  /apps/entrypoints/<publicName>[?path=/…] a global entry point and the host context a
+                                                   deep link gives its view, without opening it
+                                                   (a link followed to a view already open)
     POST /apps/entrypoints/<publicName>/open      open one: its tool called with `{}`
          body {"type"?: "global" | "thread", "path"?: "/…", "sessionId"?: "…"}
 
@@ -87,6 +90,12 @@ def entrypoints_blueprint(registry: Mailbox[RegistryMessage]) -> Blueprint:
         found = await list_entry_points(registry)
         return {"entrypoints": [e.json() for e in found if wanted in (None, e.kind)]}
 
+    @routes.get("/apps/entrypoints/<public_name>")
+    async def link(public_name: str) -> Any:
+        url = deep_link(request.args.get("path"))
+        entry = _find(await list_entry_points(registry), public_name, "global")
+        return {**entry.json(), "hostContext": {DEEP_LINK: {"url": url}}}
+
     @routes.post("/apps/entrypoints/<public_name>/open")
     async def open_entry(public_name: str) -> Any:
         kind, path, session = _open_body(await request.get_data(), request.mimetype)
@@ -99,15 +108,7 @@ def entrypoints_blueprint(registry: Mailbox[RegistryMessage]) -> Blueprint:
         if kind == "thread" and path is not None:
             raise BadRequest("a deep link ('path') opens a global entry point, not a thread one")
         link = deep_link(path) if kind == "global" else None
-        found = await list_entry_points(registry)
-        entry = next((e for e in found if e.public_name == public_name and e.kind == kind), None)
-        if entry is None:
-            others = sorted({e.public_name for e in found if e.kind == kind})
-            raise NotFound(
-                f"there is no {kind} entry point '{public_name}' among the Running apps"
-                f" ({', '.join(others) or 'none has one'}); GET /apps/entrypoints lists them",
-                code="unknown_entry_point",
-            )
+        entry = _find(await list_entry_points(registry), public_name, kind)
         result = await _call(registry, entry, session)
         answer: dict[str, Any] = {
             **entry.json(),
@@ -118,6 +119,18 @@ def entrypoints_blueprint(registry: Mailbox[RegistryMessage]) -> Blueprint:
         return answer
 
     return routes
+
+
+def _find(found: list[EntryPoint], public_name: str, kind: str) -> EntryPoint:
+    entry = next((e for e in found if e.public_name == public_name and e.kind == kind), None)
+    if entry is None:
+        others = sorted({e.public_name for e in found if e.kind == kind})
+        raise NotFound(
+            f"there is no {kind} entry point '{public_name}' among the Running apps"
+            f" ({', '.join(others) or 'none has one'}); GET /apps/entrypoints lists them",
+            code="unknown_entry_point",
+        )
+    return entry
 
 
 async def _call(

@@ -282,6 +282,7 @@
 
     // The display modes this view may be in: the host's, narrowed to what the resource declares.
     availableDisplayModes() {
+      if (this.place) return ["inline"];  // a view in a place of its own (a chat's tab) stays there
       const declared = this.resource.ui.availableDisplayModes || this.resource.openai.availableDisplayModes;
       if (!Array.isArray(declared) || !declared.length) return DISPLAY_MODES.slice();
       const modes = DISPLAY_MODES.filter((mode) => declared.includes(mode));
@@ -315,7 +316,15 @@
         userAgent: "mcpapps",
         deviceCapabilities: { hover: matchMedia("(hover: hover)").matches, touch: navigator.maxTouchPoints > 0 },
         toolInfo: this.toolCallId === undefined ? { tool: this.tool } : { id: this.toolCallId, tool: this.tool },
+        ...this.extraContext,  // what the page adds (an entry point's openai/deepLink)
       };
+    }
+
+    // The page changes what it adds to the host context: the view is told what differs
+    // (ui/notifications/host-context-changed), and is not reloaded.
+    setContext(extra) {
+      this.extraContext = { ...this.extraContext, ...extra };
+      this.contextChanged();
     }
 
     // The host context changed (theme, size, display mode): AppBridge sends the view what
@@ -340,7 +349,7 @@
       window.addEventListener("message", this.onMessage);
       canvas.replaceChildren(frame);
       // The mode the resource prefers to open in, when the host and the resource offer it.
-      const preferred = this.resource.ui.preferredDisplayMode || this.resource.openai.preferredDisplayMode;
+      const preferred = this.openIn || this.resource.ui.preferredDisplayMode || this.resource.openai.preferredDisplayMode;
       if (preferred !== "inline" && this.availableDisplayModes().includes(preferred)) {
         this.displayMode = preferred;
         Host.onDisplayMode(preferred);
@@ -376,7 +385,7 @@
       bridge.onupdatemodelcontext = (params) => this.updateModelContext(params);
       bridge.onrequestdisplaymode = async (params) => ({ mode: this.setDisplayMode(params.mode) });
       bridge.onsizechange = (params) => this.sizeChanged(params);
-      bridge.onrequestteardown = () => { Host.closeView(); };
+      bridge.onrequestteardown = () => { if (this.place) this.place.close(); else Host.closeView(); };
       bridge.onloggingmessage = (params) => console.info(`app ${this.appId}:`, params.data);
       // Messages go to the sandbox page at its own origin only (AppBridge's transport would
       // post them to any origin the frame might have been navigated to).
@@ -634,18 +643,23 @@
     // the tool is not called again; without, it is called with `args`.
     // `restored`: the view is rebuilt from a saved chat with its saved `result`; it is marked
     // so and inactive until the person presses Run, which opens it afresh (a new call).
+    // `hostContext`: what the page adds to the view's host context; `displayMode`: the mode it
+    // opens in (an entry point's fullscreen); `place` ({element, close}): a place of the page's
+    // own for the view (a chat's tab), where it stays inline, beside the canvas's view.
     async openView(options) {
       const { appId, toolName, publicName, args, result, resourceUri, sessionId, toolCallId, restored } = options;
-      await Host.closeView();
-      const canvas = document.getElementById("canvas");
+      const place = options.place || null;
+      if (!place) await Host.closeView();
+      const canvas = place ? place.element : document.getElementById("canvas");
       canvas.replaceChildren(text("p", "Opening…", "empty"));
-      Host.onTitle(publicName || `${appId}/${toolName}`);
+      if (!place) Host.onTitle(publicName || `${appId}/${toolName}`);
+      let client = null;
       try {
         if (!SANDBOX_ORIGIN) throw new Refusal("the app sandbox is off ([sandbox] enabled = false): views are not rendered");
-        const client = await ViewClient.open(appId, sessionId, {
+        client = await ViewClient.open(appId, sessionId, {
           toolName, publicName, resourceUri, arguments: args || {},
         }, result === undefined);
-        opening = client;
+        if (!place) opening = client;
         const listed = await client.request("tools/list", {});
         if (listed.error) throw new Refusal(`app '${appId}': ${listed.error.message}`);
         let tool = ((listed.result && listed.result.tools) || []).find((t) => t.name === toolName);
@@ -664,10 +678,12 @@
         pending.catch(() => {});  // reported to the view as tool-cancelled
         const view = new View({
           client, appId, tool, publicName, args: args || {}, result: pending, resource, toolCallId,
-          restored: Boolean(restored),
+          restored: Boolean(restored), place, extraContext: options.hostContext || {}, openIn: options.displayMode,
         });
-        current = view;
-        opening = null;
+        if (!place) {
+          current = view;
+          opening = null;
+        }
         view.mount(canvas);
         if (restored) {
           const run = text("button", "Run");
@@ -679,13 +695,17 @@
           note.append(run);
           canvas.prepend(note);
         }
-        document.getElementById("canvas-close").hidden = false;
+        if (!place) document.getElementById("canvas-close").hidden = false;
         return view;
       } catch (error) {
         const message = error instanceof Refusal ? error.message : `the view could not be opened: ${error.message || error}`;
         canvas.replaceChildren(text("p", message, "refusal"));
-        if (opening) opening.close();
-        opening = null;
+        if (place) {
+          if (client) client.close();
+        } else {
+          if (opening) opening.close();
+          opening = null;
+        }
         return null;
       }
     },

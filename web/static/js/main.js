@@ -19,6 +19,8 @@ import { noteAppEvent, noteModelContext } from "./viewnotes.js";
 import { connectCards, loadSettingsOffers } from "./plugincards.js";
 import { watchComposer } from "./mentions.js";
 import { linkedSettings, openSettings } from "./settings.js";
+import { loadEntryPoints, openLinkedEntry } from "./entrypoints.js";
+import { openLinkedTab } from "./threadtabs.js";
 
 connectHost({
   confirm,
@@ -49,6 +51,9 @@ async function start() {
   else await selectDefault().catch(() => {});
   await restoreChat().catch(() => {});
   await openLinkedView().catch((error) => showRefusal(error.message));
+  await loadEntryPoints().catch(() => {});
+  await openLinkedEntry();
+  await openLinkedTab();
 }
 
 start();
