@@ -305,6 +305,7 @@
         ? { width, maxHeight: INLINE_MAX_HEIGHT }
         : { width, height: Math.round(box.height) || 400 };
       return {
+        ...this.extraContext,  // what the page adds (an entry point's openai/deepLink)
         theme: Host.theme(),
         styles: hostStyles(),
         displayMode: this.displayMode,
@@ -316,7 +317,6 @@
         userAgent: "mcpapps",
         deviceCapabilities: { hover: matchMedia("(hover: hover)").matches, touch: navigator.maxTouchPoints > 0 },
         toolInfo: this.toolCallId === undefined ? { tool: this.tool } : { id: this.toolCallId, tool: this.tool },
-        ...this.extraContext,  // what the page adds (an entry point's openai/deepLink)
       };
     }
 
@@ -653,13 +653,12 @@
       const canvas = place ? place.element : document.getElementById("canvas");
       canvas.replaceChildren(text("p", "Opening…", "empty"));
       if (!place) Host.onTitle(publicName || `${appId}/${toolName}`);
-      let client = null;
       try {
         if (!SANDBOX_ORIGIN) throw new Refusal("the app sandbox is off ([sandbox] enabled = false): views are not rendered");
-        client = await ViewClient.open(appId, sessionId, {
+        const client = await ViewClient.open(appId, sessionId, {
           toolName, publicName, resourceUri, arguments: args || {},
         }, result === undefined);
-        if (!place) opening = client;
+        opening = client;
         const listed = await client.request("tools/list", {});
         if (listed.error) throw new Refusal(`app '${appId}': ${listed.error.message}`);
         let tool = ((listed.result && listed.result.tools) || []).find((t) => t.name === toolName);
@@ -678,12 +677,11 @@
         pending.catch(() => {});  // reported to the view as tool-cancelled
         const view = new View({
           client, appId, tool, publicName, args: args || {}, result: pending, resource, toolCallId,
-          restored: Boolean(restored), place, extraContext: options.hostContext || {}, openIn: options.displayMode,
+          restored: Boolean(restored),
         });
-        if (!place) {
-          current = view;
-          opening = null;
-        }
+        Object.assign(view, { place, extraContext: options.hostContext || {}, openIn: options.displayMode });
+        if (!place) current = view;
+        opening = null;
         view.mount(canvas);
         if (restored) {
           const run = text("button", "Run");
@@ -700,12 +698,8 @@
       } catch (error) {
         const message = error instanceof Refusal ? error.message : `the view could not be opened: ${error.message || error}`;
         canvas.replaceChildren(text("p", message, "refusal"));
-        if (place) {
-          if (client) client.close();
-        } else {
-          if (opening) opening.close();
-          opening = null;
-        }
+        if (opening) opening.close();
+        opening = null;
         return null;
       }
     },
