@@ -101,6 +101,7 @@ def test_a_global_entry_point_opens_full_screen_from_the_launcher(
     assert said["result"] == {"opened": "catalog", "parts": 5}  # the tool called with {}
     assert said["displayMode"] == "fullscreen"
     assert page.locator("#canvas-pane.display-fullscreen").is_visible()
+    assert page.inner_text("#canvas-title") == "Parts catalog"
     assert "entry=ext.parts_catalog" in page.url
     screenshot(page, "entry-fullscreen.png")
 

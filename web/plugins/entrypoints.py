@@ -30,6 +30,7 @@ from supervisor.model.errors import BadRequest
 from web.plugins.offers import has_view, tool_title
 
 Kind = Literal["global", "thread"]
+IconSource = Literal["tool", "server", "fallback"]
 KINDS: tuple[Kind, ...] = ("global", "thread")
 DEEP_LINK = "openai/deepLink"
 DEEP_LINK_MAX = 2_048  # characters of an app-relative URL
@@ -53,7 +54,7 @@ class EntryPoint:
     title: str
     resource_uri: str
     icon: Wire | None = None  # {src, mimeType?}: a data: image, or None for the page's own
-    icon_from: Literal["tool", "server", "fallback"] = "fallback"
+    icon_from: IconSource = "fallback"
 
     def json(self) -> dict[str, Any]:
         return {
@@ -105,14 +106,7 @@ def entry_points(
         name = tool.get("name")
         if not isinstance(name, str) or name not in public_names or not has_view(tool):
             continue
-        tool_icon = usable_icon(tool.get("icons"))
-        icon, source = (
-            (tool_icon, "tool")
-            if tool_icon
-            else (server_icon, "server")
-            if server_icon
-            else (None, "fallback")
-        )
+        icon, source = _icon(usable_icon(tool.get("icons")), server_icon)
         for kind in declared_kinds(tool):
             found.append(
                 EntryPoint(
@@ -123,10 +117,18 @@ def entry_points(
                     title=tool_title(tool),
                     resource_uri=tool["_meta"]["ui"]["resourceUri"],
                     icon=icon,
-                    icon_from=source,  # type: ignore[arg-type]
+                    icon_from=source,
                 )
             )
     return tuple(found)
+
+
+def _icon(tool_icon: Wire | None, server_icon: Wire | None) -> tuple[Wire | None, IconSource]:
+    if tool_icon is not None:
+        return tool_icon, "tool"
+    if server_icon is not None:
+        return server_icon, "server"
+    return None, "fallback"
 
 
 def deep_link(path: str | None) -> str:
@@ -156,5 +158,5 @@ def deep_link(path: str | None) -> str:
             " follows it"
         )
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in path):
-        raise BadDeepLink(f"the deep link's path '{shown!r}' has a control character")
+        raise BadDeepLink(f"the deep link's path {shown!r} has a control character")
     return path

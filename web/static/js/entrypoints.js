@@ -106,6 +106,7 @@ export async function followEntryLink(link) {
       displayMode: "fullscreen",
     });
     shown = next ? { publicName: opened.publicName, view: next } : null;
+    if (next) $("canvas-title").textContent = opened.title;  // the entry point's, not the tool's name
   } catch (error) {
     notice(`The link to '${link.entry}' was not opened: ${error.message}`);
   }

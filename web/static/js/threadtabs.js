@@ -63,6 +63,8 @@ export async function choose(name) {
   selected = name;
   remember();
   show();
+  const instance = name && instances.get(key(sessionId(), name));
+  if (instance && instance.failed) await close(instance);  // refused before: asked again
   if (name && !instances.has(key(sessionId(), name))) await open(name);
 }
 
@@ -89,7 +91,9 @@ async function open(name) {
       sessionId: session,
       place: { element, close: () => close(instance) },
     });
+    instance.failed = !instance.view;  // the host says why in the tab
   } catch (error) {
+    instance.failed = true;
     element.replaceChildren(el("p", { class: "refusal" }, `'${name}' was not opened: ${error.message}`));
   }
 }
@@ -99,7 +103,7 @@ async function close(instance) {
   instances.delete(key(instance.session, instance.publicName));
   instance.element.remove();
   if (instance.view) await instance.view.unmount();
-  if (instance.session === sessionId() && selected === instance.publicName) choose(null);
+  if (!instance.failed && instance.session === sessionId() && selected === instance.publicName) choose(null);
 }
 
 function dropOldest() {
