@@ -187,6 +187,9 @@ def test_a_thread_entry_point_is_a_tab_with_an_instance_per_chat(served: Served,
     assert page.locator(tab_frame(second)).is_visible()
     page.click('.chat-tab[data-tab=""]')
     assert page.locator("#chat-log").is_visible()
+    page.click(TRAY)  # the same chat's tab again: the same instance, not a new one
+    assert report(page, tab_frame(second), '"inits":1')["instance"] == in_second["instance"]
+    assert page.locator(".tab-view").count() == 2
 
     # The link: the tab in that chat.
     page.goto(served.url(f"/?session={first}&tab=ext.parts_tray"))
