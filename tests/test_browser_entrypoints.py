@@ -19,6 +19,8 @@ from tests.support.extensions import extensions_manifest
 from tests.support.helpers import free_port_pair
 from tests.support.running import GUARD_S
 from tests.test_browser import (  # the browser and page fixtures, as the page's own tests use
+    TOKEN,
+    WAIT_MS,
     Served,
     app_item,
     browser,
@@ -33,7 +35,7 @@ CATALOG = '#launcher a[data-entry="ext.parts_catalog"]'
 TRAY = '.chat-tab[data-tab="ext.parts_tray"]'
 
 
-def write_project(root: Path, sandbox_port: int) -> None:
+def write_project(root: Path, sandbox_port: int, *, token: str | None = None) -> None:
     manifests = {
         "ext": extensions_manifest("ext"),
         "bad-entry": extensions_manifest("bad-entry", "--hostile", "entry-refuses-empty"),
@@ -42,8 +44,9 @@ def write_project(root: Path, sandbox_port: int) -> None:
         folder = root / "apps" / app_id
         folder.mkdir(parents=True)
         (folder / "openclaw.mcpapp.json").write_text(json.dumps(manifest))
+    server = f'[server]\nalways_require_auth = true\ntoken = "{token}"\n' if token else ""
     (root / "config.toml").write_text(
-        f'[sandbox]\nport = {sandbox_port}\n[apps]\ndiscovery_paths = ["./apps"]\n'
+        f'{server}[sandbox]\nport = {sandbox_port}\n[apps]\ndiscovery_paths = ["./apps"]\n'
     )
 
 
@@ -217,3 +220,23 @@ def ready_ext(page: Any, served: Served) -> None:
     page.goto(served.url("/"))
     app_item(page, "ext").locator(".state-Running").wait_for()
     page.locator(CATALOG).wait_for()
+
+
+def test_a_bookmarked_deep_link_survives_logging_in(browser: Any, tmp_path: Path) -> None:
+    port = free_port_pair()
+    write_project(tmp_path, port + 1, token=TOKEN)
+    supervisor = Served(tmp_path, port)
+    supervisor.start()
+    try:
+        context = browser.new_context()
+        context.set_default_timeout(WAIT_MS)
+        page = context.new_page()
+        page.goto(supervisor.url("/?entry=ext.parts_catalog&path=%2Fparts%2Fhex-bolt"))
+        page.locator("#login:not([hidden])").wait_for()
+        page.fill('#login-form input[name="token"]', TOKEN)
+        page.click("#login-form button")
+        page.wait_for_url("**/?entry=ext.parts_catalog&path=%2Fparts%2Fhex-bolt")
+        assert canvas_report(page, '"inits":1')["deepLink"] == "/parts/hex-bolt"
+        context.close()
+    finally:
+        supervisor.stop()

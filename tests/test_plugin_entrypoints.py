@@ -15,6 +15,7 @@ from tests.support.frontdoor import http
 from tests.support.helpers import Project
 from tests.support.running import supervisor_running
 from web.plugins.entrypoints import BadDeepLink, deep_link, entry_points, usable_icon
+from web.routes import landing
 
 PNG = "data:image/png;base64,iVBORw0KGgo="
 SVG = "data:image/svg+xml;base64,PHN2Zz48L3N2Zz4="
@@ -179,3 +180,12 @@ async def test_entry_points_over_http(project: Project) -> None:
         said = await refused("bad-entry-refuses-empty.broken_entry", {}, 409, "entry_point_refused")
         assert "no part is chosen yet" in said
         assert (await client.post("/apps/entrypoints/x/open", json=[1])).status_code == 400
+
+
+def test_an_entry_point_link_survives_logging_in() -> None:
+    assert landing({"token": "t", "entry": "ext.parts_catalog", "path": "/parts?tag=bolt"}) == (
+        "/?entry=ext.parts_catalog&path=%2Fparts%3Ftag%3Dbolt"
+    )
+    assert landing({"session": "chat-1", "tab": "ext.parts_tray"}) == (
+        "/?session=chat-1&tab=ext.parts_tray"
+    )

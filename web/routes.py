@@ -110,10 +110,15 @@ def create_app(
     return app
 
 
+# The page's link parameters that travel through /login.
+LINK_KEYS = ("open", "args", "app", "entry", "path", "session", "tab")
+
+
 def landing(args: Any) -> str:
     """Where `/login` sends the browser: the control page, keeping a view's link (`open`,
-    `args`) or an app's (`app`) so that a shared link survives logging in."""
-    kept = {key: args[key] for key in ("open", "args", "app") if args.get(key)}
+    `args`), an app's (`app`) or an entry point's (`entry`, `path`; `session`, `tab`) so that a
+    shared or bookmarked link survives logging in."""
+    kept = {key: args[key] for key in LINK_KEYS if args.get(key)}
     return f"/?{urlencode(kept)}" if kept else "/"
 
 

@@ -1,5 +1,6 @@
 // The login box, shown when the server asks for its token (any admin call answered 401). The
-// link's `open`, `args` and `app` travel through /login, so a shared view link survives it.
+// link's `open`, `args` and `app` (and an entry point's `entry`, `path`, `session`, `tab`)
+// travel through /login, so a shared or bookmarked link survives it.
 import { $ } from "./dom.js";
 import { linked } from "./route.js";
 
@@ -10,7 +11,11 @@ export function showLogin() {
   $("login-open").value = linked.open || "";
   $("login-args").value = linked.args || "";
   $("login-app").value = linked.app || "";
-  for (const id of ["login-open", "login-args", "login-app"]) $(id).disabled = !$(id).value;
+  const params = new URLSearchParams(location.search);
+  for (const name of ["entry", "path", "session", "tab"]) $(`login-${name}`).value = params.get(name) || "";
+  for (const id of ["open", "args", "app", "entry", "path", "session", "tab"].map((n) => `login-${n}`)) {
+    $(id).disabled = !$(id).value;
+  }
 }
 
 export const loginShown = () => !$("login").hidden;
