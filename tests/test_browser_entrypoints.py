@@ -98,6 +98,9 @@ def test_a_global_entry_point_opens_full_screen_from_the_launcher(
         "Parts catalog",
     ]
     screenshot(page, "launcher.png")
+    page.set_viewport_size({"width": 360, "height": 800})  # a phone: the launcher scrolls in place
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    page.set_viewport_size({"width": 1400, "height": 900})
     item.click()
     said = canvas_report(page, '"inits":1')
     assert said["deepLink"] == "/"  # no path: the app's root
