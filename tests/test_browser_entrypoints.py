@@ -141,6 +141,10 @@ def test_a_deep_link_with_a_fragment_is_refused(served: Served, page: Any) -> No
     refusal.wait_for()
     assert "has a fragment ('#top')" in refusal.inner_text()
     assert page.locator("#canvas iframe").count() == 0  # nothing opened
+    # Typed unencoded, the '#' ends the page's own URL: taken as the path's, and refused too.
+    page.goto(served.url("/?entry=ext.parts_catalog&path=/parts#part-7"))
+    page.locator("#entry-refusal", has_text="has a fragment ('#part-7')").wait_for()
+    assert page.locator("#canvas iframe").count() == 0
 
 
 def test_an_entry_point_whose_tool_rejects_empty_arguments_is_refused(
