@@ -125,9 +125,10 @@ def _find(found: list[EntryPoint], public_name: str, kind: str) -> EntryPoint:
     entry = next((e for e in found if e.public_name == public_name and e.kind == kind), None)
     if entry is None:
         others = sorted({e.public_name for e in found if e.kind == kind})
+        named = ", ".join(others[:10]) + (", …" if len(others) > 10 else "")
         raise NotFound(
             f"there is no {kind} entry point '{public_name}' among the Running apps"
-            f" ({', '.join(others) or 'none has one'}); GET /apps/entrypoints lists them",
+            f" ({named or 'none has one'}); GET /apps/entrypoints lists them",
             code="unknown_entry_point",
         )
     return entry
