@@ -92,6 +92,8 @@ async function open(name) {
       place: { element, close: () => close(instance) },
     });
     instance.failed = !instance.view;  // the host says why in the tab
+    // Closed while it opened (the oldest of too many): its lease ends now.
+    if (instance.view && instances.get(key(session, name)) !== instance) await instance.view.unmount();
   } catch (error) {
     instance.failed = true;
     element.replaceChildren(el("p", { class: "refusal" }, `'${name}' was not opened: ${error.message}`));
