@@ -22,6 +22,8 @@ class Catalog:
     prompts: tuple[Wire, ...] = ()
     capabilities: Wire = attrs.Factory(dict)  # the app's, as it declared them
     era: Era = Era.HANDSHAKE  # the era the app speaks
+    # Who the app says it is (`serverInfo`: name, version, icons …), {} when it did not say.
+    server_info: Wire = attrs.Factory(dict)
 
     def counts(self) -> dict[str, int]:
         return {

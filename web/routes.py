@@ -32,6 +32,7 @@ from web.chat.stream import chat_blueprint
 from web.control import control_blueprint, ui_shown
 from web.errors import register
 from web.files.routes import files_blueprint
+from web.plugins.entryroutes import entrypoints_blueprint
 from web.plugins.mentionroutes import mentions_blueprint
 from web.plugins.onboarding import onboarding_blueprint
 from web.plugins.settingsroutes import settings_blueprint
@@ -80,6 +81,7 @@ def create_app(
     app.register_blueprint(sessions_blueprint(chats))
     app.register_blueprint(settings_blueprint(registry))
     app.register_blueprint(mentions_blueprint(registry))
+    app.register_blueprint(entrypoints_blueprint(registry))
     app.register_blueprint(onboarding_blueprint(registry, chats))
     app.register_blueprint(cluster_blueprint(chats))
     app.register_blueprint(control_blueprint(sandbox_origin))
@@ -111,11 +113,15 @@ def create_app(
     return app
 
 
+# The page's link parameters that travel through /login.
+LINK_KEYS = ("open", "args", "app", "file", "with", "entry", "path", "session", "tab")
+
+
 def landing(args: Any) -> str:
     """Where `/login` sends the browser: the control page, keeping a view's link (`open`,
-    `args`), a file's (`file`, `with`) or an app's (`app`) so that a shared link survives
-    logging in."""
-    kept = {key: args[key] for key in ("open", "args", "app", "file", "with") if args.get(key)}
+    `args`), a file's (`file`, `with`), an app's (`app`) or an entry point's (`entry`, `path`;
+    `session`, `tab`) so that a shared or bookmarked link survives logging in."""
+    kept = {key: args[key] for key in LINK_KEYS if args.get(key)}
     return f"/?{urlencode(kept)}" if kept else "/"
 
 

@@ -180,7 +180,9 @@ class Upstream:
             templates = await self._pages(types.ListResourceTemplatesRequest, "resourceTemplates")
         prompts = await self._pages(types.ListPromptsRequest, "prompts") if caps.prompts else ()
         declared = caps.model_dump(by_alias=True, mode="json", exclude_none=True)
-        return Catalog(tools, resources, templates, prompts, declared, self.era)
+        info = self.client.server_info
+        said = info.model_dump(by_alias=True, mode="json", exclude_none=True) if info else {}
+        return Catalog(tools, resources, templates, prompts, declared, self.era, said)
 
     async def _pages(self, request: type[Any], field: str) -> tuple[Wire, ...]:
         items: list[Wire] = []

@@ -1,13 +1,17 @@
 """An MCP App built with the OpenAI extensions SDK (`openai-mcp-extensions`), for the tests of
 the plugin extensions: structured settings (read and update tools, a layout with a tool action),
-composer @-mention search, and a view. Its settings live in this process only.
+composer @-mention search, entry points (a global one whose tool is for the model only, since
+entry points ignore visibility, and a thread one), and views. Its settings live in this process
+only. The entry points' view reports what the host told it: the deep link at `ui/initialize`, the
+ones sent after (`host-context-changed`), and the tool's result.
 
 Run over stdio: `python extensions_app.py [--hostile KIND]`. A hostile KIND makes the app
 advertise an extension the host must refuse, built by hand since the SDK would not build it:
 `settings-not-read-only`, `settings-no-output-schema`, `settings-unsupported-type`,
 `mentions-not-read-only`, `mentions-model-only`, `mentions-deprecated` (the deprecated
 `_meta["openai/extensions"]["mentions/search"]` marker instead of the capability),
-`mentions-slow` (a search that never answers in time).
+`mentions-slow` (a search that never answers in time), `entry-refuses-empty` (entry points whose
+tools do not accept `{}`: one requires an argument, one fails when called).
 """
 
 from __future__ import annotations
@@ -17,22 +21,78 @@ import sys
 from typing import Any, Literal
 
 import trio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
-from mcp_types import ResourceLink, ToolAnnotations
+from mcp_types import Icon, ResourceLink, ToolAnnotations
 from openai_mcp_extensions import (
     OpenAIExtensions,
+    OpenAIGlobalEntrypoint,
     OpenAIMentionSearchParams,
     OpenAIMentionSearchResult,
     OpenAISettings,
     OpenAISettingsGroup,
     OpenAISettingsProperty,
     OpenAISettingsTool,
+    OpenAIThreadEntrypoint,
+    OpenAIUiToolMetadata,
 )
 from pydantic import BaseModel, ConfigDict, Field
 
 UI_MIME = "text/html;profile=mcp-app"
 PARTS = ("hex-bolt", "hex-nut", "washer", "wing-nut", "spring")
+ENTRY_URI = "ui://extensions/entry"
+# Icons as data: URIs (the control page shows no other): the catalog's own, and the server's.
+TOOL_ICON = (
+    "data:image/svg+xml;base64,PHN2ZyB4bWxucz0naHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmcnIHZpZXdCb3g9"
+    "JzAgMCAxNiAxNic+PHBhdGggZmlsbD0nIzNhN2JkNScgZD0nTTggMWw2IDMuNXY3TDggMTVsLTYtMy41di03eicvPjwvc3ZnPg=="
+)
+SERVER_ICON = (
+    "data:image/svg+xml;base64,PHN2ZyB4bWxucz0naHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmcnIHZpZXdCb3g9"
+    "JzAgMCAxNiAxNic+PGNpcmNsZSBjeD0nOCcgY3k9JzgnIHI9JzcnIGZpbGw9JyNkNTg1M2EnLz48L3N2Zz4="
+)
+# The entry points' view: speaks the view protocol by hand and shows what it was told.
+ENTRY_PAGE = """<!doctype html><html><body><h1 id=title>entry</h1><pre id=report>starting</pre>
+<script>
+const report = {instance: Math.random().toString(36).slice(2), deepLink: null, links: [],
+  result: null, inits: 0};
+const show = () => { document.getElementById("report").textContent = JSON.stringify(report); };
+let next = 1; const waiting = new Map();
+function post(m) { window.parent.postMessage(Object.assign({jsonrpc: "2.0"}, m), "*"); }
+function request(method, params) {
+  const id = next++;
+  return new Promise((resolve) => { waiting.set(id, resolve); post({id, method, params}); });
+}
+window.addEventListener("message", (event) => {
+  const m = event.data;
+  if (m.id !== undefined && !m.method) { waiting.get(m.id)(m); waiting.delete(m.id); return; }
+  if (m.method === "ui/notifications/tool-result") report.result = m.params.structuredContent;
+  if (m.method === "ui/notifications/host-context-changed" && m.params["openai/deepLink"]) {
+    report.links.push(m.params["openai/deepLink"].url);
+    report.deepLink = m.params["openai/deepLink"].url;
+  }
+  if (m.method === "ui/resource-teardown") post({id: m.id, result: {}});
+  show();
+});
+(async () => {
+  const init = await request("ui/initialize", {protocolVersion: "2026-01-26",
+    appInfo: {name: "entry", version: "1"}, appCapabilities: {}});
+  report.inits += 1;
+  const link = init.result.hostContext["openai/deepLink"];
+  report.deepLink = link ? link.url : null;
+  report.displayMode = init.result.hostContext.displayMode;
+  post({method: "ui/notifications/initialized", params: {}});
+  show();
+})();
+</script></body></html>"""
+
+
+def entry_meta(*kinds: OpenAIGlobalEntrypoint | OpenAIThreadEntrypoint, **ui: Any) -> Any:
+    openai = OpenAIUiToolMetadata(entrypoints=list(kinds))
+    return {
+        "ui": {"resourceUri": ENTRY_URI, **ui},
+        "openai/ui": openai.model_dump(by_alias=True, exclude_none=True, mode="json"),
+    }
 
 
 class Prefs(BaseModel):
@@ -118,8 +178,14 @@ def build(hostile: str | None) -> MCPServer:
             caps["experimental"] = {**caps.get("experimental", {}), **advertised}
         return result
 
-    server = MCPServer("extensions", extensions=kept, middleware=[advertise])
+    server = MCPServer(
+        "extensions",
+        icons=[Icon(src=SERVER_ICON, mime_type="image/svg+xml")],
+        extensions=kept,
+        middleware=[advertise],
+    )
     add_hostile(server, hostile, advertised)
+    add_entry_points(server, hostile)
 
     async def reset_cache() -> str:
         return "cache cleared (5 parts)"
@@ -145,6 +211,48 @@ def build(hostile: str | None) -> MCPServer:
         return "<!doctype html><p id=library>parts library</p>"
 
     return server
+
+
+def add_entry_points(server: MCPServer, hostile: str | None) -> None:
+    async def parts_catalog() -> dict[str, Any]:
+        return {"opened": "catalog", "parts": len(PARTS)}
+
+    async def parts_tray(ctx: Context) -> dict[str, Any]:
+        meta: Any = ctx.request_context.meta or {}
+        if not isinstance(meta, dict):
+            meta = meta.model_dump(by_alias=True, exclude_none=True)
+        return {"opened": "tray", "session": meta.get("sessionId")}
+
+    async def pick_part(part: str) -> dict[str, Any]:
+        return {"part": part}
+
+    async def broken_entry() -> dict[str, Any]:
+        raise ToolError("no part is chosen yet")
+
+    @server.resource(ENTRY_URI, mime_type=UI_MIME)
+    def entry_page() -> str:
+        return ENTRY_PAGE
+
+    if hostile == "entry-refuses-empty":
+        server.add_tool(pick_part, name="pick_part", meta=entry_meta(OpenAIGlobalEntrypoint()))
+        server.add_tool(
+            broken_entry, name="broken_entry", meta=entry_meta(OpenAIGlobalEntrypoint())
+        )
+        return
+    # For the model only: an entry point opens it anyway (the spec ignores visibility there).
+    server.add_tool(
+        parts_catalog,
+        name="parts_catalog",
+        title="Parts catalog",
+        icons=[Icon(src=TOOL_ICON, mime_type="image/svg+xml")],
+        meta=entry_meta(OpenAIGlobalEntrypoint(), visibility=["model"]),
+    )
+    server.add_tool(
+        parts_tray,
+        name="parts_tray",
+        annotations=ToolAnnotations(title="Parts tray", read_only_hint=True),
+        meta=entry_meta(OpenAIThreadEntrypoint()),
+    )
 
 
 def add_hostile(server: MCPServer, hostile: str | None, advertised: dict[str, Any]) -> None:

@@ -4,6 +4,7 @@ which web/errors.py words for HTTP."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import trio
@@ -35,11 +36,14 @@ async def call_app_tool(
     name: str,
     arguments: dict[str, Any],
     timeout: float = CALL_TIMEOUT_S,
+    meta: Mapping[str, Any] | None = None,
 ) -> Wire:
     """The app's raw result of `tools/call`; an `McpappsError` if it has none. A caller that
     gives up (cancelled, or out of time) cancels the call at the app."""
     abandoned = Abandonment()
-    params = {"name": name, "arguments": arguments}
+    params: Wire = {"name": name, "arguments": arguments}
+    if meta:
+        params["_meta"] = dict(meta)
     try:
         return await ask(
             registry,

@@ -325,6 +325,7 @@
 
     // The display modes this view may be in: the host's, narrowed to what the resource declares.
     availableDisplayModes() {
+      if (this.place) return ["inline"];  // a view in a place of its own (a chat's tab) stays there
       const declared = this.resource.ui.availableDisplayModes || this.resource.openai.availableDisplayModes;
       if (!Array.isArray(declared) || !declared.length) return DISPLAY_MODES.slice();
       const modes = DISPLAY_MODES.filter((mode) => declared.includes(mode));
@@ -347,6 +348,7 @@
         ? { width, maxHeight: INLINE_MAX_HEIGHT }
         : { width, height: Math.round(box.height) || 400 };
       return {
+        ...this.extraContext,  // what the page adds (an entry point's openai/deepLink)
         theme: Host.theme(),
         styles: hostStyles(),
         displayMode: this.displayMode,
@@ -359,6 +361,13 @@
         deviceCapabilities: { hover: matchMedia("(hover: hover)").matches, touch: navigator.maxTouchPoints > 0 },
         toolInfo: this.toolCallId === undefined ? { tool: this.tool } : { id: this.toolCallId, tool: this.tool },
       };
+    }
+
+    // The page changes what it adds to the host context: the view is told what differs
+    // (ui/notifications/host-context-changed), and is not reloaded.
+    setContext(extra) {
+      this.extraContext = { ...this.extraContext, ...extra };
+      this.contextChanged();
     }
 
     // The host context changed (theme, size, display mode): AppBridge sends the view what
@@ -383,7 +392,7 @@
       window.addEventListener("message", this.onMessage);
       canvas.replaceChildren(frame);
       // The mode the resource prefers to open in, when the host and the resource offer it.
-      const preferred = this.resource.ui.preferredDisplayMode || this.resource.openai.preferredDisplayMode;
+      const preferred = this.openIn || this.resource.ui.preferredDisplayMode || this.resource.openai.preferredDisplayMode;
       if (preferred !== "inline" && this.availableDisplayModes().includes(preferred)) {
         this.displayMode = preferred;
         Host.onDisplayMode(preferred);
@@ -422,7 +431,7 @@
       bridge.onupdatemodelcontext = (params) => this.updateModelContext(params);
       bridge.onrequestdisplaymode = async (params) => ({ mode: this.setDisplayMode(params.mode) });
       bridge.onsizechange = (params) => this.sizeChanged(params);
-      bridge.onrequestteardown = () => { Host.closeView(); };
+      bridge.onrequestteardown = () => { if (this.place) this.place.close(); else Host.closeView(); };
       bridge.onloggingmessage = (params) => console.info(`app ${this.appId}:`, params.data);
       // What AppBridge has no handler of its own for: the file requests the host answers
       // (saves, subscriptions, opening a file), each through the view door.
@@ -706,13 +715,17 @@
     // the tool is not called again; without, it is called with `args`.
     // `restored`: the view is rebuilt from a saved chat with its saved `result`; it is marked
     // so and inactive until the person presses Run, which opens it afresh (a new call).
+    // `hostContext`: what the page adds to the view's host context; `displayMode`: the mode it
+    // opens in (an entry point's fullscreen); `place` ({element, close}): a place of the page's
+    // own for the view (a chat's tab), where it stays inline, beside the canvas's view.
     async openView(options) {
       let { appId, toolName, publicName, args } = options;
       const { result, resourceUri, sessionId, toolCallId, restored, file } = options;
-      await Host.closeView();
-      const canvas = document.getElementById("canvas");
+      const place = options.place || null;
+      if (!place) await Host.closeView();
+      const canvas = place ? place.element : document.getElementById("canvas");
       canvas.replaceChildren(text("p", "Opening…", "empty"));
-      Host.onTitle(file ? file.path : publicName || `${appId}/${toolName}`);
+      if (!place) Host.onTitle(file ? file.path : publicName || `${appId}/${toolName}`);
       try {
         if (!SANDBOX_ORIGIN) throw new Refusal("the app sandbox is off ([sandbox] enabled = false): views are not rendered");
         let client;
@@ -749,7 +762,8 @@
           client, appId, tool, publicName, args: args || {}, result: pending, resource, toolCallId,
           restored: Boolean(restored),
         });
-        current = view;
+        Object.assign(view, { place, extraContext: options.hostContext || {}, openIn: options.displayMode });
+        if (!place) current = view;
         opening = null;
         view.mount(canvas);
         if (restored) {
@@ -762,7 +776,7 @@
           note.append(run);
           canvas.prepend(note);
         }
-        document.getElementById("canvas-close").hidden = false;
+        if (!place) document.getElementById("canvas-close").hidden = false;
         return view;
       } catch (error) {
         const message = error instanceof Refusal ? error.message : `the view could not be opened: ${error.message || error}`;

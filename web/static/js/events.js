@@ -4,6 +4,7 @@
 import { loadApps, loadToolsSoon } from "./apps.js";
 import { loadStderr } from "./detail.js";
 import { loadSettingsOffersSoon } from "./plugincards.js";
+import { loadEntryPointsSoon } from "./entrypoints.js";
 import { $ } from "./dom.js";
 import { selectDefault } from "./select.js";
 import { changed, state } from "./state.js";
@@ -15,11 +16,13 @@ function apply(message) {
     changed();
     if (message.app.id === state.selected && (!before || before.state !== message.app.state)) loadStderr(state.selected);
     if (!state.apps.has(state.selected) && message.app.state === "Running") selectDefault().catch(() => {});
+    if (before && before.state !== message.app.state) loadEntryPointsSoon();
   } else if (message.type === "catalog") {
     state.catalogUi.set(message.appId, message.hasUi);
     changed();
     loadToolsSoon();
     loadSettingsOffersSoon();
+    loadEntryPointsSoon();
   } else if (message.type === "toolTable") {
     loadToolsSoon();
   } else if (message.type === "reloaded") {

@@ -20,6 +20,8 @@ import { noteAppEvent, noteModelContext } from "./viewnotes.js";
 import { connectCards, loadSettingsOffers } from "./plugincards.js";
 import { watchComposer } from "./mentions.js";
 import { linkedSettings, openSettings } from "./settings.js";
+import { loadEntryPoints, openLinkedEntry } from "./entrypoints.js";
+import { openLinkedTab } from "./threadtabs.js";
 
 connectHost({
   confirm,
@@ -52,6 +54,9 @@ async function start() {
   await restoreChat().catch(() => {});
   await openLinkedView().catch((error) => showRefusal(error.message));
   openLinkedFile();
+  await loadEntryPoints().catch(() => {});
+  await openLinkedEntry();
+  await openLinkedTab();
 }
 
 start();

@@ -1,5 +1,6 @@
-// The plugin extensions' HTTP API as the page calls it (settings, @-mentions, onboarding). An
-// error answer throws an Error worded by the server, with the setting it names (`field`).
+// The plugin extensions' HTTP API as the page calls it (settings, @-mentions, onboarding, entry
+// points). An error answer throws an Error worded by the server, with the setting it names
+// (`field`).
 const SAME_ORIGIN = { credentials: "same-origin" };
 
 async function json(response) {
@@ -40,3 +41,13 @@ export async function searchMentions(query, appId, signal) {
 
 // A turn that carries the app's setup skill: its Response, read as the chat's turns are.
 export const startOnboarding = (appId) => post(`apps/onboarding/${encodeURIComponent(appId)}`, {});
+
+// Entry points: every Running app's (global and thread); one opened (its tool called with {},
+// `body`: {type?, path?, sessionId?}); a global one's deep link resolved without opening it.
+export const listEntryPoints = async () => json(await fetch("apps/entrypoints", SAME_ORIGIN));
+const entryPath = (name) => `apps/entrypoints/${encodeURIComponent(name)}`;
+export const openEntryPoint = async (name, body) => json(await post(`${entryPath(name)}/open`, body || {}));
+export async function resolveEntryPoint(name, path) {
+  const query = path === null || path === undefined ? "" : `?${new URLSearchParams({ path })}`;
+  return json(await fetch(`${entryPath(name)}${query}`, SAME_ORIGIN));
+}
