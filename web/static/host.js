@@ -376,7 +376,11 @@
       bridge.onreadresource = (params) => this.forward("resources/read", params);
       bridge.onopenlink = (params) => this.openLink(params);
       bridge.ondownloadfile = (params) => this.downloadFile(params);
-      bridge.onmessage = (params) => this.message(params);
+      // AppBridge's schema keeps only role and content of a ui/message's params; its `_meta`
+      // (the OpenAI message options) is read from the request as the view sent it.
+      bridge.onmessage = (params, extra) => this.message({
+        ...params, _meta: extra && extra.mcpReq ? extra.mcpReq._meta : undefined,
+      });
       bridge.onupdatemodelcontext = (params) => this.updateModelContext(params);
       bridge.onrequestdisplaymode = async (params) => ({ mode: this.setDisplayMode(params.mode) });
       bridge.onsizechange = (params) => this.sizeChanged(params);
