@@ -19,7 +19,7 @@ from actors.views.modelcontext import (
     model_context_text,
     read_update,
 )
-from actors.views.refusals import ViewRefusal
+from actors.views.refusals import BadParams, ViewRefusal
 from tests.support.chatting import body, chat_data
 from tests.support.frontdoor import http, write
 from tests.support.helpers import Project
@@ -44,7 +44,7 @@ IMAGE = {"type": "image", "data": PNG, "mimeType": "image/png", "_meta": {"opena
 def refusal(params: dict[str, Any]) -> str:
     with pytest.raises(ViewRefusal) as refused:
         read_update(params)
-    assert refused.value.rpc_code == types.INVALID_PARAMS
+    assert isinstance(refused.value, BadParams)
     return refused.value.message
 
 
