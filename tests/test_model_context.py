@@ -77,6 +77,12 @@ def test_the_content_a_view_may_attach() -> None:
     )
     assert marked.startswith(MODEL_CONTEXT_MARK)
     assert marked.count("</model-context>") == 1  # a view cannot close the block early
+    # Many views' contexts: the newest that fit go, and the rest are said to be left out.
+    many = [{"app": f"a{i}", "content": [{"type": "text", "text": "x" * 8000}]} for i in range(10)]
+    marked = model_context_text(many)
+    assert '"app": "a9"' in marked
+    assert '"app": "a0"' not in marked
+    assert marked.endswith("earlier attachments left out: too long]")
 
 
 @pytest.mark.parametrize(
