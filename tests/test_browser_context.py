@@ -257,3 +257,21 @@ def test_a_message_to_a_new_chat_is_sent_once_the_person_allows_it(
     assert page.locator("#chat-log .msg.user").all_inner_texts() == ["Start over with a washer."]
     bad = {"role": "user", "content": [LINK], "_meta": {"openai/message": {"target": "elsewhere"}}}
     assert ask(page, "bad", "ui/message", bad)["error"]["code"] == -32602
+
+
+def test_a_view_outside_a_chat_attaches_and_the_chips_alone_are_sent(
+    served: Served, page: Any
+) -> None:
+    page.goto(served.url("/?open=ctx.show_part"))
+    report(page, "ready")
+    ask(page, "ctx", "ui/update-model-context", {"content": [LINK, HIDDEN]})
+    page.locator("#chat-context .chip-context").wait_for()
+    page.click("#chat-send")  # nothing typed: the chip alone
+    assistant = page.locator("#chat-log .msg.assistant")
+    assistant.wait_for()
+    assert assistant.inner_text() == "Noted the context attached by ctx."
+    assert page.locator("#chat-context .chip").count() == 0
+    saved = httpx2.get(served.url(f"/apps/chat/{session_of(page)}"), timeout=GUARD_S).json()
+    said = next(m["content"] for m in saved["messages"] if m["role"] == "user")
+    assert "cad://parts/washer" in said
+    assert "part id 42" in said

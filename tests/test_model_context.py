@@ -190,13 +190,16 @@ async def test_a_chat_s_context_is_replaced_listed_reopened_and_taken_by_the_nex
         assert MODEL_CONTEXT_MARK not in second_turn  # taken once
         assert await chips(client, sessionId="mc-1") == []
 
-        # With no text, the direct engine says what it received.
-        await update(client, reopened.json()["viewId"], {"content": [LINK]})
-        events = await chat_data(
-            client, body("", "mc-1", attachments=[{"app": "fx", "content": [LINK]}])
-        )
-        texts = [e["text"] for e in events if e["type"] == "text"]
-        assert texts == ["Noted the context attached by fx."]
+        # With no text (the person sent the chips alone, as the page names them), the direct
+        # engine says what it received; a ui/message's attachments likewise.
+        last = await update(client, reopened.json()["viewId"], {"content": [LINK]})
+        for extra in (
+            {"modelContext": [last]},
+            {"attachments": [{"app": "fx", "content": [LINK]}]},
+        ):
+            events = await chat_data(client, body("", "mc-1", **extra))
+            texts = [e["text"] for e in events if e["type"] == "text"]
+            assert texts == ["Noted the context attached by fx."]
 
 
 async def test_a_chip_removed_and_a_view_outside_a_chat(project: Project) -> None:

@@ -48,20 +48,21 @@ export function addDraft(app, content) {
   draw();
 }
 
-export const hasAttached = () => drafts.length > 0 || attached.length > 0;
+// Something the person sees attached (a chip), which may be sent without a word.
+export const hasAttached = () => drafts.length > 0 || attached.some((chip) => chip.content.length);
 
-// What the next turn carries: the update ids of the contexts of views outside a chat (those
-// of the chat's own views the server adds itself), and the drafts' attachments. The chips go:
-// the turn takes them, and the views are told their context is no longer attached.
+// What the next turn carries: the update ids of the contexts shown (the server takes the
+// chat's own views' contexts anyway; those of views outside a chat only when named), and the
+// drafts' attachments. The chips go: the turn takes them, and the views are told their
+// context is no longer attached.
 export function takeAttached() {
   const ids = attached.map((chip) => chip.updateId);
-  const outside = attached.filter((chip) => !chip.sessionId).map((chip) => chip.updateId);
   const attachments = drafts.splice(0);
   attached = [];
   draw();
   if (ids.length) contextRemoved(ids);
   return {
-    modelContext: outside.length ? outside : undefined,
+    modelContext: ids.length ? ids : undefined,
     attachments: attachments.length ? attachments : undefined,
   };
 }
