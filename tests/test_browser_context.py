@@ -275,3 +275,9 @@ def test_a_view_outside_a_chat_attaches_and_the_chips_alone_are_sent(
     said = next(m["content"] for m in saved["messages"] if m["role"] == "user")
     assert "cad://parts/washer" in said
     assert "part id 42" in said
+
+    # Such a view takes what it attached with it when it closes.
+    ask(page, "again", "ui/update-model-context", {"content": [LINK]})
+    page.locator("#chat-context .chip-context").wait_for()
+    page.click("#canvas-close")
+    page.locator("#chat-context .chip-context").wait_for(state="detached")

@@ -580,6 +580,8 @@
       if (this.frame) this.frame.remove();
       this.frame = null;
       await this.client.close();
+      // A view outside a chat takes what it attached with it: the composer reads again.
+      if (this.modelContext && !this.client.sessionId) Host.onModelContext(this);
     }
   }
 
