@@ -28,7 +28,7 @@ import trio
 
 from actors.chat.chatstore import ChatStore
 from actors.chat.hub import CHAT_DATABASE
-from actors.chat.turns import APP_EVENTS_MARK
+from actors.views.modelcontext import MODEL_CONTEXT_MARK
 from tests.support.helpers import free_port, free_port_pair
 from tests.support.nodetools import basic_vanillajs_command
 from tests.support.running import GROCERY, GUARD_S, environment, fixture_manifest
@@ -617,14 +617,17 @@ def test_model_context_reaches_the_next_turn_as_marked_data(served: Served, page
     page.goto(served.url("/?open=views.show_probe"))
     probe_report(page, until="undeclared")
     view(page).locator("#context").click()
-    assert probe_report(page, until="context")["context"] == {}
+    answered = probe_report(page, until="context")["context"]
+    assert answered["_meta"]["openai/modelContext"]["updateId"].startswith("update-")
+    # A view opened from the app list (no chat): its context is a chip the turn names.
+    page.locator("#chat-context .chip-context").wait_for()
     page.fill("#chat-input", "/tools")
     page.click("#chat-send")
     page.locator("#chat-log .msg.assistant").wait_for()
     session = page.evaluate("localStorage.getItem('mcpapps.chat.session')")
     saved = httpx2.get(served.url(f"/apps/chat/{session}"), timeout=GUARD_S).json()
     said = next(m["content"] for m in saved["messages"] if m["role"] == "user")
-    assert said.startswith(APP_EVENTS_MARK)
+    assert said.startswith(MODEL_CONTEXT_MARK)
     assert "the person looks at the probe" in said
     assert said.endswith("/tools")
     # The session is kept across a reload of the page.

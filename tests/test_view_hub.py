@@ -98,10 +98,14 @@ async def test_a_view_s_model_context_goes_to_its_chat_s_next_turn_once(project:
             opened = await ask(hub.mailbox, lambda r: OpenView("fx", "s1", None, False, r))
             context = {"content": [{"type": "text", "text": "3 apples chosen"}]}
             events = await request(hub, opened.view_id, "ui/update-model-context", context)
-            assert [event async for event in events] == [Answered(Succeeded({}))]
+            [answered] = [event async for event in events]
+            assert isinstance(answered, Answered)
+            assert isinstance(answered.outcome, Succeeded)
+            update_id = answered.outcome.result["_meta"]["openai/modelContext"]["updateId"]
+            assert update_id.startswith("update-")
             taken = await ask(hub.mailbox, lambda r: TakeModelContexts("s1", r))
             assert taken == (
-                {"tool": "fx/ui/update-model-context", "args": {}, "resultText": "3 apples chosen"},
+                {"app": "fx", "content": [{"type": "text", "text": "3 apples chosen"}]},
             )
             assert await ask(hub.mailbox, lambda r: TakeModelContexts("s1", r)) == ()
         nursery.cancel_scope.cancel()

@@ -38,6 +38,7 @@ from web.plugins.onboarding import onboarding_blueprint
 from web.plugins.settingsroutes import settings_blueprint
 from web.security import SESSION_COOKIE, AccessPolicy, session_value, token_matches
 from web.signin import signin_blueprint
+from web.views.contextroutes import model_context_blueprint
 from web.views.fileroutes import file_views_blueprint
 from web.views.routes import model_contexts, views_blueprint
 
@@ -77,6 +78,7 @@ def create_app(
         workspace = files is not None
         app.register_blueprint(views_blueprint(views, registry, chats, ui_settings, workspace))
         app.register_blueprint(file_views_blueprint(views))
+        app.register_blueprint(model_context_blueprint(views))
     app.register_blueprint(admin_blueprint(registry, metrics, reload=reload))
     app.register_blueprint(sessions_blueprint(chats))
     app.register_blueprint(settings_blueprint(registry))

@@ -47,6 +47,9 @@ class DirectEngine:
         elif not text and turn.app_events:
             count = len(turn.app_events)
             answer = f"Noted {count} thing{'s' if count != 1 else ''} you did in the app."
+        elif not text and turn.model_context:
+            apps = ", ".join(sorted({str(item.get("app")) for item in turn.model_context}))
+            answer = f"Noted the context attached by {apps}."
         elif not text and turn.mentions:
             names = ", ".join(str(link.get("name")) for link in turn.mentions)
             answer = f"Noted what you mentioned: {names}."

@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from actors.chat.mentions import mentions_text
+from actors.views.modelcontext import model_context_text
 from supervisor.model import jsonout
 
 Message = dict[str, Any]
@@ -154,13 +155,18 @@ class UserTurn:
     text: str
     app_events: tuple[Mapping[str, Any], ...] = ()
     mentions: tuple[Mapping[str, Any], ...] = ()  # resource links (actors/mentions.py)
+    # What views attached (`ui/update-model-context`, a `ui/message`'s attachments), as the
+    # model reads it: one `{app, content, structuredContent?}` each (actors/views/modelcontext.py).
+    model_context: tuple[Mapping[str, Any], ...] = ()
 
     def message(self) -> Message:
-        """The user message the conversation keeps: the marked UI events and @-mentions, then
-        the text."""
+        """The user message the conversation keeps: the marked UI events, @-mentions and
+        attached model context, then the text."""
         parts = [app_events_text(self.app_events)] if self.app_events else []
         if self.mentions:
             parts.append(mentions_text(self.mentions))
+        if self.model_context:
+            parts.append(model_context_text(self.model_context))
         if self.text:
             parts.append(self.text)
         return {"role": "user", "content": "\n\n".join(parts)}

@@ -1,15 +1,13 @@
 """The rules of what a view may ask, pure: the methods it may ask, the tools it may call (its own
-app's, visible to the app), which calls wait for the person's approval, the call as the app
-gets it, and the model context it may leave for the chat."""
+app's, visible to the app), which calls wait for the person's approval, and the call as the app
+gets it. (What a view may attach to the chat is actors/views/modelcontext.py's.)"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from actors.catalog import Wire
-from actors.views.refusals import BadParams
 from supervisor.model.viewsconfig import Approval
 
 # What a view may ask besides tools/list and tools/call. Subscriptions are left out: a view's
@@ -20,8 +18,6 @@ ASKED = frozenset({*PASSED_ON, "tools/list", "tools/call", MODEL_CONTEXT})
 
 Decision = Literal["once", "while-open", "deny"]
 DECISIONS: tuple[Decision, ...] = ("once", "while-open", "deny")
-
-MODEL_CONTEXT_MAX = 8_000  # characters of a view's latest model context that are kept
 
 
 def is_visible_to_app(tool: Mapping[str, Any]) -> bool:
@@ -44,26 +40,6 @@ def needs_approval(approval: Approval, tool: Mapping[str, Any]) -> bool:
     if approval == "always":
         return True
     return not is_read_only(tool)
-
-
-def model_context_text(params: Mapping[str, Any]) -> str:
-    """The text of a `ui/update-model-context`: its text blocks, else its structured content
-    as JSON, cut to `MODEL_CONTEXT_MAX` characters."""
-    content = params.get("content")
-    if content is not None and not isinstance(content, list):
-        message = "'content' must be a list of content blocks, such as {'type': 'text', 'text': …}"
-        raise BadParams(message)
-    parts = [
-        str(c.get("text"))
-        for c in content or ()
-        if isinstance(c, Mapping) and c.get("type") == "text"
-    ]
-    if not parts and params.get("structuredContent") is not None:
-        parts.append(json.dumps(params["structuredContent"], ensure_ascii=False))
-    text = "\n".join(parts)
-    if len(text) > MODEL_CONTEXT_MAX:
-        text = text[:MODEL_CONTEXT_MAX] + f"… [{len(text) - MODEL_CONTEXT_MAX} characters cut]"
-    return text
 
 
 def with_session(chat_session: str | None, params: Mapping[str, Any]) -> Wire:

@@ -19,7 +19,6 @@ from typing import Any
 import trio
 
 from actors.asking import AnswerRefused
-from actors.catalog import Wire
 from actors.files.messages import ResourceUpdated, WorkspaceMessage
 from actors.messages import ActorOf, HubMessage, RegistryMessage, Reloaded, Watch
 from actors.metrics import Metrics
@@ -27,7 +26,7 @@ from actors.runtime import ASK_TIMEOUT_S, Actor, Mailbox, ask, unhandled
 from actors.views.calls import serve
 from actors.views.counters import ViewCounters
 from actors.views.fileviews import door, open_file_view
-from actors.views.gate import ASKED, DECISIONS, MODEL_CONTEXT, model_context_text
+from actors.views.gate import ASKED, DECISIONS, MODEL_CONTEXT
 from actors.views.leases import Lease, ViewTable
 from actors.views.messages import (
     AnswerApproval,
@@ -39,10 +38,12 @@ from actors.views.messages import (
     Failed,
     KeepViewAlive,
     ListenToView,
+    ListModelContexts,
     OpenedView,
     OpenFileView,
     OpenView,
     Outcome,
+    RemoveModelContext,
     StopViews,
     Succeeded,
     TakeModelContexts,
@@ -50,6 +51,7 @@ from actors.views.messages import (
     ViewMessage,
     ViewRequest,
 )
+from actors.views.modelcontext import read_update
 from actors.views.refusals import (
     BadDecision,
     UnknownApproval,
@@ -129,8 +131,15 @@ class ViewHub(Actor[ViewMessage]):
                     reply.send(None)
                 except (UnknownQuestion, AnswerRefused) as refused:
                     reply.fail(refused)
-            case TakeModelContexts(chat_session, reply):
-                reply.send(self._take_contexts(chat_session))
+            case TakeModelContexts(chat_session, reply, update_ids):
+                taken = state.contexts.take(chat_session, update_ids)
+                reply.send(tuple(context.for_model() for context in taken))
+            case ListModelContexts(chat_session, view_ids, reply):
+                listed = state.contexts.listed(chat_session, view_ids)
+                reply.send(tuple(context.chip() for context in listed))
+            case RemoveModelContext(update_id, reply):
+                removed = state.contexts.remove(update_id)
+                reply.send(removed.chip() if removed else None)
             case StopViews():
                 state.held.stop()
             case CutShort():
@@ -159,8 +168,11 @@ class ViewHub(Actor[ViewMessage]):
         try:
             lease = table.get(request.view_id)
             if request.method == MODEL_CONTEXT:
-                lease.model_context = model_context_text(request.params) or None
-                _answer_now(request.events, Succeeded({}))
+                # It replaces what this view instance attached before; the view is told the
+                # new update's id (the OpenAI model-context extension).
+                update_id = state.contexts.put(lease, *read_update(request.params))
+                answer = {"_meta": {"openai/modelContext": {"updateId": update_id}}}
+                _answer_now(request.events, Succeeded(answer))
                 return
             # A file view's own requests, and the path its tool calls carry (fileviews.py).
             served_by = door(state.files, request.method, request.params)
@@ -190,6 +202,7 @@ class ViewHub(Actor[ViewMessage]):
                 "name": message.tool_call.get("toolName"),
                 "arguments": message.tool_call.get("arguments") or {},
             }
+        attached = self.state.contexts.current(lease)
         opened = OpenedView(
             lease.id,
             app_id,
@@ -197,6 +210,7 @@ class ViewHub(Actor[ViewMessage]):
             lease.tool_call,
             table.config.lease_s,
             self.state.approval(app_id),
+            attached.host_state() if attached else None,
         )
         message.reply.send(opened)
 
@@ -207,6 +221,7 @@ class ViewHub(Actor[ViewMessage]):
         self.state.held.end_view(lease, why)
         self.state.questions.cancel_view(lease.id, f"its view ended ({why}), so it was cancelled")
         self.state.files.ended(lease)
+        self.state.contexts.view_ended(lease)
         logger.info("view %s… of app %s ended: %s", lease.id[:6], lease.app_id, why)
 
     def _reloaded(
@@ -234,20 +249,6 @@ class ViewHub(Actor[ViewMessage]):
             if before != after:
                 logger.info("views of app %s: approval is now %s (was %s)", app_id, after, before)
         state.approvals = dict(approvals)
-
-    def _take_contexts(self, chat_session: str) -> tuple[Wire, ...]:
-        events = []
-        for lease in self.state.table.of_session(chat_session):
-            if lease.model_context:
-                events.append(
-                    {
-                        "tool": f"{lease.app_id}/ui/update-model-context",
-                        "args": {},
-                        "resultText": lease.model_context,
-                    }
-                )
-                lease.model_context = None
-        return tuple(events)
 
 
 def _answer_now(events: trio.MemorySendChannel[ViewEvent], outcome: Outcome) -> None:

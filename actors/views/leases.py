@@ -43,7 +43,6 @@ class Lease:
     requests: deque[float] = attrs.Factory(deque)
     tool_calls: deque[float] = attrs.Factory(deque)
     grants: set[str] = attrs.Factory(set)  # tools allowed while this view is open
-    model_context: str | None = None
     # The call that opens the view, which the person asked for by opening it: it alone runs
     # without approval, once, with exactly the arguments the view was opened with.
     opening: Mapping[str, Any] | None = None

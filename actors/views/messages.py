@@ -86,6 +86,9 @@ class OpenedView:
     tool_call: Mapping[str, Any] | None
     lease_s: float
     approval: Approval
+    # The context this view instance attached and no turn has taken yet (a view reopened
+    # after a reload of the page): its `hostContext["openai/modelContext"]`.
+    model_context: Wire | None = None
 
 
 @attrs.frozen
@@ -151,11 +154,31 @@ class AnswerPageQuestion:
 
 @attrs.frozen
 class TakeModelContexts:
-    """The latest model context of each view of a chat session, taken (each is given once), as
-    app events of the session's next turn."""
+    """For the next turn of a chat session: the model context its views attached, and that of
+    the views outside a chat named by `update_ids`, taken (each is given once), as the model
+    reads them (actors/views/modelcontext.py)."""
 
     chat_session: str
     reply: Reply[tuple[Wire, ...]]
+    update_ids: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class ListModelContexts:
+    """What the composer shows: the contexts of a chat session and of the given views outside
+    a chat, as chips (`ModelContext.chip()`), oldest first."""
+
+    chat_session: str | None
+    view_ids: tuple[str, ...]
+    reply: Reply[tuple[Wire, ...]]
+
+
+@attrs.frozen
+class RemoveModelContext:
+    """The person removed an attached context: its chip, or None when it is not held."""
+
+    update_id: str
+    reply: Reply[Wire | None]
 
 
 @attrs.frozen
@@ -214,6 +237,8 @@ ViewMessage = (
     | AnswerApproval
     | AnswerPageQuestion
     | TakeModelContexts
+    | ListModelContexts
+    | RemoveModelContext
     | StopViews
     | CutShort
     | AppsReloaded

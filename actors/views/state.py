@@ -9,6 +9,7 @@ import trio
 
 from actors.messages import HubMessage, RegistryMessage
 from actors.runtime import Mailbox
+from actors.views.contexts import ContextTable
 from actors.views.counters import ViewCounters
 from actors.views.fileleases import FileViews
 from actors.views.held import HeldCalls
@@ -26,6 +27,7 @@ class ViewState:
     approvals: dict[str, Approval] = attrs.Factory(dict)
     held: HeldCalls = attrs.Factory(HeldCalls)
     questions: PageQuestions = attrs.Factory(PageQuestions)
+    contexts: ContextTable = attrs.Factory(ContextTable)  # the views' model context
     # The calls running (sent to their app), each with its view's lease: a reload that ends
     # the view, or the apps' stop, cancels them.
     running: dict[trio.CancelScope, Lease] = attrs.Factory(dict)

@@ -36,6 +36,7 @@ from actors.messages import CancelTurn, GetSessionPage, HubMessage, Turn
 from actors.runtime import AskTimeout, Mailbox, ask
 from supervisor.model import jsonin, jsonout
 from supervisor.model.errors import BadRequest, NotFound, Unavailable
+from web.chat.attached import attachments, update_ids
 from web.intake import close_with_request
 from web.keepalives import KEEP_ALIVE, with_keep_alives
 
@@ -51,10 +52,11 @@ _COUNT = re.compile(r"[0-9]{1,9}", re.ASCII)
 
 def chat_blueprint(
     chats: Mailbox[HubMessage],
-    view_contexts: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = None,
+    view_contexts: Callable[[str, tuple[str, ...]], Awaitable[list[dict[str, Any]]]] | None = None,
 ) -> Blueprint:
-    """`view_contexts` gives the latest model context of each view the session opened, as
-    app events of its next turn (the view hub's, web/views/routes.py)."""
+    """`view_contexts(session, update_ids)` takes the model context the session's views
+    attached, and that of the views outside a chat the request names, for its next turn (the
+    view hub's, web/views/routes.py)."""
     chat = Blueprint("chat", __name__)
 
     @chat.post("/apps/chat")
@@ -64,8 +66,9 @@ def chat_blueprint(
             session_id, user = parse_chat_request(body)
         except jsonin.JSONInputError as error:
             raise BadRequest(str(error)) from None
-        if view_contexts is not None and (contexts := await view_contexts(session_id)):
-            user = attrs.evolve(user, app_events=(*user.app_events, *contexts))
+        named = update_ids(body)
+        if view_contexts is not None and (contexts := await view_contexts(session_id, named)):
+            user = attrs.evolve(user, model_context=(*contexts, *user.model_context))
         events_in, events = trio.open_memory_channel[Event](math.inf)
         # Closed by the front door once the request is over, sent or not: a client that leaves
         # before the first send leaves `sse_stream` unbegun, and its `async with` never runs;
@@ -166,7 +169,8 @@ def parse_chat_request(body: Any) -> tuple[str, UserTurn]:
     if not isinstance(body, Mapping):
         raise BadRequest(
             'the body must be a JSON object: {"message": "...", "sessionId"?: "...",'
-            ' "appEvents"?: [...], "mentions"?: [<resource link>, ...]}'
+            ' "appEvents"?: [...], "mentions"?: [<resource link>, ...], "modelContext"?:'
+            ' [<update id>, ...], "attachments"?: [{"app", "content"}, ...]}'
         )
     message = body.get("message", "")
     if not isinstance(message, str):
@@ -183,11 +187,13 @@ def parse_chat_request(body: Any) -> tuple[str, UserTurn]:
         mentioned = mentions(body.get("mentions"))
     except BadMention as error:
         raise BadRequest(str(error)) from None
-    if not message.strip() and not app_events and not mentioned:
+    attached = attachments(body)
+    if not message.strip() and not (app_events or mentioned or attached or update_ids(body)):
         raise BadRequest(
-            "'message' is missing or empty, and there are no 'appEvents' or 'mentions'"
+            "'message' is missing or empty, and there are no 'appEvents', 'mentions',"
+            " 'modelContext' or 'attachments'"
         )
-    return session_id, UserTurn(message, app_events, mentioned)
+    return session_id, UserTurn(message, app_events, mentioned, attached)
 
 
 def _app_events(raw: Any) -> tuple[Mapping[str, Any], ...]:

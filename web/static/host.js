@@ -14,7 +14,6 @@
   const UI_MIME = "text/html;profile=mcp-app";
   const DEFAULT_MAX_UI_BYTES = 2 * 1024 * 1024;
   const TEARDOWN_WAIT_MS = 1000;
-  const MESSAGE_MAX = 8000;  // characters of a ui/message the person may send as theirs
   const SANDBOX_ORIGIN = document.body.dataset.sandbox || "";
   const HOST_INFO = { name: "mcpapps", version: "0.1.0" };
   const DISPLAY_MODES = ["inline", "fullscreen", "pip"];
@@ -41,6 +40,8 @@
       this.appId = appId;
       this.viewId = lease.viewId;
       this.sessionId = lease.sessionId;
+      // What this view instance attached to the chat before (a view reopened), or null.
+      this.attached = lease.modelContext || null;
       // What the operator allows this app's views ([apps.entries.<id>]).
       this.ui = lease.ui || {};
       this.base = "apps/views/" + encodeURIComponent(lease.viewId);
@@ -360,6 +361,7 @@
         userAgent: "mcpapps",
         deviceCapabilities: { hover: matchMedia("(hover: hover)").matches, touch: navigator.maxTouchPoints > 0 },
         toolInfo: this.toolCallId === undefined ? { tool: this.tool } : { id: this.toolCallId, tool: this.tool },
+        "openai/modelContext": this.modelContext || null,
       };
     }
 
@@ -409,8 +411,10 @@
         serverTools: {},
         serverResources: {},
         logging: {},
-        message: { text: {} },
-        updateModelContext: { text: {} },
+        // The OpenAI model-context and message extensions (js/modelcontext.js, js/viewmessage.js).
+        experimental: { "openai/modelContext": {}, "openai/message": {} },
+        message: { text: {}, image: {}, resourceLink: {}, resource: {} },
+        updateModelContext: { text: {}, image: {}, resourceLink: {}, resource: {}, structuredContent: {} },
         // Filled in with what the sandbox applied when it says (before the view starts).
         sandbox: { csp: {} },
       };
@@ -427,7 +431,11 @@
       bridge.onreadresource = (params) => this.forward("resources/read", params);
       bridge.onopenlink = (params) => this.openLink(params);
       bridge.ondownloadfile = (params) => this.downloadFile(params);
-      bridge.onmessage = (params) => this.message(params);
+      // AppBridge's schema keeps only role and content of a ui/message's params; its `_meta`
+      // (the OpenAI message options) is read from the request as the view sent it.
+      bridge.onmessage = (params, extra) => this.message({
+        ...params, _meta: extra && extra.mcpReq ? extra.mcpReq._meta : undefined,
+      });
       bridge.onupdatemodelcontext = (params) => this.updateModelContext(params);
       bridge.onrequestdisplaymode = async (params) => ({ mode: this.setDisplayMode(params.mode) });
       bridge.onsizechange = (params) => this.sizeChanged(params);
@@ -579,28 +587,33 @@
       return {};
     }
 
+    // ui/message: the page reads it (its content, _meta["openai/message"]) and asks the person.
     async message(params) {
-      const said = (params.content || [])
-        .filter((c) => c && c.type === "text")
-        .map((c) => c.text)
-        .join("\n");
-      if (said.length > MESSAGE_MAX) {
-        throw rpcError(-32602, `a message from a view may be at most ${MESSAGE_MAX} characters`);
-      }
-      const yes = said && await Host.confirm(`The app wants to send this message as you:\n${said}`, "Send");
-      if (yes) Host.onMessage(said);
-      return yes ? {} : { isError: true };
+      return Host.onMessage(this.appId, params || {});
     }
 
+    // The server checks and keeps the view's context (the chat's, or this view's when it is
+    // outside a chat) until the next turn takes it; the view is answered its update id, and
+    // is told its attached context as the host now holds it.
     async updateModelContext(params) {
-      // A view a chat opened: the server keeps it for that session's next turn.
       if (this.restored) return {};  // what a restored view says is not the person's doing
-      if (this.client.sessionId) {
-        await this.client.forward("ui/update-model-context", params);
-        return {};
-      }
-      Host.onModelContext(this.appId, params);
-      return {};
+      const result = await this.client.forward("ui/update-model-context", params);
+      const meta = (result && result._meta && result._meta["openai/modelContext"]) || {};
+      const content = Array.isArray(params.content) ? params.content : [];
+      const structured = params.structuredContent;
+      this.modelContext = content.length || structured !== undefined
+        ? { updateId: meta.updateId, content, ...(structured !== undefined ? { structuredContent: structured } : {}) }
+        : null;
+      this.contextChanged();
+      Host.onModelContext(this);
+      return result;
+    }
+
+    // The person removed what the view attached (a chip), or a turn took it.
+    contextRemoved(updateIds) {
+      if (!this.modelContext || !updateIds.includes(this.modelContext.updateId)) return;
+      this.modelContext = null;
+      this.contextChanged();
     }
 
     sizeChanged(params) {
@@ -643,6 +656,8 @@
       if (this.frame) this.frame.remove();
       this.frame = null;
       await this.client.close();
+      // A view outside a chat takes what it attached with it: the composer reads again.
+      if (this.modelContext && !this.client.sessionId) Host.onModelContext(this);
     }
   }
 
@@ -678,7 +693,8 @@
     // Show an app's question ({requestId, app, tool, message, requestedSchema | url}) asked
     // during a view's call; `answer(action, content)` sends it (null, or why it was not taken).
     ask: () => {},
-    onMessage: () => {},
+    // A view's ui/message (appId, params) → its result; a view's context changed (the view).
+    onMessage: async () => ({ isError: true }),
     onModelContext: () => {},
     onAppEvent: () => {},
     onTitle: () => {},
@@ -689,6 +705,8 @@
     hostExtensions: null,
     theme: () => "light",
     current: () => current,
+    // The attached contexts with these update ids are gone: the view that sent one is told.
+    contextRemoved: (updateIds) => { if (current) current.contextRemoved(updateIds); },
     uiUri,
 
     // The canvas pane shows the view in `mode` (its class), with a control to leave it.
@@ -738,7 +756,7 @@
           Host.onTitle(`${file.path} — ${publicName}`);
         } else {
           client = await ViewClient.open(appId, sessionId, {
-            toolName, publicName, resourceUri, arguments: args || {},
+            toolName, publicName, resourceUri, arguments: args || {}, toolCallId,
           }, result === undefined);
         }
         opening = client;
@@ -760,7 +778,7 @@
         pending.catch(() => {});  // reported to the view as tool-cancelled
         const view = new View({
           client, appId, tool, publicName, args: args || {}, result: pending, resource, toolCallId,
-          restored: Boolean(restored),
+          restored: Boolean(restored), modelContext: client.attached,
         });
         Object.assign(view, { place, extraContext: options.hostContext || {}, openIn: options.displayMode });
         if (!place) current = view;

@@ -69,12 +69,15 @@ def json_body(raw: str | bytes) -> Any:
         raise BadRequest(str(error)) from None
 
 
-async def model_contexts(views: Mailbox[ViewMessage], session_id: str) -> list[Wire]:
-    """The latest model context of each view the session opened, as app events of its next
-    turn (none if the hub cannot say in time: the turn goes on without)."""
+async def model_contexts(
+    views: Mailbox[ViewMessage], session_id: str, update_ids: tuple[str, ...] = ()
+) -> list[Wire]:
+    """The model context the session's views attached (and that of the views outside a chat
+    named by `update_ids`), taken for its next turn (none if the hub cannot say in time: the
+    turn goes on without)."""
     try:
         taken: tuple[Wire, ...] = await ask(
-            views, lambda r: TakeModelContexts(session_id, r), ASK_TIMEOUT_S
+            views, lambda r: TakeModelContexts(session_id, r, update_ids), ASK_TIMEOUT_S
         )
     except AskTimeout:
         return []
@@ -125,6 +128,7 @@ def views_blueprint(
             "leaseS": opened.lease_s,
             "approval": opened.approval,
             "ui": ui_settings(opened.app_id) if ui_settings else {},
+            "modelContext": opened.model_context,
         }, 201
 
     @blueprint.post("/apps/views/<view_id>/keepalive")

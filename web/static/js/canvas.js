@@ -25,13 +25,15 @@ export function setHostExtensions(extensions) {
 }
 export const closeView = () => Host.closeView();
 export const currentView = () => Host.current();
+// The attached model contexts with these update ids are gone (removed, or taken by a turn).
+export const contextRemoved = (updateIds) => Host.contextRemoved(updateIds);
 
 // What the host asks of the page:
 //   confirm(text, yesLabel) → Promise<boolean>       a link to open, a message to send as the person
 //   approve({appId, tool, arguments}) → Promise<"once" | "while-open" | "deny">
 //   ask(request, answer)                              an app's question during a view's call
-//   onMessage(text)                                   a ui/message the person allowed
-//   onModelContext(appId, params)                     a ui/update-model-context
+//   onMessage(appId, params) → Promise<result>        a view's ui/message (js/viewmessage.js)
+//   onModelContext(view)                              a view's ui/update-model-context was kept
 //   onAppEvent({tool, args, resultText})              what the person did in a view
 //   onOpenFile(path)                                  a view asked to open a workspace file
 export function connectHost(hooks) {

@@ -12,6 +12,7 @@ import { forgetSession, sessionId, setSession } from "./session.js";
 import { frames } from "./sse.js";
 import { takeNotes } from "./viewnotes.js";
 import { hasMentions, takeMentions } from "./mentions.js";
+import { hasAttached, takeAttached } from "./modelcontext.js";
 
 let running = null;  // the turn under way, which the next one waits for
 
@@ -40,6 +41,7 @@ export function sendChat(message) {
       sessionId: sessionId() || undefined,
       appEvents: takeNotes(),
       mentions: mentions.length ? mentions : undefined,
+      ...takeAttached(),  // the views' model context and a ui/message's attachments
     });
   });
 }
@@ -131,7 +133,7 @@ async function runTurn(message, start) {
 $("chat-form").addEventListener("submit", (event) => {
   event.preventDefault();
   const message = $("chat-input").value.trim();
-  if (!message && !hasMentions()) return;
+  if (!message && !hasMentions() && !hasAttached()) return;
   $("chat-input").value = "";
   sendChat(message);
 });
@@ -139,8 +141,9 @@ $("chat-cancel").addEventListener("click", async () => {
   if (!sessionId()) return;
   await api.cancelTurn(sessionId());
 });
-$("chat-new").addEventListener("click", () => {
+export function newChat() {
   forgetSession();
   forgetEarlier();
   chatLog.clear();
-});
+}
+$("chat-new").addEventListener("click", newChat);

@@ -5,7 +5,7 @@
 import { loadApps, loadTools } from "./apps.js";
 import { approve, confirm } from "./approvals.js";
 import { connectHost, showRefusal } from "./canvas.js";
-import { askInChat, sendChat, startChat } from "./chat.js";
+import { askInChat, startChat } from "./chat.js";
 import { watchReplicas } from "./cluster.js";
 import { loadStderr } from "./detail.js";
 import { $ } from "./dom.js";
@@ -16,7 +16,9 @@ import { openLinkedView } from "./linkedview.js";
 import { loginShown } from "./login.js";
 import { selectDefault } from "./select.js";
 import { state } from "./state.js";
-import { noteAppEvent, noteModelContext } from "./viewnotes.js";
+import { noteAppEvent } from "./viewnotes.js";
+import { refreshContext, watchContext } from "./modelcontext.js";
+import { viewMessage } from "./viewmessage.js";
 import { connectCards, loadSettingsOffers } from "./plugincards.js";
 import { watchComposer } from "./mentions.js";
 import { linkedSettings, openSettings } from "./settings.js";
@@ -27,12 +29,13 @@ connectHost({
   confirm,
   approve,
   ask: askInChat,
-  onMessage: sendChat,
-  onModelContext: noteModelContext,
+  onMessage: viewMessage,
+  onModelContext: () => refreshContext().catch(() => {}),
   onAppEvent: noteAppEvent,
 });
 connectCards({ startChat });
 watchComposer();
+watchContext();
 
 async function start() {
   try {
@@ -52,6 +55,7 @@ async function start() {
   else await selectDefault().catch(() => {});
   await showFiles().catch((error) => console.error(`the Files pane: ${error.message}`));
   await restoreChat().catch(() => {});
+  await refreshContext().catch(() => {});
   await openLinkedView().catch((error) => showRefusal(error.message));
   openLinkedFile();
   await loadEntryPoints().catch(() => {});
