@@ -1,0 +1,88 @@
+"""Rich forms (OpenAI form elicitation) over HTTP, against an app built with the OpenAI
+extensions SDK (tests/apps/forms_app.py) run by a real `mcpapps run`, in both eras: the host
+advertises `extensions["openai/elicitation"].form`, the app's form reaches the chat as an
+`elicitation` event marked `richForm` with its whole schema, an answer that breaks it is a 400
+naming the field (the app never sees it), a good one reaches the app; a form with an input type
+we do not support, or a thumbnail at an http: or javascript: address, is answered unsupported
+and never shown."""
+
+from __future__ import annotations
+
+import json
+
+from tests.support.asking import answer, command, result_text, turn
+from tests.support.forms import ERAS, forms_project
+from tests.support.frontdoor import http
+from tests.support.helpers import Project
+from tests.support.running import supervisor_running
+
+GOOD = {
+    "code": "ABC-12",
+    "finish": "zinc",
+    "tags": ["urgent", "custom-tag"],
+    "part": "cad://parts/spring",
+    "extras": ["cad://parts/washer", "cad://parts/hex-bolt"],
+    "kit": ["cad://parts/hex-bolt"],
+}
+
+
+async def test_a_rich_form_is_asked_checked_and_answered_in_both_eras(project: Project) -> None:
+    forms_project(project)
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        for app_id in ERAS:
+            session = f"s-{app_id}"
+            async with turn(
+                client, {**command(f"{app_id}.order_parts", {}), "sessionId": session}
+            ) as t:
+                asked = await t.until("elicitation")
+                assert asked["richForm"] is True
+                assert asked["message"] == "Your order"
+                schema = asked["requestedSchema"]
+                assert schema["properties"]["code"]["pattern"] == "^[A-Z]{3}-[0-9]{2}$"
+                kit = schema["properties"]["kit"]["x-openai-input"]
+                assert kit["selection"] == "implicit"
+                request_id = asked["requestId"]
+                for content, field, said in (
+                    ({**GOOD, "code": "abc"}, "code", "does not match"),
+                    ({**GOOD, "finish": "gold"}, "finish", "is not valid"),
+                    ({**GOOD, "extras": ["cad://parts/elsewhere"]}, "extras", "not one of the"),
+                    ({**GOOD, "part": "cad://parts/nowhere"}, "part", "not one of the"),
+                ):
+                    bad = await answer(client, session, request_id, "accept", content=content)
+                    assert bad.status_code == 400, bad.text
+                    message = bad.json()["error"]["message"]
+                    assert f"{field}: " in message, message
+                    assert said in message, message
+                ok = await answer(client, session, request_id, "accept", content=GOOD)
+                assert ok.status_code == 200, ok.text
+                events = await t.rest()
+            text = result_text(events)
+            assert text.startswith("accepted "), text
+            got = json.loads(text.removeprefix("accepted "))
+            assert got["code"] == "ABC-12"
+            assert got["extras"] == GOOD["extras"]
+            assert got["kit"] == GOOD["kit"]
+
+
+HOSTILE = {
+    "unknown_input": "field 'colour' asks for input type 'color', which is not supported",
+    "http_thumbnail": "the thumbnail of option 'bolt' is at http:",
+    "script_thumbnail": "the thumbnail of option 'bolt' is at javascript:",
+}
+
+
+async def test_a_form_that_cannot_be_shown_is_answered_unsupported(project: Project) -> None:
+    """A handshake-era app gets the refusal as its request's error (and says so); a 2026-07-28
+    app's call fails with it (its `input_required` has no slot for an error)."""
+    forms_project(project)
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        for tool, said in HOSTILE.items():
+            for app_id in ERAS:
+                async with turn(client, command(f"{app_id}.{tool}", {})) as t:
+                    events = await t.rest()
+                assert not [e for e in events if e["type"] == "elicitation"]  # never shown
+                text = result_text(events)
+                assert "this host cannot show the form" in text, text
+                assert said in text, text
+                if app_id == "forms":
+                    assert text.startswith("refused: "), text
