@@ -9,12 +9,17 @@ and never shown."""
 from __future__ import annotations
 
 import json
+from typing import Any
+
+import httpx2
+import trio
 
 from tests.support.asking import answer, command, result_text, turn
 from tests.support.forms import ERAS, forms_project
 from tests.support.frontdoor import http
 from tests.support.helpers import Project
-from tests.support.running import supervisor_running
+from tests.support.running import GUARD_S, supervisor_running
+from tests.support.views import open_view
 
 GOOD = {
     "code": "ABC-12",
@@ -86,3 +91,58 @@ async def test_a_form_that_cannot_be_shown_is_answered_unsupported(project: Proj
                 assert said in text, text
                 if app_id == "forms":
                     assert text.startswith("refused: "), text
+
+
+async def view_call(
+    client: httpx2.AsyncClient, view_id: str, name: str, on_question: Any
+) -> tuple[list[str], dict[str, Any]]:
+    """A view's `tools/call` read as a stream: `on_question(data)` for each `elicitation`
+    event; the names of the events and the final JSON-RPC answer."""
+    message = {"jsonrpc": "2.0", "id": 7, "method": "tools/call"}
+    message["params"] = {"name": name, "arguments": {}}  # type: ignore[assignment]
+    names: list[str] = []
+    event = ""
+    with trio.fail_after(GUARD_S):
+        async with client.stream("POST", f"/apps/views/{view_id}/mcp", json=message) as response:
+            async for line in response.aiter_lines():
+                if line.startswith("event: "):
+                    event = line[7:]
+                elif line.startswith("data: "):
+                    names.append(event)
+                    data = json.loads(line[6:])
+                    if event == "elicitation":
+                        await on_question(data)
+                    elif event == "message":
+                        return names, data
+    raise AssertionError(f"the call ended without a message: {names}")
+
+
+async def test_a_view_s_call_gets_the_rich_form_and_its_checked_answer(project: Project) -> None:
+    """The same form asked during a view's call comes back on that call, marked `richForm`, and
+    is answered at the view door under the same check."""
+    forms_project(project)
+    async with supervisor_running(project) as supervisor, http(supervisor) as client:
+        for app_id in ERAS:
+            view = await open_view(client, app_id)
+            asked: list[dict[str, Any]] = []
+
+            async def accept(
+                question: dict[str, Any], view: str = view, asked: list[Any] = asked
+            ) -> None:
+                asked.append(question)
+                url = f"/apps/views/{view}/answers"
+                body = {"requestId": question["requestId"], "action": "accept"}
+                content = {**GOOD, "kit": ["cad://parts/spring"]}  # not among the kit's options
+                bad = await client.post(url, json={**body, "content": content})
+                assert bad.status_code == 400, bad.text
+                assert "kit: 'cad://parts/spring' is not one of the" in bad.text
+                ok = await client.post(url, json={**body, "content": GOOD})
+                assert ok.status_code == 200, ok.text
+
+            names, final = await view_call(client, view, "order_parts", accept)
+            assert names == ["elicitation", "message"]
+            assert asked[0]["richForm"] is True
+            assert "x-openai-input" in asked[0]["requestedSchema"]["properties"]["part"]
+            text = final["result"]["content"][0]["text"]
+            assert text.startswith("accepted "), text
+            assert json.loads(text.removeprefix("accepted "))["kit"] == GOOD["kit"]

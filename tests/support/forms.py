@@ -25,6 +25,8 @@ def forms_manifest(app_id: str) -> dict[str, Any]:
 
 
 def forms_project(project: Project) -> None:
+    """Both apps; a view's calls to them run without asking the person first."""
     for app_id in ERAS:
         project.manifest(f"apps/{app_id}", forms_manifest(app_id))
-    write_config(project, {"forms26": {"protocol": "stateless"}})
+    never = {"approval": "never"}
+    write_config(project, {"forms": never, "forms26": {"protocol": "stateless", **never}})
