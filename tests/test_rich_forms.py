@@ -15,8 +15,8 @@ import httpx2
 import trio
 
 from tests.support.asking import answer, command, result_text, turn
-from tests.support.forms import ERAS, forms_project
-from tests.support.frontdoor import http
+from tests.support.forms import ERAS, FORMS_APP, forms_project
+from tests.support.frontdoor import app_over_http, http, write_config
 from tests.support.helpers import Project
 from tests.support.running import GUARD_S, supervisor_running
 from tests.support.views import open_view
@@ -146,3 +146,21 @@ async def test_a_view_s_call_gets_the_rich_form_and_its_checked_answer(project: 
             text = final["result"]["content"][0]["text"]
             assert text.startswith("accepted "), text
             assert json.loads(text.removeprefix("accepted "))["kit"] == GOOD["kit"]
+
+
+async def test_an_app_over_http_asks_with_a_rich_form(project: Project) -> None:
+    """`openai/elicitation/create` on the SDK's Streamable HTTP client (the request comes on the
+    call's event stream, the answer goes back as a POST) is taken and answered as on stdio."""
+    async with app_over_http(FORMS_APP, project.root / "forms-http.log") as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        manifest = {"id": "web", "transport": "http", "url": url, "toolNamePrefix": "web."}
+        project.manifest("apps/web", manifest)
+        write_config(project, {"web": {"protocol": "handshake"}})
+        async with supervisor_running(project) as supervisor, http(supervisor) as client:
+            async with turn(client, {**command("web.order_parts", {}), "sessionId": "h"}) as t:
+                asked = await t.until("elicitation")
+                assert asked["richForm"] is True
+                ok = await answer(client, "h", asked["requestId"], "accept", content=GOOD)
+                assert ok.status_code == 200, ok.text
+                events = await t.rest()
+            assert result_text(events).startswith("accepted "), result_text(events)

@@ -13,18 +13,25 @@ Hostile tools, whose forms the SDK would not build, asked by hand the same two w
 `unknown_input` (an `x-openai-input` of type "color"), `http_thumbnail` and `script_thumbnail`
 (an option whose thumbnail is at an http: or a javascript: address).
 
-    python forms_app.py          # stdio; the host chooses the era
+    python forms_app.py                      # stdio; the host chooses the era
+    python forms_app.py --http --port 8768   # Streamable HTTP at /mcp (loopback only)
 """
 
 from __future__ import annotations
 
+import argparse
+import functools
 import json
+import signal
 from typing import Any, Literal, cast
 
 import trio
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.trio import serve as hypercorn_serve
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.context import Context
 from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types import (
@@ -199,7 +206,46 @@ def add_hostile(server: MCPServer, kind: str) -> None:
     server.add_tool(hostile, name=kind, description=description, structured_output=False)
 
 
+async def serve_http(server: MCPServer, port: int) -> None:
+    """Streamable HTTP on loopback, with event-stream answers: only they carry a call's
+    `openai/elicitation/create` to the host before the call's result."""
+    manager = StreamableHTTPSessionManager(server._lowlevel_server, json_response=False)
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+        elif scope["type"] == "http" and scope["path"].rstrip("/") == "/mcp":
+            await manager.handle_request(scope, receive, send)
+        elif scope["type"] == "http":
+            await send({"type": "http.response.start", "status": 404, "headers": []})
+            await send({"type": "http.response.body", "body": b"the MCP endpoint is /mcp\n"})
+
+    config = HypercornConfig()
+    config.bind = [f"127.0.0.1:{port}"]
+    config.accesslog = None
+    config.graceful_timeout = 1.0
+    stop = trio.Event()
+
+    async def on_signal() -> None:
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for _ in signals:
+                stop.set()
+                return
+
+    async with manager.run(), trio.open_nursery() as nursery:
+        nursery.start_soon(on_signal)
+        await nursery.start(
+            functools.partial(hypercorn_serve, app, config, shutdown_trigger=stop.wait)
+        )
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP, not stdio")
+    parser.add_argument("--port", type=int, default=8768)
+    args = parser.parse_args()
     server = build()
 
     async def serve() -> None:
@@ -208,7 +254,10 @@ def main() -> None:
                 read, write, server._lowlevel_server.create_initialization_options()
             )
 
-    trio.run(serve)
+    if args.http:
+        trio.run(serve_http, server, args.port)
+    else:
+        trio.run(serve)
 
 
 if __name__ == "__main__":
