@@ -111,7 +111,7 @@ def test_chosen_resources_must_be_among_the_options() -> None:
     with pytest.raises(AnswerRefused) as stranger:
         check_answer(PICK, "accept", {"parts": ["cad://a", "cad://z"]})
     assert stranger.value.status == 400
-    assert "parts: 'cad://z' is not one of the resources offered" in stranger.value.message
+    assert "parts: 'cad://z' is not one of the resources offered" in str(stranger.value)
 
 
 async def test_the_wrapper_answers_its_methods_and_passes_the_rest() -> None:
