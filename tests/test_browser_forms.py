@@ -24,6 +24,7 @@ from tests.test_browser import (  # the browser and page fixtures, as the page's
     page,
     require_chromium,
     screenshot,
+    view,
 )
 
 __all__ = ["browser", "page"]  # fixtures, used by name
@@ -43,6 +44,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     (folder / "openclaw.mcpapp.json").write_text(json.dumps(forms_manifest("forms")))
     (root / "config.toml").write_text(
         f'[sandbox]\nport = {port + 1}\n[apps]\ndiscovery_paths = ["./apps"]\n'
+        '[apps.entries.forms]\napproval = "never"\n'  # the view's call runs without asking
     )
     supervisor = Served(root, port)
     supervisor.start()
@@ -173,3 +175,23 @@ def test_the_page_shows_no_thumbnail_from_an_unsafe_address(served: Served, page
         None,
         None,
     ]
+
+
+def test_a_view_s_call_asks_with_a_rich_form_in_the_chat(served: Served, page: Any) -> None:
+    """The view calls the tool; the app's rich form comes back on the view's call and is shown
+    in the chat pane, whole; the answer goes back to the app, and the view gets the result."""
+    page.goto(served.url("/?open=forms.order_view"))
+    view(page).locator("#order:not([disabled])").click()
+    ask = page.locator("#chat-log .ask").last
+    ask.locator("fieldset[data-field=kit]").wait_for()  # drawn by richform.js
+    ask.locator("[data-field=code] button[data-suggestion='ABC-12']").click()
+    ask.locator("fieldset[data-field=finish] .rich-option[data-value=plain] input").check()
+    ask.locator(
+        "fieldset[data-field=part] .rich-option[data-value='cad://parts/washer'] input"
+    ).check()
+    ask.locator("button[data-action=accept]").click()
+    result = view(page).locator("#result", has_text="accepted")
+    result.wait_for()
+    got = json.loads(result.inner_text().removeprefix("accepted "))
+    assert (got["code"], got["finish"], got["part"]) == ("ABC-12", "plain", "cad://parts/washer")
+    assert got["kit"] == ["cad://parts/hex-bolt", "cad://parts/washer"]  # all in, none removed

@@ -9,6 +9,9 @@ with `openai/elicitation/create` (the SDK's `elicit_form`), on 2026-07-28 by ans
 result says what it got: `accepted {...}`, `declined`, `cancelled`, or `refused: <the host's
 error>`.
 
+`order_view` opens a view whose Order button calls `order_parts` from the view (its question
+comes to the page on the view's call), and shows the call's text in `#result`.
+
 Hostile tools, whose forms the SDK would not build, asked by hand the same two ways:
 `unknown_input` (an `x-openai-input` of type "color"), `http_thumbnail` and `script_thumbnail`
 (an option whose thumbnail is at an http: or a javascript: address).
@@ -48,6 +51,39 @@ from openai_mcp_extensions import OpenAIExtensions
 from openai_mcp_extensions.form import elicit_form, request_form_input, resource_input
 from openai_mcp_extensions.form._mrtr import request_schemas
 from pydantic import AnyUrl, BaseModel, Field
+
+UI_MIME = "text/html;profile=mcp-app"
+VIEW_URI = "ui://forms/order.html"
+# A view that speaks the view protocol by hand: initialize, then Order calls the tool.
+VIEW = """<!doctype html><html><body>
+<button id="order" type="button" disabled>Order</button><pre id="result"></pre>
+<script>
+let next = 1; const waiting = new Map();
+function post(m) { window.parent.postMessage(Object.assign({jsonrpc: "2.0"}, m), "*"); }
+function request(method, params) {
+  const id = next++;
+  return new Promise((resolve) => { waiting.set(id, resolve); post({id, method, params}); });
+}
+window.addEventListener("message", (event) => {
+  const m = event.data;
+  if (m.id === undefined || m.method || !waiting.has(m.id)) return;
+  waiting.get(m.id)(m);
+  waiting.delete(m.id);
+});
+const order = document.getElementById("order");
+order.onclick = async () => {
+  const m = await request("tools/call", {name: "order_parts", arguments: {}});
+  const text = m.result ? m.result.content[0].text : JSON.stringify(m.error);
+  document.getElementById("result").textContent = text;
+};
+(async () => {
+  const app = {name: "order", version: "1"};
+  const version = "2026-01-26";
+  await request("ui/initialize", {protocolVersion: version, appInfo: app, appCapabilities: {}});
+  post({method: "ui/notifications/initialized", params: {}});
+  order.disabled = false;
+})();
+</script></body></html>"""
 
 # A 1x1 PNG, as the data: thumbnail of an option.
 DOT = (
@@ -164,6 +200,15 @@ def build() -> MCPServer:
             return said(await elicit_form(ctx, message="Your order", schema=Order))
         except (MCPError, ValueError) as error:
             return f"refused: {error}"
+
+    async def order_view() -> str:
+        return "the order view"
+
+    server.add_tool(order_view, name="order_view", meta={"ui": {"resourceUri": VIEW_URI}})
+
+    @server.resource(VIEW_URI, mime_type=UI_MIME)
+    def order_page() -> str:
+        return VIEW
 
     for kind in ("unknown_input", "http_thumbnail", "script_thumbnail"):
         add_hostile(server, kind)
