@@ -29,7 +29,6 @@ from urllib.parse import urlsplit
 
 import attrs
 import mcp_types as types
-from openai_mcp_form_protocol import FormField, FormSchema
 from pydantic import ValidationError
 
 from actors.apps.upstream import FORMS_EXTENSION, FORMS_METHOD, ServerRequestRefused
@@ -113,6 +112,10 @@ def unsupported(schema: Mapping[str, Any]) -> str | None:
             for where, src in _thumbnails(field):
                 if (why := thumbnail_problem(src)) is not None:
                     return f"field '{name}': the thumbnail of {where} {why}"
+    # Imported at the first rich form, not at start-up: the package loads email-validator and
+    # its DNS resolver (about 0.2 s), which a supervisor whose apps never ask does not need.
+    from openai_mcp_form_protocol import FormField, FormSchema
+
     try:
         FormSchema[FormField].model_validate(dict(schema))
     except ValidationError as error:
