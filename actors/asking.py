@@ -26,6 +26,7 @@ import attrs
 import jsonschema
 import trio
 
+from actors import richforms
 from actors.apps.upstream import ServerRequestRefused
 from actors.catalog import Wire
 from actors.messages import CallFailed
@@ -54,6 +55,7 @@ class Elicitation:
     message: str
     requested_schema: Wire | None
     url: str | None = None
+    rich: bool = False  # a rich form (actors/richforms.py): the page shows its extensions
 
 
 @attrs.frozen
@@ -197,6 +199,9 @@ def check_answer(schema: Wire | None, action: Any, content: Any) -> Wire:
     if errors:
         said = "; ".join(_where(error) + error.message for error in errors[:5])
         raise BadAnswer(f"the answer does not match the question's schema: {said}")
+    if chosen := richforms.selection_problems(schema, content):
+        said = "; ".join(chosen[:5])
+        raise BadAnswer(f"the answer does not match the question's schema: {said}")
     return {"action": "accept", "content": dict(content)}
 
 
@@ -286,23 +291,22 @@ class ChatCaller:
     async def ask(self, method: str, params: Wire) -> Wire:
         if self.app is None:
             raise ServerRequestRefused(f"nothing says which app asked {method}")
-        if method == "elicitation/create":
-            return await self._elicit(params)
+        if method in ("elicitation/create", richforms.METHOD):
+            return await self._elicit(method, params)
         if method == "sampling/createMessage":
             return await self._sample(params)
         raise ServerRequestRefused(f"the chat cannot answer {method}")
 
-    async def _elicit(self, params: Wire) -> Wire:
+    async def _elicit(self, method: str, params: Wire) -> Wire:
         assert self.app is not None
-        url = params.get("url") if params.get("mode") == "url" else None
-        schema = None if url is not None else (params.get("requestedSchema") or {})
+        form = richforms.form_of(method, params)  # a rich form that cannot be shown: refused
         request_id = "q-" + secrets.token_urlsafe(12)
         self._asker.emit(
             Elicitation(
-                request_id, self.app, self.tool, str(params.get("message", "")), schema, url
+                request_id, self.app, self.tool, form.message, form.schema, form.url, form.rich
             )
         )
-        return await self._asker.questions.ask(request_id, schema, self.deadline)
+        return await self._asker.questions.ask(request_id, form.schema, self.deadline)
 
     async def _sample(self, params: Wire) -> Wire:
         assert self.app is not None

@@ -579,7 +579,9 @@ async def test_a_call_past_its_deadline_is_cancelled_upstream(project: Project) 
 
 
 @pytest.mark.parametrize("protocol", ["auto", "handshake"])
-async def test_the_ui_extension_is_advertised(project: Project, protocol: str) -> None:
+async def test_the_ui_and_rich_form_extensions_are_advertised(
+    project: Project, protocol: str
+) -> None:
     project.manifest("apps/fx", fixture_manifest("fx", "--report-client"))
     async with running(project, config_data(protocol=protocol)) as registry:
         await wait_for(registry, "fx", AppState.RUNNING)
@@ -587,6 +589,7 @@ async def test_the_ui_extension_is_advertised(project: Project, protocol: str) -
         assert caps["extensions"]["io.modelcontextprotocol/ui"] == {
             "mimeTypes": ["text/html;profile=mcp-app"]
         }
+        assert caps["extensions"]["openai/elicitation"] == {"form": {}}  # rich forms
 
 
 async def test_a_stopped_app_offers_nothing(project: Project) -> None:

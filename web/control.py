@@ -58,7 +58,10 @@ def page_csp(sandbox_origin: str | None) -> str:
             "default-src 'none'",
             "script-src 'self'",
             "style-src 'self'",
-            "img-src 'self' data:",  # data: for the empty favicon
+            # data: for the empty favicon; https: and data: for a rich form's thumbnails
+            # (actors/richforms.py lets no other kind of address through). An image runs no
+            # script, and the page sends no referrer.
+            "img-src 'self' data: https:",
             "connect-src 'self'",
             f"frame-src {sandbox_origin}" if sandbox_origin else "frame-src 'none'",
             "form-action 'self'",

@@ -28,6 +28,7 @@ from mcp.shared.subscriptions import ResourceUpdated
 from mcp_types.version import LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
+from actors.apps.customrequests import answering
 from actors.apps.direct import DirectRequests
 from actors.catalog import Catalog, Wire
 from supervisor import __version__
@@ -45,6 +46,10 @@ logger = logging.getLogger("mcpapps.app")
 _RAW: TypeAdapter[Wire] = TypeAdapter(dict[str, Any])
 
 UI_EXTENSION = "io.modelcontextprotocol/ui"
+# Rich forms (actors/richforms.py): advertised, and the handshake era's request for one answered
+# beside the SDK session (actors/apps/customrequests.py), when the app may ask its clients.
+FORMS_EXTENSION = "openai/elicitation"
+FORMS_METHOD = "openai/elicitation/create"
 UI_MIME_TYPE = "text/html;profile=mcp-app"
 MAX_PAGES = 10_000  # a server that hands out cursors forever must not hold start-up forever
 KEEPALIVE_EXPIRY_S = 2.0  # idle connections to an http or sse app; see `http_transport`
@@ -360,10 +365,11 @@ async def _cancel_when(event: trio.Event, scope: trio.CancelScope) -> None:
     scope.cancel()
 
 
-def _extensions(ui: bool) -> list[Any]:
-    if not ui:
-        return []
-    return [advertise(UI_EXTENSION, {"mimeTypes": [UI_MIME_TYPE]})]
+def _extensions(ui: bool, forms: bool) -> list[Any]:
+    extensions = [advertise(UI_EXTENSION, {"mimeTypes": [UI_MIME_TYPE]})] if ui else []
+    if forms:
+        extensions.append(advertise(FORMS_EXTENSION, {"form": {}}))
+    return extensions
 
 
 @contextlib.asynccontextmanager
@@ -378,17 +384,19 @@ async def connect(
 ) -> AsyncIterator[Upstream]:
     """Negotiate a session over `transport` (`_MODES`, `_handshake_first`). With
     `on_server_request`, the app may ask for sampling and elicitation (the front door relays
-    them to the client whose call caused them). `direct`: a stdio app's requests that pass by
-    the session on the same pipes."""
+    them to the client whose call caused them), and ask with rich forms (`FORMS_EXTENSION`
+    advertised, `FORMS_METHOD` answered). `direct`: a stdio app's requests that pass by the
+    session on the same pipes."""
     callbacks: dict[str, Any] = {}
     if on_server_request is not None:
         callbacks = _server_request_callbacks(on_server_request)
+        transport = answering(transport, (FORMS_METHOD,), on_server_request)
     client = mcp.Client(
         transport,
         mode=_MODES[protocol],
         message_handler=on_message,  # type: ignore[arg-type]  # the SDK's union, taken whole
         **callbacks,
-        extensions=_extensions(ui),
+        extensions=_extensions(ui, forms=on_server_request is not None),
         cache=None,  # the actor refreshes the catalog on list_changed; stale reads are worse
         client_info=types.Implementation(name="mcpapps", version=__version__),
     )

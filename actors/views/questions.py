@@ -11,6 +11,7 @@ from typing import Any
 
 import trio
 
+from actors import richforms
 from actors.apps.upstream import ServerRequestRefused
 from actors.asking import Questions
 from actors.catalog import Wire
@@ -82,21 +83,25 @@ class ViewCaller:
                 lambda r: SampleForView(app_id, allowed, dict(params), r),
                 SAMPLING_TIMEOUT_S,
             )
-        if method != "elicitation/create" or self._events is None:
+        if method not in ("elicitation/create", richforms.METHOD) or self._events is None:
             raise ServerRequestRefused(f"an app view cannot answer {method}")
-        url = params.get("url") if params.get("mode") == "url" else None
-        schema = None if url is not None else (params.get("requestedSchema") or {})
+        form = richforms.form_of(method, params)  # a rich form that cannot be shown: refused
         request_id = "q-" + secrets.token_urlsafe(12)
         question: Wire = {
             "requestId": request_id,
             "app": self._lease.app_id,
             "tool": self.tool,
-            "message": str(params.get("message", "")),
+            "message": form.message,
         }
-        question.update({"url": url} if url is not None else {"requestedSchema": schema})
+        if form.url is not None:
+            question["url"] = form.url
+        else:
+            question["requestedSchema"] = form.schema
+        if form.rich:
+            question["richForm"] = True
         self._questions.asked[request_id] = self._lease.id
         try:
             await self._events.send(QuestionAsked(question))
-            return await self._questions.questions.ask(request_id, schema, self.deadline)
+            return await self._questions.questions.ask(request_id, form.schema, self.deadline)
         finally:
             self._questions.asked.pop(request_id, None)

@@ -237,12 +237,12 @@ def event_data(event: Event) -> tuple[str, dict[str, Any]]:
             return "error", {"message": message}
         case TurnWaiting(replica):
             return "waiting", {"replica": replica}
-        case Elicitation(request_id, app, tool, message, schema, url):
+        case Elicitation(request_id, app, tool, message, schema, url, rich):
             asked = {"requestId": request_id, "app": app, "tool": tool, "message": message}
-            return "elicitation", {**asked, "url": url} if url else {
-                **asked,
-                "requestedSchema": schema,
-            }
+            if url:
+                return "elicitation", {**asked, "url": url}
+            rich_form = {"richForm": True} if rich else {}
+            return "elicitation", {**asked, "requestedSchema": schema, **rich_form}
         case Sampled(app, tool, max_tokens, text):
             return "sampling", {"app": app, "tool": tool, "maxTokens": max_tokens, "text": text}
     raise TypeError(f"not a chat event: {event!r}")

@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
+from actors import richforms
 from actors.apps.upstream import ServerRequestRefused, era_of
 from actors.asking import MAX_ROUNDS, InputRoundsExceeded, until_complete
 from actors.catalog import Wire
@@ -115,6 +116,13 @@ class ClientCaller:
             raise ServerRequestRefused(
                 f"the client cannot answer {method} here: its connection"
                 f" ({ctx.protocol_version}) has no channel for requests from the server"
+            )
+        if richforms.is_rich(method, params):
+            # Not relayed yet: an MCP client of ours would need the method (or the `_meta`)
+            # passed on in its own era, and the app was told of the host's support, not its.
+            raise richforms.FormUnsupported(
+                "a rich form (openai/elicitation) is not passed on to an MCP client of the"
+                " front door; it is answered in the chat and in the page's views"
             )
         declared = ctx.session.client_capabilities
         capability = _CAPABILITY.get(method)

@@ -6,10 +6,11 @@
 //
 //   question(request, answer, confirm) → a DOM node
 //
-// `request` is {message, requestedSchema} or {message, url}; `answer(action, content)` sends the
+// `request` is {message, requestedSchema, richForm?} or {message, url}; `answer(action, content)` sends the
 // answer and resolves to null when it was taken, or to the reason it was not (the form stays
 // open to be corrected); `confirm(text, yesLabel)` asks before a link is opened.
 import { el as node } from "./dom.js";
+import { richField } from "./richform.js";
 
 // [{value, title}] of a single choice, or null when the field is not one.
 function choices(field) {
@@ -109,7 +110,7 @@ export function question(request, answer, confirm) {
     status.textContent = `answered: ${action}`;
     status.className = "ask-status";
     box.classList.add("answered");
-    box.querySelectorAll("input, select").forEach((i) => { i.disabled = true; });
+    box.querySelectorAll("input, select, .rich-field button").forEach((i) => { i.disabled = true; });
   }
   if (request.url) {
     const link = node("a", { href: request.url, target: "_blank", rel: "noopener noreferrer" }, request.url);
@@ -128,7 +129,9 @@ export function question(request, answer, confirm) {
   }
   const schema = request.requestedSchema || {};
   const required = new Set(schema.required || []);
-  const fields = Object.entries(schema.properties || {}).map(([name, s]) => [name, field(name, s, required.has(name))]);
+  // A rich form's fields that use its extensions are richform.js's; the rest are built here.
+  const build = (name, s) => (request.richForm && richField(name, s, required.has(name))) || field(name, s, required.has(name));
+  const fields = Object.entries(schema.properties || {}).map(([name, s]) => [name, build(name, s)]);
   // novalidate: the session checks the answer against the schema and says what is wrong.
   const form = node("form", { class: "ask-form", novalidate: true }, fields.map(([, f]) => f.row));
   form.addEventListener("submit", (event) => {
