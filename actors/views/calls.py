@@ -28,6 +28,7 @@ from actors.messages import (
 )
 from actors.runtime import ASK_TIMEOUT_S, Abandonment, ask
 from actors.views import held as holding
+from actors.views import restored
 from actors.views.gate import (
     PASSED_ON,
     is_visible_to_app,
@@ -94,6 +95,11 @@ class _Trip:
     async def outcome(self, method: str, params: Mapping[str, Any]) -> Outcome:
         lease, state = self._lease, self._state
         try:
+            if lease.restored:
+                tools = (await self._catalog()).tools if method == "resources/read" else ()
+                inactive = restored.refusal(method, params, lease.tool_call, tools)
+                if inactive is not None:
+                    raise inactive
             if method == "tools/list":
                 catalog = await self._catalog()
                 return Succeeded({"tools": [t for t in catalog.tools if is_visible_to_app(t)]})

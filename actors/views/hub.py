@@ -143,7 +143,9 @@ class ViewHub(Actor[ViewMessage]):
         try:
             lease = table.get(request.view_id)
             if request.method == MODEL_CONTEXT:
-                lease.model_context = model_context_text(request.params) or None
+                # What a restored view says is not the person's doing: it is not kept.
+                if not lease.restored:
+                    lease.model_context = model_context_text(request.params) or None
                 _answer_now(request.events, Succeeded({}))
                 return
             if request.method not in ASKED:
@@ -167,7 +169,8 @@ class ViewHub(Actor[ViewMessage]):
             message.reply.fail(error)
             return
         lease.actor = actor
-        if message.run and message.tool_call is not None:
+        lease.restored = message.restored
+        if message.run and message.tool_call is not None and not message.restored:
             lease.opening = {
                 "name": message.tool_call.get("toolName"),
                 "arguments": message.tool_call.get("arguments") or {},
@@ -179,6 +182,7 @@ class ViewHub(Actor[ViewMessage]):
             lease.tool_call,
             table.config.lease_s,
             self.state.approval(app_id),
+            lease.restored,
         )
         message.reply.send(opened)
 

@@ -85,18 +85,21 @@ class OpenedView:
     tool_call: Mapping[str, Any] | None
     lease_s: float
     approval: Approval
+    restored: bool = False
 
 
 @attrs.frozen
 class OpenView:
     """Open a view of `app_id`; `run` lets its opening call (`tool_call`'s tool and arguments)
-    run once without approval. Fails `UnknownApp` or `TooManyViews`."""
+    run once without approval; `restored`: the view is rebuilt from a saved chat, inactive until
+    the person runs it again. Fails `UnknownApp` or `TooManyViews`."""
 
     app_id: str
     chat_session: str | None
     tool_call: Mapping[str, Any] | None
     run: bool
     reply: Reply[OpenedView]
+    restored: bool = False
 
 
 @attrs.frozen

@@ -101,3 +101,10 @@ class NotARequest(ViewRefusal):
     """JSON that is not one JSON-RPC request with a method."""
 
     rpc_code = -32600  # JSON-RPC's "invalid request"
+
+
+class Inactive(ViewRefusal):
+    """The view was rebuilt from a saved chat (a page reload, a supervisor restart): it shows
+    what it showed and asks its app nothing until the person runs it again."""
+
+    rpc_code = -32005

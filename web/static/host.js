@@ -53,12 +53,13 @@
     }
 
     // `run`: the page calls the view's tool itself to open it (the person asked for it).
-    static async open(appId, sessionId, toolCall, run) {
+    // `restored`: rebuilt from a saved chat; the server keeps the view inactive until Run.
+    static async open(appId, sessionId, toolCall, run, restored) {
       const response = await fetch("apps/views", {
         method: "POST",
         credentials: "same-origin",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ appId, sessionId: sessionId || undefined, toolCall, run }),
+        body: JSON.stringify({ appId, sessionId: sessionId || undefined, toolCall, run, restored }),
       });
       const body = await response.json().catch(() => ({}));
       if (!response.ok) throw new Refusal((body.error && body.error.message) || `HTTP ${response.status}`);
@@ -434,13 +435,9 @@
       );
     }
 
-    // A view's own request to its app. A view restored from a saved chat shows what it showed
-    // and asks its app nothing until the person runs it again (a fresh view).
+    // A view's own request to its app. One restored from a saved chat is refused by the
+    // server (its lease is restored) until the person runs it again (a fresh view).
     async forward(method, params) {
-      if (this.restored) {
-        throw rpcError(-32001, "this view was restored from the saved chat and is inactive: the"
-          + " person must press Run to use it again");
-      }
       return this.client.forward(method, params);
     }
 
@@ -517,8 +514,8 @@
     }
 
     async updateModelContext(params) {
-      // A view a chat opened: the server keeps it for that session's next turn.
-      if (this.restored) return {};  // what a restored view says is not the person's doing
+      // A view a chat opened: the server keeps it for that session's next turn (not a
+      // restored one's: what it says is not the person's doing).
       if (this.client.sessionId) {
         await this.client.forward("ui/update-model-context", params);
         return {};
@@ -644,7 +641,7 @@
         if (!SANDBOX_ORIGIN) throw new Refusal("the app sandbox is off ([sandbox] enabled = false): views are not rendered");
         const client = await ViewClient.open(appId, sessionId, {
           toolName, publicName, resourceUri, arguments: args || {},
-        }, result === undefined);
+        }, result === undefined && !restored, Boolean(restored));
         opening = client;
         const listed = await client.request("tools/list", {});
         if (listed.error) throw new Refusal(`app '${appId}': ${listed.error.message}`);

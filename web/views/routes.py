@@ -3,7 +3,8 @@ its view id, whatever the page does. Each route reads the request, sends the vie
 (actors/views/hub.py) one message, and turns its answer into HTTP; the hub holds every view's
 state.
 
-    POST   /apps/views                          open a view: {appId, sessionId?, toolCall?, run?}
+    POST   /apps/views                          open a view: {appId, sessionId?, toolCall?, run?,
+                                                restored?}
     POST   /apps/views/<viewId>/keepalive       the page still shows it (the lease is renewed)
     DELETE /apps/views/<viewId>                 the page tore it down
     POST   /apps/views/<viewId>/mcp             one JSON-RPC request of the view
@@ -128,10 +129,12 @@ def views_blueprint(
             return json_error(
                 400, "bad_request", f"'toolCall' must be an object of at most {TOOL_CALL_MAX} bytes"
             )
-        run = body.get("run") is True
+        run, restored = body.get("run") is True, body.get("restored") is True
         try:
             opened: OpenedView = await ask(
-                views, lambda r: OpenView(app_id, session or None, tool_call, run, r), ASK_TIMEOUT_S
+                views,
+                lambda r: OpenView(app_id, session or None, tool_call, run, r, restored),
+                ASK_TIMEOUT_S,
             )
         except UnknownApp:
             return json_error(404, "unknown_app", f"there is no app '{app_id}'")
@@ -146,6 +149,7 @@ def views_blueprint(
             "toolCall": dict(opened.tool_call) if opened.tool_call else None,
             "leaseS": opened.lease_s,
             "approval": opened.approval,
+            "restored": opened.restored,
             "ui": ui_settings(opened.app_id) if ui_settings else {},
         }, 201
 
