@@ -30,6 +30,8 @@ STATIC_PREFIX = "/static/"
 JAVASCRIPT = "text/javascript; charset=utf-8"
 STATIC_FILES = {
     "host.js": JAVASCRIPT,
+    # The tools a view registers, for its chat's model (loaded before host.js).
+    "viewtools.js": JAVASCRIPT,
     # The official MCP Apps host library, vendored (scripts/vendor-app-bridge.sh).
     "app-bridge.js": JAVASCRIPT,
     "style.css": "text/css; charset=utf-8",

@@ -38,6 +38,7 @@ from web.plugins.settingsroutes import settings_blueprint
 from web.security import SESSION_COOKIE, AccessPolicy, session_value, token_matches
 from web.signin import signin_blueprint
 from web.views.routes import model_contexts, views_blueprint
+from web.views.tools import view_tools_blueprint
 
 
 class FiniteJSONProvider(DefaultJSONProvider):
@@ -73,6 +74,7 @@ def create_app(
     app.register_blueprint(answers_blueprint(chats, registry))
     if views is not None:
         app.register_blueprint(views_blueprint(views, registry, chats, ui_settings))
+        app.register_blueprint(view_tools_blueprint(views))
     app.register_blueprint(admin_blueprint(registry, metrics, reload=reload))
     app.register_blueprint(sessions_blueprint(chats))
     app.register_blueprint(settings_blueprint(registry))

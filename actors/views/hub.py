@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import trio
@@ -22,7 +22,7 @@ from actors.asking import AnswerRefused
 from actors.catalog import Wire
 from actors.messages import ActorOf, HubMessage, RegistryMessage, Reloaded, Watch
 from actors.metrics import Metrics
-from actors.runtime import ASK_TIMEOUT_S, Actor, Mailbox, ask, unhandled
+from actors.runtime import ASK_TIMEOUT_S, Actor, Mailbox, Reply, ask, unhandled
 from actors.views.calls import serve
 from actors.views.counters import ViewCounters
 from actors.views.gate import ASKED, DECISIONS, MODEL_CONTEXT, model_context_text
@@ -31,23 +31,32 @@ from actors.views.messages import (
     AnswerApproval,
     Answered,
     AnswerPageQuestion,
+    AnswerViewToolCall,
     AppsReloaded,
+    CallViewTool,
     CloseView,
     CutShort,
     Failed,
     KeepViewAlive,
+    ListViewTools,
+    NextViewToolCall,
     OpenedView,
     OpenView,
     Outcome,
+    SetViewTools,
     StopViews,
     Succeeded,
     TakeModelContexts,
     ViewEvent,
     ViewMessage,
     ViewRequest,
+    ViewTool,
+    ViewToolMessage,
 )
 from actors.views.refusals import (
     BadDecision,
+    Inactive,
+    NotRun,
     UnknownApproval,
     UnknownMethod,
     UnknownQuestion,
@@ -133,6 +142,14 @@ class ViewHub(Actor[ViewMessage]):
                     scope.cancel()
             case AppsReloaded(diff, approvals):
                 self._reloaded(diff, approvals)
+            case (
+                SetViewTools()
+                | ListViewTools()
+                | CallViewTool()
+                | NextViewToolCall()
+                | AnswerViewToolCall()
+            ):
+                self._view_tools(message)
             case _:
                 unhandled("view hub", message)
 
@@ -186,11 +203,36 @@ class ViewHub(Actor[ViewMessage]):
         )
         message.reply.send(opened)
 
+    def _view_tools(self, message: ViewToolMessage) -> None:
+        """The tools a view registers (actors/views/viewtools.py); a call and the page's wait
+        for one are tasks of the hub."""
+        state, table = self.state, self.state.table
+        try:
+            match message:
+                case SetViewTools(view_id, tools, reply):
+                    reply.send(state.tools.set(table.get(view_id), tools))
+                case ListViewTools(chat_session, reply):
+                    reply.send(state.tools.of_session(table.of_session(chat_session)))
+                case CallViewTool(chat_session, name, arguments, reply):
+                    tool = state.tools.find(table.of_session(chat_session), name)
+                    self._spawn(_answer_with, reply, tool, state.tools.call(tool, arguments))
+                case NextViewToolCall(view_id, wait_s, reply):
+                    lease = table.get(view_id)
+                    if lease.restored:
+                        raise Inactive("a view restored from the saved chat offers no tools")
+                    self._spawn(_answer_with, reply, None, state.tools.next_call(lease, wait_s))
+                case AnswerViewToolCall(view_id, call_id, result, reply):
+                    state.tools.answer(view_id, call_id, result)
+                    reply.send(None)
+        except ViewRefusal as refusal:
+            message.reply.fail(refusal)
+
     def _view_ended(self, lease: Lease, why: str) -> None:
         """A view's lease ended: a call waiting for the person's approval is not run (it is
         answered at once, and an approval posted for it afterwards is for no call), and the
         app's questions to the page are answered `cancel`."""
         self.state.held.end_view(lease, why)
+        self.state.tools.end(lease.id, why)
         self.state.questions.cancel_view(lease.id, f"its view ended ({why}), so it was cancelled")
         logger.info("view %s… of app %s ended: %s", lease.id[:6], lease.app_id, why)
 
@@ -233,6 +275,19 @@ class ViewHub(Actor[ViewMessage]):
                 )
                 lease.model_context = None
         return tuple(events)
+
+
+async def _answer_with(reply: Reply[Any], tool: ViewTool | None, work: Awaitable[Any]) -> None:
+    """A view tool's call, or the page's wait for one, answered when it is done."""
+    try:
+        value = await work
+    except ViewRefusal as refusal:
+        reply.fail(refusal)
+        return
+    except BaseException:  # the hub stopping: whoever waits is told at once
+        reply.fail(NotRun("the supervisor is stopping: the view's tools are not served"))
+        raise
+    reply.send((tool, value) if tool is not None else value)
 
 
 def _answer_now(events: trio.MemorySendChannel[ViewEvent], outcome: Outcome) -> None:

@@ -108,3 +108,7 @@ class Inactive(ViewRefusal):
     what it showed and asks its app nothing until the person runs it again."""
 
     rpc_code = -32005
+
+
+class UnknownCall(ViewRefusal):
+    """No call of the model to this view's tools waits for an answer under that id."""

@@ -13,6 +13,7 @@ from actors.views.counters import ViewCounters
 from actors.views.held import HeldCalls
 from actors.views.leases import Lease, ViewTable
 from actors.views.questions import PageQuestions
+from actors.views.viewtools import ViewTools
 from supervisor.model.viewsconfig import Approval
 
 
@@ -25,6 +26,7 @@ class ViewState:
     approvals: dict[str, Approval] = attrs.Factory(dict)
     held: HeldCalls = attrs.Factory(HeldCalls)
     questions: PageQuestions = attrs.Factory(PageQuestions)
+    tools: ViewTools = attrs.Factory(ViewTools)  # the tools the views registered
     # The calls running (sent to their app), each with its view's lease: a reload that ends
     # the view, or the apps' stop, cancels them.
     running: dict[trio.CancelScope, Lease] = attrs.Factory(dict)

@@ -428,11 +428,27 @@
       if (this.initialized) return;
       this.initialized = true;
       this.contextChanged();
-      this.bridge.sendToolInput({ arguments: this.args || {} });
-      this.result.then(
+      // A view opened as the chat's call starts: the arguments so far, then the whole
+      // (`input`), then the result, or tool-cancelled when the call fails, the turn is
+      // cancelled or the call is abandoned.
+      if (this.partial && !this.inputSent) this.bridge.sendToolInputPartial({ arguments: this.partial });
+      window.McpViewTools.offer(this);  // the tools it registers, for its chat's model
+      const input = this.input || Promise.resolve(this.args || {});
+      input.then((args) => {
+        this.inputSent = true;
+        if (this.bridge) this.bridge.sendToolInput({ arguments: args || {} });
+        return this.result;
+      }).then(
         (result) => this.bridge && this.bridge.sendToolResult(result),
         (error) => this.bridge && this.bridge.sendToolCancelled({ reason: String(error.message || error) }),
       );
+    }
+
+    // The call's arguments as far as the model has written them (before `input` is whole).
+    partialInput(args) {
+      if (this.inputSent) return;
+      this.partial = args;
+      if (this.initialized && this.bridge) this.bridge.sendToolInputPartial({ arguments: args });
     }
 
     // A view's own request to its app. One restored from a saved chat is refused by the
@@ -633,6 +649,9 @@
     // so and inactive until the person presses Run, which opens it afresh (a new call).
     async openView(options) {
       const { appId, toolName, publicName, args, result, resourceUri, sessionId, toolCallId, restored } = options;
+      // `pending` and `input`: promises of the result and of the whole arguments of a chat's
+      // call still under way (the view opens as it starts).
+      const { pending: later, input } = options;
       await Host.closeView();
       const canvas = document.getElementById("canvas");
       canvas.replaceChildren(text("p", "Opening…", "empty"));
@@ -641,27 +660,28 @@
         if (!SANDBOX_ORIGIN) throw new Refusal("the app sandbox is off ([sandbox] enabled = false): views are not rendered");
         const client = await ViewClient.open(appId, sessionId, {
           toolName, publicName, resourceUri, arguments: args || {},
-        }, result === undefined && !restored, Boolean(restored));
+        }, result === undefined && !later && !restored, Boolean(restored));
         opening = client;
         const listed = await client.request("tools/list", {});
         if (listed.error) throw new Refusal(`app '${appId}': ${listed.error.message}`);
         let tool = ((listed.result && listed.result.tools) || []).find((t) => t.name === toolName);
-        // A tool for the model only is not listed to views, but its result (the chat's) still
-        // opens its view; the view gets what the page knows of the tool.
-        if (!tool && resourceUri && result !== undefined) {
+        // A tool for the model only is not listed to views, but its view still opens (with the
+        // chat's result, or with the opening call the server lets through once); the view gets
+        // what the page knows of the tool.
+        if (!tool && resourceUri) {
           tool = { name: toolName, inputSchema: { type: "object" }, _meta: { ui: { resourceUri, visibility: ["model"] } } };
         }
         if (!tool) throw new Refusal(`app '${appId}' has no tool '${toolName}'`);
         const uri = resourceUri || uiUri(tool);
         if (!uri) throw new Refusal(`tool '${toolName}' of app '${appId}' has no UI`);
         const resource = await loadResource(client, uri);
-        const pending = result !== undefined
+        const pending = later || (result !== undefined
           ? Promise.resolve(result)
-          : client.forward("tools/call", { name: toolName, arguments: args || {} });
+          : client.forward("tools/call", { name: toolName, arguments: args || {} }));
         pending.catch(() => {});  // reported to the view as tool-cancelled
         const view = new View({
           client, appId, tool, publicName, args: args || {}, result: pending, resource, toolCallId,
-          restored: Boolean(restored),
+          restored: Boolean(restored), input,
         });
         current = view;
         opening = null;
