@@ -50,7 +50,7 @@ _PAGE_HEADERS = {
 }
 
 
-def page_csp(sandbox_origin: str | None) -> str:
+def page_csp(sandbox_origin: str | None, app_frames: str | None = None) -> str:
     """The control page's Content-Security-Policy: scripts and styles only from its own files
     (no inline script, no eval), requests and the events WebSocket only to its own origin
     (`'self'` covers `ws:`/`wss:` there), frames only from the sandbox origin, which renders
@@ -62,7 +62,10 @@ def page_csp(sandbox_origin: str | None) -> str:
             "style-src 'self'",
             "img-src 'self' data:",  # data: for the empty favicon
             "connect-src 'self'",
-            f"frame-src {sandbox_origin}" if sandbox_origin else "frame-src 'none'",
+            # `app_frames`: every app's own sandbox origin ([sandbox] app_origins).
+            f"frame-src {' '.join(filter(None, (sandbox_origin, app_frames)))}"
+            if sandbox_origin
+            else "frame-src 'none'",
             "form-action 'self'",
             "base-uri 'none'",
             "frame-ancestors 'none'",
@@ -74,9 +77,9 @@ def _static(name: str) -> bytes:
     return resources.files("web").joinpath("static", *name.split("/")).read_bytes()
 
 
-def control_blueprint(sandbox_origin: str | None) -> Blueprint:
+def control_blueprint(sandbox_origin: str | None, app_frames: str | None = None) -> Blueprint:
     control = Blueprint("control", __name__)
-    csp = page_csp(sandbox_origin)
+    csp = page_csp(sandbox_origin, app_frames)
 
     @control.get("/")
     async def page() -> Any:

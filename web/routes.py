@@ -64,6 +64,7 @@ def create_app(
     views: Mailbox[ViewMessage] | None = None,
     files: Mailbox[WorkspaceMessage] | None = None,
     ui_settings: Callable[[str], Mapping[str, Any]] | None = None,
+    app_frames: str | None = None,
 ) -> Any:
     """`public_url` (no trailing slash), when set, is the base of every URL handed out: the
     request's own Host and any X-Forwarded-* headers are never trusted for that."""
@@ -81,7 +82,7 @@ def create_app(
     app.register_blueprint(mentions_blueprint(registry))
     app.register_blueprint(onboarding_blueprint(registry, chats))
     app.register_blueprint(cluster_blueprint(chats))
-    app.register_blueprint(control_blueprint(sandbox_origin))
+    app.register_blueprint(control_blueprint(sandbox_origin, app_frames))
     app.register_blueprint(signin_blueprint(registry, public_url))
     app.register_blueprint(files_blueprint(files, registry))
 

@@ -328,12 +328,18 @@
       this.bridge.setHostContext(this.hostContext());
     }
 
+    // The app's own sandbox origin when the server gives it one ([sandbox] app_origins), else
+    // the shared one.
+    sandboxOrigin() {
+      return this.client.ui.sandboxOrigin || SANDBOX_ORIGIN;
+    }
+
     mount(canvas) {
       const frame = document.createElement("iframe");
       frame.setAttribute("sandbox", "allow-scripts allow-same-origin");
       frame.setAttribute("title", `view of ${this.publicName || this.tool.name}`);
       const csp = encodeURIComponent(JSON.stringify(this.resource.csp || {}));
-      frame.src = `${SANDBOX_ORIGIN}/sandbox?app=${encodeURIComponent(this.appId)}&csp=${csp}`;
+      frame.src = `${this.sandboxOrigin()}/sandbox?app=${encodeURIComponent(this.appId)}&csp=${csp}`;
       if (this.resource.ui.prefersBorder === false) frame.classList.add("borderless");
       this.frame = frame;
       // Before the bridge's own listener: the sandbox's own notifications (what CSP it applied,
@@ -392,11 +398,11 @@
       if (this.initialized && message.method && message.id === undefined && this.sent.length < 200) {
         this.sent.push(message.method);
       }
-      this.frame.contentWindow.postMessage(message, SANDBOX_ORIGIN);
+      this.frame.contentWindow.postMessage(message, this.sandboxOrigin());
     }
 
     onMessage(event) {
-      if (!this.frame || event.source !== this.frame.contentWindow || event.origin !== SANDBOX_ORIGIN) return;
+      if (!this.frame || event.source !== this.frame.contentWindow || event.origin !== this.sandboxOrigin()) return;
       const m = event.data;
       if (!m || m.jsonrpc !== "2.0" || typeof m.method !== "string") return;
       if (m.method === "ui/notifications/sandbox-proxy-ready") {
