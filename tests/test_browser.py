@@ -29,7 +29,6 @@ import trio
 from actors.chat.chatstore import ChatStore
 from actors.chat.hub import CHAT_DATABASE
 from actors.chat.turns import APP_EVENTS_MARK
-from actors.views.refusals import Inactive
 from tests.support.helpers import free_port, free_port_pair
 from tests.support.nodetools import basic_vanillajs_command
 from tests.support.running import GROCERY, GUARD_S, environment, fixture_manifest
@@ -483,7 +482,7 @@ def test_a_restart_drops_the_grants_and_the_restored_view_waits_for_run(
         direct = httpx2.post(
             supervisor.url(f"/apps/views/{restored}/mcp"), json=message, timeout=GUARD_S
         ).json()
-        assert direct["error"]["code"] == Inactive.rpc_code
+        assert direct["error"]["code"] == -32005
         # ... until the person runs it again: a fresh call, a new lease, the old grant gone.
         page.click("#canvas-run")
         view(page).locator("#rows tr").first.wait_for()

@@ -4,12 +4,12 @@ exactly as opened, while the view itself still may not call it. A real `mcpapps 
 
 from __future__ import annotations
 
-from actors.views.refusals import NotAllowed
 from tests.support.frontdoor import http, write
 from tests.support.helpers import Project
 from tests.support.running import supervisor_running
 from tests.support.views import call, open_view
 
+NOT_ALLOWED = -32002  # a tool the view may not call (README, "Views on the server")
 FX = ("fx", ("--app-only",))
 
 
@@ -21,14 +21,12 @@ async def test_a_model_only_tool_s_opening_call_is_the_person_s_once(project: Pr
         ran = await call(client, view, "model_only_tool")
         assert "error" not in ran, ran  # neither refused nor held for approval
         again = await call(client, view, "model_only_tool")
-        assert again["error"]["code"] == NotAllowed.rpc_code
+        assert again["error"]["code"] == NOT_ALLOWED
         assert "for the model only" in again["error"]["message"]
 
         # Another call than the one opened, or a view opened without `run`, is the view's.
         other = await open_view(client, "fx", toolCall=opening, run=True)
         changed = await call(client, other, "model_only_tool", {"extra": 1})
-        assert changed["error"]["code"] == NotAllowed.rpc_code
+        assert changed["error"]["code"] == NOT_ALLOWED
         shown = await open_view(client, "fx", toolCall=opening)
-        assert (await call(client, shown, "model_only_tool"))["error"]["code"] == (
-            NotAllowed.rpc_code
-        )
+        assert (await call(client, shown, "model_only_tool"))["error"]["code"] == (NOT_ALLOWED)

@@ -15,7 +15,7 @@ from tests.support.helpers import Project
 from tests.support.running import supervisor_running
 from tests.support.views import call, open_view, rpc
 
-INACTIVE = Inactive.rpc_code
+INACTIVE = -32005  # a restored view, inactive until Run (README, "Views on the server")
 UI = "ui://fixture/view.html"
 TOOLS = [{"name": "ui_tool", "_meta": {"ui": {"resourceUri": UI}}}, {"name": "echo"}]
 
@@ -90,4 +90,4 @@ async def test_a_restored_view_asks_nothing_until_run(project: Project) -> None:
         assert (await call(client, view, "echo", {"text": "x"}))["error"]["code"] == INACTIVE
 
         metrics = (await client.get("/metrics")).text
-        assert f'mcpapps_view_refusals_total{{app="fx",code="{INACTIVE}"}}' in metrics
+        assert 'mcpapps_view_refusals_total{app="fx",reason="inactive"}' in metrics

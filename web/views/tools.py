@@ -9,7 +9,8 @@
 
 The page that shows the view lists its tools once it is initialized, then asks for the calls in
 a loop while the view is open, performs each in the view and posts its answer. Each route is
-one message to the view hub; its refusals are raised as kinds of the one family."""
+one message to the view hub; its refusals are kinds of the one family (actors/views/refusals.py),
+which web/errors.py words."""
 
 from __future__ import annotations
 
@@ -26,22 +27,10 @@ from actors.views.messages import (
     ViewMessage,
     ViewToolCall,
 )
-from actors.views.refusals import Inactive, UnknownCall, UnknownView, ViewRefusal
 from supervisor.model import jsonin
-from supervisor.model.errors import BadRequest, Conflict, NotFound, Refusal
+from supervisor.model.errors import BadRequest
 
 NEXT_WAIT_S = 20.0  # a page's wait for the model's next call; it asks again after
-
-
-def _refused(error: ViewRefusal) -> Refusal:
-    """A refusal of the hub as the family's kind for HTTP."""
-    if isinstance(error, UnknownView):
-        return NotFound(error.message, code="unknown_view")
-    if isinstance(error, UnknownCall):
-        return NotFound(error.message, code="unknown_call")
-    if isinstance(error, Inactive):
-        return Conflict(error.message, code="inactive")
-    return BadRequest(error.message)
 
 
 async def _body() -> Mapping[str, Any]:
@@ -60,22 +49,14 @@ def view_tools_blueprint(views: Mailbox[ViewMessage]) -> Blueprint:
     @blueprint.put("/apps/views/<view_id>/tools")
     async def set_tools(view_id: str) -> Any:
         tools = (await _body()).get("tools")
-        try:
-            offered: int = await ask(
-                views, lambda r: SetViewTools(view_id, tools, r), ASK_TIMEOUT_S
-            )
-        except ViewRefusal as refusal:
-            raise _refused(refusal) from None
+        offered: int = await ask(views, lambda r: SetViewTools(view_id, tools, r), ASK_TIMEOUT_S)
         return {"offered": offered}
 
     @blueprint.post("/apps/views/<view_id>/tools/next")
     async def next_call(view_id: str) -> Any:
-        try:
-            call: ViewToolCall | None = await ask(
-                views, lambda r: NextViewToolCall(view_id, NEXT_WAIT_S, r), NEXT_WAIT_S + 5
-            )
-        except ViewRefusal as refusal:
-            raise _refused(refusal) from None
+        call: ViewToolCall | None = await ask(
+            views, lambda r: NextViewToolCall(view_id, NEXT_WAIT_S, r), NEXT_WAIT_S + 5
+        )
         if call is None:
             return {"call": None}
         return {"call": {"id": call.call_id, "name": call.name, "arguments": call.arguments}}
@@ -83,12 +64,7 @@ def view_tools_blueprint(views: Mailbox[ViewMessage]) -> Blueprint:
     @blueprint.post("/apps/views/<view_id>/tools/calls/<call_id>")
     async def answer_call(view_id: str, call_id: str) -> Any:
         result = (await _body()).get("result")
-        try:
-            await ask(
-                views, lambda r: AnswerViewToolCall(view_id, call_id, result, r), ASK_TIMEOUT_S
-            )
-        except ViewRefusal as refusal:
-            raise _refused(refusal) from None
+        await ask(views, lambda r: AnswerViewToolCall(view_id, call_id, result, r), ASK_TIMEOUT_S)
         return {"answered": True}
 
     return blueprint
