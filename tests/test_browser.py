@@ -475,6 +475,14 @@ def test_a_restart_drops_the_grants_and_the_restored_view_waits_for_run(
             " return 'ran'; } catch (e) { return e.message; }",
         )
         assert "press Run" in refused
+        # The server holds the lease as restored: the refusal is its own, whatever the page.
+        restored = page.evaluate("window.McpHost.current().client.viewId")
+        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+        message["params"] = {"name": "get_caller_session", "arguments": {}}
+        direct = httpx2.post(
+            supervisor.url(f"/apps/views/{restored}/mcp"), json=message, timeout=GUARD_S
+        ).json()
+        assert direct["error"]["code"] == -32005
         # ... until the person runs it again: a fresh call, a new lease, the old grant gone.
         page.click("#canvas-run")
         view(page).locator("#rows tr").first.wait_for()

@@ -29,11 +29,13 @@ from actors.views.refusals import (
     Denied,
     FileNotServed,
     FileRequestRefused,
+    Inactive,
     Limited,
     NotAllowed,
     NotARequest,
     NotRun,
     UnknownApproval,
+    UnknownCall,
     UnknownMethod,
     UnknownQuestion,
     UnknownView,
@@ -96,7 +98,7 @@ EXPECTED = [
     (Limited("m"), 403, "refused", -32003),
     (Denied("m"), 403, "refused", -32004),
     (UnknownMethod("m"), 403, "refused", types.METHOD_NOT_FOUND),
-    (BadParams("m"), 403, "refused", types.INVALID_PARAMS),
+    (BadParams("m"), 400, "bad_request", types.INVALID_PARAMS),  # a view's own tools' list
     (NotRun("m"), 403, "refused", APP_ERROR),
     (CallLost("m"), 403, "refused", types.INTERNAL_ERROR),
     (Unreadable("m"), 403, "refused", types.PARSE_ERROR),
@@ -107,6 +109,8 @@ EXPECTED = [
     # A file view's requests the host refused (actors/views/fileviews.py).
     (FileNotServed("m"), 403, "refused", -32002),
     (FileRequestRefused("m"), 403, "refused", APP_ERROR),
+    (Inactive("m"), 409, "inactive", -32005),
+    (UnknownCall("m"), 404, "unknown_call", APP_ERROR),
     # An answer to an app's question that is not taken (chat and views alike).
     (BadAnswer("m"), 400, "bad_request", types.INVALID_REQUEST),
     (NoSuchQuestion("m"), 404, "not_found", types.INVALID_REQUEST),

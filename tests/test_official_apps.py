@@ -397,6 +397,18 @@ def test_a_ui_tool_for_the_model_only_opens_its_view_from_the_chat(
     assert seen["toolInfo"] == "show_for_model"
 
 
+def test_a_ui_tool_for_the_model_only_opens_its_view_from_the_app_list(
+    served: Served, page: Any
+) -> None:
+    """ "Open view": its opening call, the person's, passes the view door once."""
+    page.goto(served.url("/?app=views"))
+    page.locator("#live.live").wait_for()
+    page.click('#tools-visible button.open-view[data-tool="show_for_model"]')
+    seen = report(page, lambda r: r["results"] == 1)
+    assert seen["result"] == {"label": "", "shown": True}
+    assert seen["toolInfo"] == "show_for_model"
+
+
 def test_the_vendored_bridge_is_revalidated_not_sent_again(served: Served) -> None:
     url = served.url("/static/app-bridge.js")
     first = httpx2.get(url, timeout=GUARD_S)

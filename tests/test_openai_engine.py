@@ -3,6 +3,7 @@ the bundled grocery app running under a real registry behind the tool bridge."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import sys
@@ -15,11 +16,13 @@ import trio
 
 from actors.chat.bridge import ToolBridge
 from actors.chat.openai_engine import SYSTEM_PROMPT, OpenAIEngine
+from actors.chat.partial import PARTIAL_MAX, partial_arguments
 from actors.chat.turns import (
     Event,
     Message,
     TextPiece,
     ToolFinished,
+    ToolInputPartial,
     ToolStarted,
     TurnFailed,
     UserTurn,
@@ -463,3 +466,38 @@ async def test_the_fake_server_runs_as_its_own_process(project: Project, tmp_pat
     [request] = [json.loads(line) for line in record.read_text().splitlines()]
     assert "tools" not in request
     assert process.returncode == 0
+
+
+# --- A tool with a UI: its arguments as they stream -----------------------------------------------
+
+
+def test_partial_arguments_read_as_far_as_they_go() -> None:
+    assert partial_arguments('{"storeId": 1, "label": "Sto') == {"storeId": 1, "label": "Sto"}
+    assert partial_arguments('{"ids": [1, 2') == {"ids": [1, 2]}
+    assert partial_arguments("{") == {}
+    for nothing_yet in ("", "  ", "[1, 2", '"text', "{oops", "x" * (PARTIAL_MAX + 1)):
+        assert partial_arguments(nothing_yet) is None
+
+
+async def test_a_ui_tool_s_arguments_are_emitted_as_they_stream(
+    tools: ToolBridge, model: FakeOpenAI
+) -> None:
+    arguments = {"storeId": 1, "note": "the big one downtown"}
+    model.script(
+        tool_calls(
+            call("grocery_show_store_inventory_dashboard", arguments, id="ui1"),
+            call("grocery_get_stores", {"id": 1}, id="plain"),
+        ),
+        text("Shown."),
+    )
+    events, _ = await turn(engine(tools, model), "show store 1")
+    partial = [e for e in events if isinstance(e, ToolInputPartial)]
+    # Only the UI tool's, under its public name, each saying more than the one before, all
+    # before the call starts with its whole arguments.
+    assert {e.id for e in partial} == {"ui1"}
+    assert {e.name for e in partial} == {"grocery.show_store_inventory_dashboard"}
+    assert len(partial) >= 2
+    assert all(a.input != b.input for a, b in itertools.pairwise(partial))
+    assert partial[-1].input == arguments
+    started = events.index(ToolStarted("ui1", "grocery.show_store_inventory_dashboard", arguments))
+    assert events.index(partial[-1]) < started

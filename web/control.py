@@ -30,6 +30,8 @@ STATIC_PREFIX = "/static/"
 JAVASCRIPT = "text/javascript; charset=utf-8"
 STATIC_FILES = {
     "host.js": JAVASCRIPT,
+    # The tools a view registers, for its chat's model (loaded before host.js).
+    "viewtools.js": JAVASCRIPT,
     # The official MCP Apps host library, vendored (scripts/vendor-app-bridge.sh).
     "app-bridge.js": JAVASCRIPT,
     "style.css": "text/css; charset=utf-8",
@@ -48,7 +50,7 @@ _PAGE_HEADERS = {
 }
 
 
-def page_csp(sandbox_origin: str | None) -> str:
+def page_csp(sandbox_origin: str | None, app_frames: str | None = None) -> str:
     """The control page's Content-Security-Policy: scripts and styles only from its own files
     (no inline script, no eval), requests and the events WebSocket only to its own origin
     (`'self'` covers `ws:`/`wss:` there), frames only from the sandbox origin, which renders
@@ -63,7 +65,10 @@ def page_csp(sandbox_origin: str | None) -> str:
             # script, and the page sends no referrer.
             "img-src 'self' data: https:",
             "connect-src 'self'",
-            f"frame-src {sandbox_origin}" if sandbox_origin else "frame-src 'none'",
+            # `app_frames`: every app's own sandbox origin ([sandbox] app_origins).
+            f"frame-src {' '.join(filter(None, (sandbox_origin, app_frames)))}"
+            if sandbox_origin
+            else "frame-src 'none'",
             "form-action 'self'",
             "base-uri 'none'",
             "frame-ancestors 'none'",
@@ -75,9 +80,9 @@ def _static(name: str) -> bytes:
     return resources.files("web").joinpath("static", *name.split("/")).read_bytes()
 
 
-def control_blueprint(sandbox_origin: str | None) -> Blueprint:
+def control_blueprint(sandbox_origin: str | None, app_frames: str | None = None) -> Blueprint:
     control = Blueprint("control", __name__)
-    csp = page_csp(sandbox_origin)
+    csp = page_csp(sandbox_origin, app_frames)
 
     @control.get("/")
     async def page() -> Any:

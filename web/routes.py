@@ -41,6 +41,7 @@ from web.signin import signin_blueprint
 from web.views.contextroutes import model_context_blueprint
 from web.views.fileroutes import file_views_blueprint
 from web.views.routes import model_contexts, views_blueprint
+from web.views.tools import view_tools_blueprint
 
 
 class FiniteJSONProvider(DefaultJSONProvider):
@@ -66,6 +67,7 @@ def create_app(
     views: Mailbox[ViewMessage] | None = None,
     files: Mailbox[WorkspaceMessage] | None = None,
     ui_settings: Callable[[str], Mapping[str, Any]] | None = None,
+    app_frames: str | None = None,
 ) -> Any:
     """`public_url` (no trailing slash), when set, is the base of every URL handed out: the
     request's own Host and any X-Forwarded-* headers are never trusted for that."""
@@ -79,6 +81,7 @@ def create_app(
         app.register_blueprint(views_blueprint(views, registry, chats, ui_settings, workspace))
         app.register_blueprint(file_views_blueprint(views))
         app.register_blueprint(model_context_blueprint(views))
+        app.register_blueprint(view_tools_blueprint(views))
     app.register_blueprint(admin_blueprint(registry, metrics, reload=reload))
     app.register_blueprint(sessions_blueprint(chats))
     app.register_blueprint(settings_blueprint(registry))
@@ -86,7 +89,7 @@ def create_app(
     app.register_blueprint(entrypoints_blueprint(registry))
     app.register_blueprint(onboarding_blueprint(registry, chats))
     app.register_blueprint(cluster_blueprint(chats))
-    app.register_blueprint(control_blueprint(sandbox_origin))
+    app.register_blueprint(control_blueprint(sandbox_origin, app_frames))
     app.register_blueprint(signin_blueprint(registry, public_url))
     app.register_blueprint(files_blueprint(files, registry))
 

@@ -23,12 +23,14 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs
 
+import attrs
 import hypercorn.trio
 import trio
 from hypercorn.config import Config as HypercornConfig
 
 from supervisor.model.config import Config, url_host
 from supervisor.model.errors import McpappsError
+from web.apporigins import control_origins, framers, is_app_host, on_app_domain
 from web.connections import isolate_connections, websocket_send
 from web.csp import build_csp
 
@@ -53,7 +55,11 @@ def _no_allowances(app_id: str) -> frozenset[str]:
 
 
 async def sandbox_app(
-    scope: dict[str, Any], receive: Any, send: Any, allow_for: AllowFor = _no_allowances
+    scope: dict[str, Any],
+    receive: Any,
+    send: Any,
+    allow_for: AllowFor = _no_allowances,
+    origins: AppOrigins | None = None,
 ) -> None:
     if scope["type"] == "lifespan":
         while True:
@@ -75,7 +81,15 @@ async def sandbox_app(
         return
     query = scope.get("query_string", b"")
     declared = _declared_csp(query)
-    csp = build_csp(declared, allow_for(_app_id(query)))
+    app_id = _app_id(query)
+    own = False  # served on the app's own origin: its view keeps that origin
+    if origins is not None and on_app_domain(_header(scope, b"host"), origins.sandbox_origin):
+        refused = _app_origin_refusal(scope, origins, app_id)
+        if refused is not None:
+            await _send(send, 403, refused.encode(), [(b"content-type", b"text/plain")])
+            return
+        own = True
+    csp = build_csp(declared, allow_for(app_id))
     if csp.rejected:
         # One line per page, however many entries it names: the port takes no token, and a
         # view may load pages too, so a request must not be able to write the log long.
@@ -84,17 +98,61 @@ async def sandbox_app(
         logger.warning("sandbox: %s%s", csp.rejected[0], also)
     headers = [
         (b"content-type", b"text/html; charset=utf-8"),
-        (b"content-security-policy", csp.header.encode()),
+        (b"content-security-policy", _policy(csp.header, origins if own else None).encode()),
         (b"cache-control", b"no-store"),
         (b"x-content-type-options", b"nosniff"),
         (b"referrer-policy", b"no-referrer"),
         (b"permissions-policy", b"camera=(), microphone=(), geolocation=()"),
     ]
-    applied = {"csp": csp.domains, "allowed": list(csp.allowed)}
+    applied: dict[str, Any] = {"csp": csp.domains, "allowed": list(csp.allowed)}
+    if own:
+        applied["sameOrigin"] = True  # the inner frame keeps this page's origin
     # JSON inside a <script> element: `<` escaped, so no value can close the element.
     page = PAGE.replace(APPLIED_MARK, json.dumps(applied).replace("<", "\\u003c")).encode()
     body = b"" if scope["method"] == "HEAD" else page
     await _send(send, 200, body, headers, length=len(page))
+
+
+@attrs.frozen
+class AppOrigins:
+    """`[sandbox] app_origins`: the shared sandbox origin the app origins are made from, and
+    the control page's origins, the only ones that may frame a proxy page on an app origin."""
+
+    sandbox_origin: str
+    framers: str
+
+    @classmethod
+    def of(cls, config: Config) -> AppOrigins | None:
+        sandbox = config.sandbox
+        if not (sandbox.app_origins and sandbox.origin):
+            return None
+        return cls(sandbox.origin, framers(control_origins(config)))
+
+
+def _app_origin_refusal(scope: dict[str, Any], origins: AppOrigins, app_id: str) -> str | None:
+    """Why a proxy page on an app origin is not served: the origin is not that app's (a page
+    gets another app's allowances on that app's origin only), or it is not a frame the control
+    page asked for (a view, same-origin with its proxy page, could otherwise load another one
+    with a policy of its choosing). The browser sets the `Sec-Fetch-*` headers; one that sends
+    none is held by `frame-ancestors` alone."""
+    if not is_app_host(_header(scope, b"host"), origins.sandbox_origin, app_id):
+        return "this origin is not the sandbox origin of the app the page names\n"
+    site, dest = _header(scope, b"sec-fetch-site"), _header(scope, b"sec-fetch-dest")
+    if site == "same-origin" or (dest and dest != "iframe"):
+        return "the app sandbox is only served as a frame of the control page\n"
+    return None
+
+
+def _policy(header: str, origins: AppOrigins | None) -> str:
+    """The CSP, and on an app origin who may frame the proxy page: the control page only."""
+    return f"{header}; frame-ancestors {origins.framers}" if origins is not None else header
+
+
+def _header(scope: dict[str, Any], name: bytes) -> str:
+    for key, value in scope.get("headers", ()):
+        if key.lower() == name:
+            return str(value.decode("latin-1"))
+    return ""
 
 
 def _app_id(query: bytes) -> str:
@@ -152,9 +210,10 @@ async def serve_sandbox(
     hyper.errorlog = logging.getLogger("mcpapps.web.hypercorn")
     hyper.include_server_header = False  # as on the front door (web/serve.py)
     isolate_connections()  # a connection Hypercorn fails on ends alone (web/connections.py)
+    origins = AppOrigins.of(config)
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        await sandbox_app(scope, receive, send, config.apps.csp_allow)
+        await sandbox_app(scope, receive, send, config.apps.csp_allow, origins)
 
     try:
         await hypercorn.trio.serve(

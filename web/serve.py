@@ -5,6 +5,7 @@ into notifications for connected clients."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import math
 from typing import Any
@@ -33,6 +34,7 @@ from actors.views.messages import CutShort, StopViews, ViewMessage
 from supervisor.model.config import Config, url_host
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from supervisor.model.reload import Reload
+from web.apporigins import app_frames, ui_settings
 from web.appstates import AppStates
 from web.asgi import FrontDoor
 from web.connections import isolate_connections
@@ -104,7 +106,8 @@ async def serve_front_door(
         public_url=config.server.public_url,
         views=views,
         files=files,
-        ui_settings=config.apps.ui_settings,
+        ui_settings=functools.partial(ui_settings, config),
+        app_frames=app_frames(config),
     )
     front_door = FrontDoor(
         policy, registry, routes, apps, aggregate, limits, states, owners, replica

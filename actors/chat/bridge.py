@@ -17,9 +17,11 @@ import trio
 
 from actors.asking import answer_input_required, current_caller
 from actors.catalog import Wire
+from actors.chat.viewtools import call_view_tool, is_view_tool, with_view_tools
 from actors.messages import CallPublicTool, GetToolTable, RegistryMessage
 from actors.runtime import Abandonment, AskTimeout, Mailbox, ask
 from actors.tooltable import PublicTool, ToolTable
+from actors.views.messages import ViewMessage
 from supervisor.model import jsonout
 
 
@@ -64,20 +66,26 @@ CHAT_SESSION: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 
 
 class ToolBridge:
-    """Calls tools by public name through the registry, and lists what the model may see."""
+    """Calls tools by public name through the registry, and lists what the model may see:
+    the apps' tools, and in a chat turn the tools its open views registered (`views`, the
+    view hub, set once it runs: actors/chat/viewtools.py)."""
 
     def __init__(self, registry: Mailbox[RegistryMessage], *, timeout: float = math.inf) -> None:
         self._registry = registry
         self._timeout = timeout
+        self.views: Mailbox[ViewMessage] | None = None
 
     async def tools(self) -> ToolTable:
-        return await ask(self._registry, GetToolTable, self._timeout)
+        table: ToolTable = await ask(self._registry, GetToolTable, self._timeout)
+        return await with_view_tools(table, self.views, CHAT_SESSION.get())
 
     async def call_raw(
         self, public_name: str, arguments: dict[str, Any]
     ) -> tuple[PublicTool, Wire]:
         """The raw result, or an `AppError`. A caller that gives up (cancelled, or out of
         time) cancels the call at the app, which then frees its call slot."""
+        if is_view_tool(public_name):
+            return await call_view_tool(self.views, CHAT_SESSION.get(), public_name, arguments)
         caller = current_caller()  # in a chat turn: the app's questions go to its person
         tool, result = await self._send(public_name, arguments, caller)
         if caller is not None and result.get("resultType") == "input_required":

@@ -11,10 +11,11 @@ sentence; what was said and done until then is returned all the same.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -26,12 +27,14 @@ from actors.arguments import ArgumentError, parse_arguments
 from actors.catalog import Wire
 from actors.chat.agent import call_tool
 from actors.chat.bridge import ToolBridge
+from actors.chat.partial import partial_arguments
 from actors.chat.sampling import sampling_body, sampling_result
 from actors.chat.turns import (
     Emit,
     Message,
     TextPiece,
     ToolFinished,
+    ToolInputPartial,
     ToolStarted,
     TurnFailed,
     UserTurn,
@@ -75,6 +78,7 @@ class _ToolCall:
     id: str = ""
     name: str = ""
     arguments: str = ""
+    shown: dict[str, Any] | None = None  # the partial arguments last emitted
 
 
 @attrs.define
@@ -85,6 +89,8 @@ class _Answer:
     calls: dict[int, _ToolCall] = attrs.Factory(dict)  # by the index the server gives them
     finished: bool = False  # a finish_reason or [DONE] was seen
     finish_reason: str | None = None
+    # Told of each call whose arguments grew (a view shows them as they come).
+    on_arguments: Callable[[_ToolCall], None] | None = None
 
     def add(self, chunk: Mapping[str, Any], emit: Emit) -> None:
         for choice in chunk["choices"]:
@@ -118,6 +124,8 @@ class _Answer:
             call.arguments += arguments
         elif isinstance(arguments, Mapping):  # some servers send the object itself
             call.arguments += json.dumps(arguments)
+        if arguments and self.on_arguments is not None:
+            self.on_arguments(call)
 
     def tool_calls(self) -> list[_ToolCall]:
         calls = [self.calls[index] for index in sorted(self.calls)]
@@ -242,7 +250,7 @@ class OpenAIEngine:
     ) -> None:
         for _ in range(self._max_steps):
             table = await self._tools()
-            answer = _Answer()
+            answer = _Answer(on_arguments=functools.partial(_partial, table=table, emit=emit))
             try:
                 await self._ask(http, [*conversation, *added], table, answer, emit)
             except _TurnFailed:
@@ -369,6 +377,18 @@ class OpenAIEngine:
                 f" chat-completions stream: {_quote(data)}"
             )
         return chunk
+
+
+def _partial(call: _ToolCall, table: ToolTable, emit: Emit) -> None:
+    """The arguments so far of a call of a tool with a UI, when they say more than before."""
+    tool = table.find(call.name)
+    if tool is None or tool.ui_resource_uri is None or not call.id:
+        return
+    arguments = partial_arguments(call.arguments)
+    if arguments is None or arguments == call.shown:
+        return
+    call.shown = arguments
+    emit(ToolInputPartial(call.id, tool.public_name, arguments))
 
 
 def _function(tool: PublicTool) -> dict[str, Any]:

@@ -49,6 +49,17 @@ class ToolStarted:
 
 
 @attrs.frozen
+class ToolInputPartial:
+    """The arguments of a call of a tool with a UI as far as the model has written them (the
+    openai engine streams them), for its view's `tool-input-partial`; `ToolStarted` follows
+    with the whole."""
+
+    id: str
+    name: str  # the public name
+    input: dict[str, Any]
+
+
+@attrs.frozen
 class ToolFinished:
     id: str
     text: str
@@ -72,7 +83,7 @@ class TurnWaiting:
     replica: str
 
 
-Event = TextPiece | ToolStarted | ToolFinished | TurnFailed | TurnWaiting
+Event = TextPiece | ToolInputPartial | ToolStarted | ToolFinished | TurnFailed | TurnWaiting
 Emit = Callable[[Event], None]
 
 

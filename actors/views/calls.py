@@ -28,6 +28,7 @@ from actors.messages import (
 )
 from actors.runtime import ASK_TIMEOUT_S, Abandonment, ask
 from actors.views import held as holding
+from actors.views import restored
 from actors.views.gate import (
     PASSED_ON,
     is_visible_to_app,
@@ -94,15 +95,21 @@ class _Trip:
     async def outcome(self, method: str, params: Mapping[str, Any]) -> Outcome:
         lease, state = self._lease, self._state
         try:
+            if lease.restored:
+                tools = (await self._catalog()).tools if method == "resources/read" else ()
+                inactive = restored.refusal(method, params, lease.tool_call, tools)
+                if inactive is not None:
+                    raise inactive
             if method == "tools/list":
                 catalog = await self._catalog()
                 return Succeeded({"tools": [t for t in catalog.tools if is_visible_to_app(t)]})
             if method in PASSED_ON:
                 return await self._send(method, dict(params), self._caller(None))
-            tool = await self._allowed_tool(params)
             call = with_session(lease.chat_session, params)
+            opening = lease.opening == {"name": call["name"], "arguments": call["arguments"]}
+            tool = await self._allowed_tool(params, opening)
             needs = needs_approval(state.approval(lease.app_id), tool)
-            if lease.opening == {"name": call["name"], "arguments": call["arguments"]}:
+            if opening:
                 lease.opening = None  # used up by exactly that call, and by no other
                 needs = False
             if needs and tool["name"] not in lease.grants:
@@ -126,7 +133,10 @@ class _Trip:
         except (AppError, ActorUnavailable) as error:
             raise NotRun(_said(error)) from None
 
-    async def _allowed_tool(self, params: Mapping[str, Any]) -> Wire:
+    async def _allowed_tool(self, params: Mapping[str, Any], opening: bool) -> Wire:
+        """The tool, if the view may call it: its own app's, visible to the app. The opening
+        call may be of a tool for the model only: the person chose it in the page ("Open
+        view"), and exactly that call, once, is theirs, not the view's."""
         app_id, name = self._lease.app_id, params.get("name")
         catalog = await self._catalog()
         tool = next((t for t in catalog.tools if t.get("name") == name), None)
@@ -136,7 +146,7 @@ class _Trip:
                 f"app '{app_id}' has no tool '{name}': a view may call only the tools of its"
                 " own app"
             )
-        if not is_visible_to_app(tool):
+        if not is_visible_to_app(tool) and not opening:
             raise NotAllowed(
                 f"tool '{name}' of app '{app_id}' is for the model only (its"
                 ' _meta.ui.visibility does not include "app"): a view may not call it'

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import trio
@@ -22,7 +22,7 @@ from actors.asking import AnswerRefused
 from actors.files.messages import ResourceUpdated, WorkspaceMessage
 from actors.messages import ActorOf, HubMessage, RegistryMessage, Reloaded, Watch
 from actors.metrics import Metrics
-from actors.runtime import ASK_TIMEOUT_S, Actor, Mailbox, ask, unhandled
+from actors.runtime import ASK_TIMEOUT_S, Actor, Mailbox, Reply, ask, unhandled
 from actors.views.calls import serve
 from actors.views.counters import ViewCounters
 from actors.views.fileviews import door, open_file_view
@@ -32,28 +32,37 @@ from actors.views.messages import (
     AnswerApproval,
     Answered,
     AnswerPageQuestion,
+    AnswerViewToolCall,
     AppsReloaded,
+    CallViewTool,
     CloseView,
     CutShort,
     Failed,
     KeepViewAlive,
     ListenToView,
     ListModelContexts,
+    ListViewTools,
+    NextViewToolCall,
     OpenedView,
     OpenFileView,
     OpenView,
     Outcome,
     RemoveModelContext,
+    SetViewTools,
     StopViews,
     Succeeded,
     TakeModelContexts,
     ViewEvent,
     ViewMessage,
     ViewRequest,
+    ViewTool,
+    ViewToolMessage,
 )
 from actors.views.modelcontext import read_update
 from actors.views.refusals import (
     BadDecision,
+    Inactive,
+    NotRun,
     UnknownApproval,
     UnknownMethod,
     UnknownQuestion,
@@ -158,6 +167,14 @@ class ViewHub(Actor[ViewMessage]):
                     reply.fail(refusal)
             case ResourceUpdated():
                 state.files.updated(message)
+            case (
+                SetViewTools()
+                | ListViewTools()
+                | CallViewTool()
+                | NextViewToolCall()
+                | AnswerViewToolCall()
+            ):
+                self._view_tools(message)
             case _:
                 unhandled("view hub", message)
 
@@ -169,7 +186,11 @@ class ViewHub(Actor[ViewMessage]):
             lease = table.get(request.view_id)
             if request.method == MODEL_CONTEXT:
                 # It replaces what this view instance attached before; the view is told the
-                # new update's id (the OpenAI model-context extension).
+                # new update's id (the OpenAI model-context extension). What a restored view
+                # says is not the person's doing: it is not kept.
+                if lease.restored:
+                    _answer_now(request.events, Succeeded({}))
+                    return
                 update_id = state.contexts.put(lease, *read_update(request.params))
                 answer = {"_meta": {"openai/modelContext": {"updateId": update_id}}}
                 _answer_now(request.events, Succeeded(answer))
@@ -197,7 +218,8 @@ class ViewHub(Actor[ViewMessage]):
             message.reply.fail(error)
             return
         lease.actor = actor
-        if message.run and message.tool_call is not None:
+        lease.restored = message.restored
+        if message.run and message.tool_call is not None and not message.restored:
             lease.opening = {
                 "name": message.tool_call.get("toolName"),
                 "arguments": message.tool_call.get("arguments") or {},
@@ -211,14 +233,40 @@ class ViewHub(Actor[ViewMessage]):
             table.config.lease_s,
             self.state.approval(app_id),
             attached.host_state() if attached else None,
+            lease.restored,
         )
         message.reply.send(opened)
+
+    def _view_tools(self, message: ViewToolMessage) -> None:
+        """The tools a view registers (actors/views/viewtools.py); a call and the page's wait
+        for one are tasks of the hub."""
+        state, table = self.state, self.state.table
+        try:
+            match message:
+                case SetViewTools(view_id, tools, reply):
+                    reply.send(state.tools.set(table.get(view_id), tools))
+                case ListViewTools(chat_session, reply):
+                    reply.send(state.tools.of_session(table.of_session(chat_session)))
+                case CallViewTool(chat_session, name, arguments, reply):
+                    tool = state.tools.find(table.of_session(chat_session), name)
+                    self._spawn(_answer_with, reply, tool, state.tools.call(tool, arguments))
+                case NextViewToolCall(view_id, wait_s, reply):
+                    lease = table.get(view_id)
+                    if lease.restored:
+                        raise Inactive("a view restored from the saved chat offers no tools")
+                    self._spawn(_answer_with, reply, None, state.tools.next_call(lease, wait_s))
+                case AnswerViewToolCall(view_id, call_id, result, reply):
+                    state.tools.answer(view_id, call_id, result)
+                    reply.send(None)
+        except ViewRefusal as refusal:
+            message.reply.fail(refusal)
 
     def _view_ended(self, lease: Lease, why: str) -> None:
         """A view's lease ended: a call waiting for the person's approval is not run (it is
         answered at once, and an approval posted for it afterwards is for no call), and the
         app's questions to the page are answered `cancel`."""
         self.state.held.end_view(lease, why)
+        self.state.tools.end(lease.id, why)
         self.state.questions.cancel_view(lease.id, f"its view ended ({why}), so it was cancelled")
         self.state.files.ended(lease)
         self.state.contexts.view_ended(lease)
@@ -249,6 +297,19 @@ class ViewHub(Actor[ViewMessage]):
             if before != after:
                 logger.info("views of app %s: approval is now %s (was %s)", app_id, after, before)
         state.approvals = dict(approvals)
+
+
+async def _answer_with(reply: Reply[Any], tool: ViewTool | None, work: Awaitable[Any]) -> None:
+    """A view tool's call, or the page's wait for one, answered when it is done."""
+    try:
+        value = await work
+    except ViewRefusal as refusal:
+        reply.fail(refusal)
+        return
+    except BaseException:  # the hub stopping: whoever waits is told at once
+        reply.fail(NotRun("the supervisor is stopping: the view's tools are not served"))
+        raise
+    reply.send((tool, value) if tool is not None else value)
 
 
 def _answer_now(events: trio.MemorySendChannel[ViewEvent], outcome: Outcome) -> None:

@@ -51,6 +51,9 @@ class Lease:
     # that actor only, so a view of a definition a reload has replaced runs nothing on the new
     # one, even before the view hub has heard of the reload (which ends the view).
     actor: int | None = None
+    # Rebuilt from a saved chat: it shows what it showed and asks its app nothing until the
+    # person runs it again (actors/views/restored.py).
+    restored: bool = False
 
     def descriptor(self) -> dict[str, Any]:
         return {

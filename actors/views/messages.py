@@ -89,18 +89,21 @@ class OpenedView:
     # The context this view instance attached and no turn has taken yet (a view reopened
     # after a reload of the page): its `hostContext["openai/modelContext"]`.
     model_context: Wire | None = None
+    restored: bool = False
 
 
 @attrs.frozen
 class OpenView:
     """Open a view of `app_id`; `run` lets its opening call (`tool_call`'s tool and arguments)
-    run once without approval. Fails `UnknownApp` or `TooManyViews`."""
+    run once without approval; `restored`: the view is rebuilt from a saved chat, inactive until
+    the person runs it again. Fails `UnknownApp` or `TooManyViews`."""
 
     app_id: str
     chat_session: str | None
     tool_call: Mapping[str, Any] | None
     run: bool
     reply: Reply[OpenedView]
+    restored: bool = False
 
 
 @attrs.frozen
@@ -229,6 +232,85 @@ class ListenToView:
     reply: Reply[None]
 
 
+# The tools a view registers (actors/views/viewtools.py), offered to its chat's model.
+
+
+@attrs.frozen
+class ViewTool:
+    """A tool an open view registered, as its chat's model is offered it: `public_name` is
+    `view.<appId>.<name>`, which says whose it is."""
+
+    view_id: str
+    app_id: str
+    name: str
+    public_name: str
+    description: str
+    input_schema: Wire
+
+
+@attrs.frozen
+class ViewToolCall:
+    """A call of the model for a view's tool, as the page performs it in the view."""
+
+    call_id: str
+    name: str
+    arguments: Wire
+
+
+@attrs.frozen
+class SetViewTools:
+    """The page listed the view's tools (`tools/list` to the view): they replace the ones it
+    had; answered with how many are offered to its chat (0 for a view no chat opened)."""
+
+    view_id: str
+    tools: Any
+    reply: Reply[int]
+
+
+@attrs.frozen
+class ListViewTools:
+    """The tools the open views of a chat session registered, for its model."""
+
+    chat_session: str
+    reply: Reply[tuple[ViewTool, ...]]
+
+
+@attrs.frozen
+class CallViewTool:
+    """The model of `chat_session` calls a tool of one of its open views: answered with the
+    tool and the view's `CallToolResult`, or a `ViewRefusal` (no such view tool, the view
+    closed or did not answer in time)."""
+
+    chat_session: str
+    public_name: str
+    arguments: Wire
+    reply: Reply[tuple[ViewTool, Wire]]
+
+
+@attrs.frozen
+class NextViewToolCall:
+    """The page waits up to `wait_s` for the next call of the model to its view's tools (None
+    when none came)."""
+
+    view_id: str
+    wait_s: float
+    reply: Reply[ViewToolCall | None]
+
+
+@attrs.frozen
+class AnswerViewToolCall:
+    """The view's answer to a call of its tool, as the page read it."""
+
+    view_id: str
+    call_id: str
+    result: Any
+    reply: Reply[None]
+
+
+ViewToolMessage = (
+    SetViewTools | ListViewTools | CallViewTool | NextViewToolCall | AnswerViewToolCall
+)
+
 ViewMessage = (
     OpenView
     | KeepViewAlive
@@ -245,4 +327,9 @@ ViewMessage = (
     | OpenFileView
     | ListenToView
     | ResourceUpdated
+    | SetViewTools
+    | ListViewTools
+    | CallViewTool
+    | NextViewToolCall
+    | AnswerViewToolCall
 )

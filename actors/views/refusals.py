@@ -97,3 +97,12 @@ class FileNotServed(ViewRefusal):
 class FileRequestRefused(ViewRefusal):
     """A file view's request the workspace refused: outside it, not a file, too large, not
     writable, or no workspace at all."""
+
+
+class Inactive(ViewRefusal):
+    """The view was rebuilt from a saved chat (a page reload, a supervisor restart): it shows
+    what it showed and asks its app nothing until the person runs it again."""
+
+
+class UnknownCall(ViewRefusal):
+    """No call of the model to this view's tools waits for an answer under that id."""

@@ -15,6 +15,7 @@ from actors.views.fileleases import FileViews
 from actors.views.held import HeldCalls
 from actors.views.leases import Lease, ViewTable
 from actors.views.questions import PageQuestions
+from actors.views.viewtools import ViewTools
 from supervisor.model.viewsconfig import Approval
 
 
@@ -28,6 +29,7 @@ class ViewState:
     held: HeldCalls = attrs.Factory(HeldCalls)
     questions: PageQuestions = attrs.Factory(PageQuestions)
     contexts: ContextTable = attrs.Factory(ContextTable)  # the views' model context
+    tools: ViewTools = attrs.Factory(ViewTools)  # the tools the views registered
     # The calls running (sent to their app), each with its view's lease: a reload that ends
     # the view, or the apps' stop, cancels them.
     running: dict[trio.CancelScope, Lease] = attrs.Factory(dict)

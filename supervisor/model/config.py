@@ -82,6 +82,9 @@ class SandboxConfig:
     port: Port | None = None
     origin: str | None = None
     public_origin: str | None = None  # where browsers reach the sandbox behind a proxy
+    # A sandbox origin per app (web/apporigins.py): its views keep their origin, apart from
+    # every other app's; off by default (off loopback it needs a wildcard DNS name).
+    app_origins: bool = False
 
 
 @attrs.frozen(kw_only=True)

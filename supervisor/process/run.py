@@ -95,8 +95,9 @@ async def run_supervisor(
                 metrics=metrics,
                 sign_in=sign_in_place(config),
             )
+            bridge = ToolBridge(registry.mailbox)
             try:
-                engine = make_engine(config.agent, ToolBridge(registry.mailbox), environ)
+                engine = make_engine(config.agent, bridge, environ)
             except ValueError as error:
                 raise StartupError(f"the {config.agent.engine} agent engine: {error}") from None
             retention = Retention.of(
@@ -110,7 +111,9 @@ async def run_supervisor(
                 history_turns=config.agent.history_turns,
             )
             files = WorkspaceActor(config.workspace, metrics) if config.workspace else None
-            parts = _Parts(config, policy, registry, chats, metrics, reaper, store, replica, files)
+            parts = _Parts(
+                config, policy, registry, chats, metrics, reaper, store, replica, files, bridge
+            )
             await _supervise(parts, signals, environ, task_status)
         finally:
             remove_address(config.state.dir, os.getpid())
@@ -142,6 +145,7 @@ class _Parts:
     store: SessionStore
     replica: str
     files: WorkspaceActor | None  # with [workspace] only
+    bridge: ToolBridge  # the engine's: told of the view hub, whose views' tools it offers
 
 
 async def _supervise(
@@ -158,6 +162,7 @@ async def _supervise(
     views = ViewHub(
         registry.mailbox, chats.mailbox, config.views, approvals, parts.metrics, files=files
     )
+    parts.bridge.views = views.mailbox
 
     async def front_door(task_status: trio.TaskStatus[Any]) -> None:
         try:

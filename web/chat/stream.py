@@ -27,6 +27,7 @@ from actors.chat.turns import (
     Event,
     TextPiece,
     ToolFinished,
+    ToolInputPartial,
     ToolStarted,
     TurnFailed,
     TurnWaiting,
@@ -228,6 +229,8 @@ def event_data(event: Event) -> tuple[str, dict[str, Any]]:
     match event:
         case TextPiece(text):
             return "text", {"text": text}
+        case ToolInputPartial(call_id, name, arguments):
+            return "tool-partial", {"id": call_id, "name": name, "input": arguments}
         case ToolStarted(call_id, name, arguments):
             return "tool", {"id": call_id, "name": name, "input": arguments}
         case ToolFinished(call_id, text, is_error, view):

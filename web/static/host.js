@@ -54,12 +54,13 @@
     }
 
     // `run`: the page calls the view's tool itself to open it (the person asked for it).
-    static async open(appId, sessionId, toolCall, run) {
+    // `restored`: rebuilt from a saved chat; the server keeps the view inactive until Run.
+    static async open(appId, sessionId, toolCall, run, restored) {
       const response = await fetch("apps/views", {
         method: "POST",
         credentials: "same-origin",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ appId, sessionId: sessionId || undefined, toolCall, run }),
+        body: JSON.stringify({ appId, sessionId: sessionId || undefined, toolCall, run, restored }),
       });
       const body = await response.json().catch(() => ({}));
       if (!response.ok) throw new Refusal((body.error && body.error.message) || `HTTP ${response.status}`);
@@ -381,12 +382,18 @@
       this.bridge.setHostContext(this.hostContext());
     }
 
+    // The app's own sandbox origin when the server gives it one ([sandbox] app_origins), else
+    // the shared one.
+    sandboxOrigin() {
+      return this.client.ui.sandboxOrigin || SANDBOX_ORIGIN;
+    }
+
     mount(canvas) {
       const frame = document.createElement("iframe");
       frame.setAttribute("sandbox", "allow-scripts allow-same-origin");
       frame.setAttribute("title", `view of ${this.publicName || this.tool.name}`);
       const csp = encodeURIComponent(JSON.stringify(this.resource.csp || {}));
-      frame.src = `${SANDBOX_ORIGIN}/sandbox?app=${encodeURIComponent(this.appId)}&csp=${csp}`;
+      frame.src = `${this.sandboxOrigin()}/sandbox?app=${encodeURIComponent(this.appId)}&csp=${csp}`;
       if (this.resource.ui.prefersBorder === false) frame.classList.add("borderless");
       this.frame = frame;
       // Before the bridge's own listener: the sandbox's own notifications (what CSP it applied,
@@ -457,11 +464,11 @@
       if (this.initialized && message.method && message.id === undefined && this.sent.length < 200) {
         this.sent.push(message.method);
       }
-      this.frame.contentWindow.postMessage(message, SANDBOX_ORIGIN);
+      this.frame.contentWindow.postMessage(message, this.sandboxOrigin());
     }
 
     onMessage(event) {
-      if (!this.frame || event.source !== this.frame.contentWindow || event.origin !== SANDBOX_ORIGIN) return;
+      if (!this.frame || event.source !== this.frame.contentWindow || event.origin !== this.sandboxOrigin()) return;
       const m = event.data;
       if (!m || m.jsonrpc !== "2.0" || typeof m.method !== "string") return;
       if (m.method === "ui/notifications/sandbox-proxy-ready") {
@@ -493,20 +500,32 @@
       if (this.initialized) return;
       this.initialized = true;
       this.contextChanged();
-      this.bridge.sendToolInput({ arguments: this.args || {} });
-      this.result.then(
+      // A view opened as the chat's call starts: the arguments so far, then the whole
+      // (`input`), then the result, or tool-cancelled when the call fails, the turn is
+      // cancelled or the call is abandoned.
+      if (this.partial && !this.inputSent) this.bridge.sendToolInputPartial({ arguments: this.partial });
+      window.McpViewTools.offer(this);  // the tools it registers, for its chat's model
+      const input = this.input || Promise.resolve(this.args || {});
+      input.then((args) => {
+        this.inputSent = true;
+        if (this.bridge) this.bridge.sendToolInput({ arguments: args || {} });
+        return this.result;
+      }).then(
         (result) => this.bridge && this.bridge.sendToolResult(result),
         (error) => this.bridge && this.bridge.sendToolCancelled({ reason: String(error.message || error) }),
       );
     }
 
-    // A view's own request to its app. A view restored from a saved chat shows what it showed
-    // and asks its app nothing until the person runs it again (a fresh view).
+    // The call's arguments as far as the model has written them (before `input` is whole).
+    partialInput(args) {
+      if (this.inputSent) return;
+      this.partial = args;
+      if (this.initialized && this.bridge) this.bridge.sendToolInputPartial({ arguments: args });
+    }
+
+    // A view's own request to its app. One restored from a saved chat is refused by the
+    // server (its lease is restored) until the person runs it again (a fresh view).
     async forward(method, params) {
-      if (this.restored) {
-        throw rpcError(-32001, "this view was restored from the saved chat and is inactive: the"
-          + " person must press Run to use it again");
-      }
       return this.client.forward(method, params);
     }
 
@@ -739,6 +758,9 @@
     async openView(options) {
       let { appId, toolName, publicName, args } = options;
       const { result, resourceUri, sessionId, toolCallId, restored, file } = options;
+      // `pending` and `input`: promises of the result and of the whole arguments of a chat's
+      // call still under way (the view opens as it starts).
+      const { pending: later, input } = options;
       const place = options.place || null;
       if (!place) await Host.closeView();
       const canvas = place ? place.element : document.getElementById("canvas");
@@ -757,28 +779,29 @@
         } else {
           client = await ViewClient.open(appId, sessionId, {
             toolName, publicName, resourceUri, arguments: args || {}, toolCallId,
-          }, result === undefined);
+          }, result === undefined && !later && !restored, Boolean(restored));
         }
         opening = client;
         const listed = await client.request("tools/list", {});
         if (listed.error) throw new Refusal(`app '${appId}': ${listed.error.message}`);
         let tool = ((listed.result && listed.result.tools) || []).find((t) => t.name === toolName);
-        // A tool for the model only is not listed to views, but its result (the chat's) still
-        // opens its view; the view gets what the page knows of the tool.
-        if (!tool && resourceUri && result !== undefined) {
+        // A tool for the model only is not listed to views, but its view still opens (with the
+        // chat's result, or with the opening call the server lets through once); the view gets
+        // what the page knows of the tool.
+        if (!tool && resourceUri) {
           tool = { name: toolName, inputSchema: { type: "object" }, _meta: { ui: { resourceUri, visibility: ["model"] } } };
         }
         if (!tool) throw new Refusal(`app '${appId}' has no tool '${toolName}'`);
         const uri = resourceUri || uiUri(tool);
         if (!uri) throw new Refusal(`tool '${toolName}' of app '${appId}' has no UI`);
         const resource = await loadResource(client, uri);
-        const pending = result !== undefined
+        const pending = later || (result !== undefined
           ? Promise.resolve(result)
-          : client.forward("tools/call", { name: toolName, arguments: args || {} });
+          : client.forward("tools/call", { name: toolName, arguments: args || {} }));
         pending.catch(() => {});  // reported to the view as tool-cancelled
         const view = new View({
           client, appId, tool, publicName, args: args || {}, result: pending, resource, toolCallId,
-          restored: Boolean(restored), modelContext: client.attached,
+          restored: Boolean(restored), modelContext: client.attached, input,
         });
         Object.assign(view, { place, extraContext: options.hostContext || {}, openIn: options.displayMode });
         if (!place) current = view;

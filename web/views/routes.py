@@ -4,7 +4,8 @@ its view id, whatever the page does. Each route reads the request, sends the vie
 state. A refusal is raised as a kind of the one family (the hub's kinds are in
 actors/views/refusals.py), which web/errors.py words once for HTTP and once for JSON-RPC.
 
-    POST   /apps/views                          open a view: {appId, sessionId?, toolCall?, run?}
+    POST   /apps/views                          open a view: {appId, sessionId?, toolCall?, run?,
+                                                restored?}
     POST   /apps/views/<viewId>/keepalive       the page still shows it (the lease is renewed)
     DELETE /apps/views/<viewId>                 the page tore it down
     POST   /apps/views/<viewId>/mcp             one JSON-RPC request of the view
@@ -113,10 +114,12 @@ def views_blueprint(
             or len(json.dumps(tool_call, ensure_ascii=False).encode()) > TOOL_CALL_MAX
         ):
             raise BadRequest(f"'toolCall' must be an object of at most {TOOL_CALL_MAX} bytes")
-        run = body.get("run") is True
+        run, restored = body.get("run") is True, body.get("restored") is True
         try:
             opened: OpenedView = await ask(
-                views, lambda r: OpenView(app_id, session or None, tool_call, run, r), ASK_TIMEOUT_S
+                views,
+                lambda r: OpenView(app_id, session or None, tool_call, run, r, restored),
+                ASK_TIMEOUT_S,
             )
         except UnknownApp:
             raise UnknownApp(app_id, f"there is no app '{app_id}'") from None
@@ -127,6 +130,7 @@ def views_blueprint(
             "toolCall": dict(opened.tool_call) if opened.tool_call else None,
             "leaseS": opened.lease_s,
             "approval": opened.approval,
+            "restored": opened.restored,
             "ui": ui_settings(opened.app_id) if ui_settings else {},
             "modelContext": opened.model_context,
         }, 201

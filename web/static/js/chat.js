@@ -6,6 +6,7 @@ import { confirm } from "./approvals.js";
 import { question } from "./asking.js";
 import { openView } from "./canvas.js";
 import * as chatLog from "./chatlog.js";
+import * as liveViews from "./liveviews.js";
 import { $ } from "./dom.js";
 import { forgetEarlier } from "./history.js";
 import { forgetSession, sessionId, setSession } from "./session.js";
@@ -64,6 +65,7 @@ async function runTurn(message, start) {
   chatLog.line("user", message);
   const calls = new Map();
   let assistant = null;
+  let failure = null;  // the turn's error, which a call still under way ends with
   try {
     const response = await start();
     if (!response.ok) {
@@ -81,15 +83,19 @@ async function runTurn(message, start) {
           if (!assistant) assistant = chatLog.line("assistant", "");
           assistant.textContent += event.text;
           break;
+        case "tool-partial":
+          liveViews.partial(event, sessionId());
+          break;
         case "tool":
           calls.set(event.id, { name: event.name, input: event.input, block: chatLog.toolBlock(event.name, event.input) });
           assistant = null;
+          liveViews.started(event, sessionId());
           break;
         case "result": {
           const call = calls.get(event.id);
           const target = call ? call.block : chatLog.toolBlock("result", {});
           chatLog.showResult(target, event.text, Boolean(event.isError));
-          if (event.view && !event.isError) {
+          if (!liveViews.finished(event) && event.view && !event.isError) {
             openView({
               appId: event.view.appId,
               toolName: event.view.tool,
@@ -105,6 +111,7 @@ async function runTurn(message, start) {
         }
         case "error":
           chatLog.line("error", event.message);
+          failure = event.message;
           break;
         case "elicitation":
           askInChat(event, (action, content) => answer(event.requestId, action, content));
@@ -122,7 +129,9 @@ async function runTurn(message, start) {
     }
   } catch (error) {
     chatLog.line("error", `the chat failed: ${error.message || error}`);
+    failure = `the chat failed: ${error.message || error}`;
   } finally {
+    liveViews.ended(failure || "the call was abandoned: the chat turn ended without its result");
     $("chat-send").disabled = false;
     $("chat-cancel").disabled = true;
     running = null;

@@ -35,7 +35,9 @@ function toolItem(tool, options) {
         type: "button",
         class: "open-view",
         "data-tool": tool.name,
-        onclick: () => openView({ appId: tool.app, toolName: tool.name, publicName: tool.publicName, args: {} }),
+        onclick: () => openView({
+          appId: tool.app, toolName: tool.name, publicName: tool.publicName, args: {}, resourceUri: tool.uiResourceUri,
+        }),
       }, "Open view")
     : null;
   const name = options.open ? tool.publicName : tool.name;

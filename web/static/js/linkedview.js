@@ -17,7 +17,7 @@ export async function openLinkedView() {
   const body = await api.listTools();
   const tool = body.tools.find((t) => t.offered && t.publicName === name && t.uiResourceUri);
   if (tool) {
-    openView({ appId: tool.app, toolName: tool.name, publicName: name, args });
+    openView({ appId: tool.app, toolName: tool.name, publicName: name, args, resourceUri: tool.uiResourceUri });
     return;
   }
   showRefusal(`there is no tool '${name}' with a UI to open`);
