@@ -23,6 +23,7 @@ import mcp_types as types
 import pytest
 import trio
 
+from actors.apps.direct import FIRST_ID
 from actors.runtime import Mailbox
 from tests.support.frontdoor import HANDSHAKE_APP, MCP_HEADERS
 from tests.support.helpers import Project
@@ -318,3 +319,18 @@ async def test_a_lean_call_whose_client_goes_away_is_cancelled_at_the_app(
         with trio.fail_after(GUARD_S):
             while await waiting() != 0:
                 await trio.sleep(0.05)
+
+
+async def test_a_call_that_asks_no_progress_passes_by_the_apps_sdk_session(
+    running: SharedView,
+) -> None:
+    """The app is asked for progress only when the client asked for it: a call that did not
+    is one line past the SDK session to the stdio app (actors/apps/direct.py, whose ids are its
+    own), one that did goes through the session, which routes the app's progress back."""
+    async with client_for(running) as client:
+        body, headers = tools_call("request_id", {})
+        lean, sdk = await both_ways(client, "/apps/mcp/fx", body, headers)
+        lean_id = json.loads(lean[2]["result"]["content"][0]["text"])
+        sdk_id = json.loads(sdk[2]["result"]["content"][0]["text"])
+        assert lean_id >= FIRST_ID
+        assert sdk_id < FIRST_ID
