@@ -253,8 +253,8 @@ async def h11_floor(http_port: int, session: dict[str, str]) -> float:
                 body = json.dumps(call(i)).encode()
                 head = [*headers, ("content-length", str(len(body)))]
                 request = connection.send(h11.Request(method="POST", target="/mcp", headers=head))
-                await stream.send_all(request + body)
-                connection.send(h11.EndOfMessage())
+                request += connection.send(h11.Data(data=body))
+                await stream.send_all(request + connection.send(h11.EndOfMessage()))
                 chunks = []
                 while True:
                     event = connection.next_event()
