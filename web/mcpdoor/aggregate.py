@@ -33,7 +33,7 @@ from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.intake import InFlightIds
 from web.mcpdoor.endpoints import EndpointServer, complete, for_client, session_manager
 from web.mcpdoor.fastpath import FastCall, FastPath, QuietCaller
-from web.mcpdoor.faststateless import StatelessCall, StatelessFastPath
+from web.mcpdoor.faststateless import Gone, StatelessCall, StatelessFastPath
 from web.mcpdoor.relay import (
     Audience,
     ClientCaller,
@@ -125,7 +125,7 @@ class AggregateEndpoint:
 
         return await ask_until_complete(Era.HANDSHAKE, caller, params, await send(params), send)
 
-    async def _stateless_call(self, call: StatelessCall) -> Wire:
+    async def _stateless_call(self, call: StatelessCall, gone: Gone) -> Wire:
         """A 2026-07-28 call on the lean path (web/mcpdoor/faststateless.py): what `_call` does
         for that era."""
         params, _token = app_params(call.params)
@@ -138,7 +138,14 @@ class AggregateEndpoint:
             self._registry.tell(_call_message(name, params, exchange, exchange, exchange.abandoned))
 
         return await self.round_trips.serve(
-            call.owner, "tools/call", call.capabilities, call.caller, params, start, complete
+            call.owner,
+            "tools/call",
+            call.capabilities,
+            call.caller,
+            params,
+            start,
+            complete,
+            gone=gone,
         )
 
     def _refuse_if_down(self, public_name: str) -> None:

@@ -39,7 +39,7 @@ from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.errors import mcp_error
 from web.intake import InFlightIds
 from web.mcpdoor.fastpath import FastCall, FastPath, QuietCaller, query_value
-from web.mcpdoor.faststateless import StatelessCall, StatelessFastPath
+from web.mcpdoor.faststateless import Gone, StatelessCall, StatelessFastPath
 from web.mcpdoor.relay import (
     Audience,
     ClientCaller,
@@ -167,13 +167,20 @@ class AppEndpoint:
 
         return await ask_until_complete(Era.HANDSHAKE, caller, params, await send(params), send)
 
-    async def _stateless_call(self, call: StatelessCall) -> Wire:
+    async def _stateless_call(self, call: StatelessCall, gone: Gone) -> Wire:
         """A 2026-07-28 call on the lean path (web/mcpdoor/faststateless.py): what `_forward`
         does for that era's `tools/call`."""
         params, _token = app_params(call.params)
         params = with_session_id(query_value(call.query, "sessionId"), params)
         return await self.round_trips.serve(
-            call.owner, "tools/call", call.capabilities, call.caller, params, self._start, complete
+            call.owner,
+            "tools/call",
+            call.capabilities,
+            call.caller,
+            params,
+            self._start,
+            complete,
+            gone=gone,
         )
 
     def _release(self, owner: str) -> None:

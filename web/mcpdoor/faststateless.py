@@ -34,7 +34,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import attrs
-import trio
 from mcp.server.runner import ServerRunner, modern_error_data
 from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
@@ -51,6 +50,7 @@ from pydantic import ValidationError
 from starlette.datastructures import Headers
 
 from actors.catalog import Wire
+from supervisor.model.errors import ClientGone
 from web.mcpdoor.fastpath import QuietCaller
 
 _MCP_PARAM = MCP_PARAM_HEADER_PREFIX.lower()
@@ -75,8 +75,11 @@ class StatelessCall:
         return QuietCaller(self.owner.removeprefix("client-"))
 
 
-# The endpoint's call: the result for the client (before the SDK's shaping), or an error.
-PassStateless = Callable[[StatelessCall], Awaitable[Wire]]
+# Returns when the client has gone away.
+Gone = Callable[[], Awaitable[None]]
+# The endpoint's call: the result for the client (before the SDK's shaping), or an error
+# (`ClientGone` when `Gone` returned first).
+PassStateless = Callable[[StatelessCall, Gone], Awaitable[Wire]]
 
 
 class StatelessFastPath:
@@ -167,15 +170,18 @@ class StatelessFastPath:
 
     async def answer(self, call: StatelessCall, receive: Any, send: Any) -> None:
         """Run a call `take` accepted and answer it; a client that goes away meanwhile cancels
-        it (the round trip sets its request abandoned, which cancels it at the app)."""
-        outcome: list[Wire] = []
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(_cancel_on_disconnect, receive, nursery.cancel_scope)
-            outcome.append(await self._outcome(call))
-            nursery.cancel_scope.cancel()
-        if not outcome:
-            return  # the client went away: nobody to answer
-        [message] = outcome
+        it (the round trip sets its request abandoned, which cancels it at the app). The
+        request's own task waits for the client's disconnect while the app works, and the
+        app's answer wakes it (web/mcpdoor/roundtrips.py, `Exchange.next_unless`)."""
+
+        async def gone() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+
+        try:
+            message = await self._outcome(call, gone)
+        except ClientGone:
+            return  # nobody to answer
         error = message.get("error")
         status = ERROR_CODE_HTTP_STATUS.get(error["code"], 200) if error else 200
         body = json.dumps(message, separators=(",", ":")).encode()
@@ -191,21 +197,17 @@ class StatelessFastPath:
         )
         await send({"type": "http.response.body", "body": body})
 
-    async def _outcome(self, call: StatelessCall) -> Wire:
+    async def _outcome(self, call: StatelessCall, gone: Gone) -> Wire:
         """The JSON-RPC answer, as the SDK's path words it."""
         try:
-            result = await self._pass_on(call)
+            result = await self._pass_on(call, gone)
             shaped = self._runner._serialize("tools/call", call.version, result)
+        except ClientGone:
+            raise
         except Exception as caught:
             error = modern_error_data(caught)
             return {"jsonrpc": "2.0", "id": call.request_id, "error": _error_wire(error)}
         return {"jsonrpc": "2.0", "id": call.request_id, "result": shaped}
-
-
-async def _cancel_on_disconnect(receive: Any, scope: trio.CancelScope) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
-    scope.cancel()
 
 
 def _accepts_both(accept: str) -> bool:
