@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import h11
 import httpx2
 import mcp
 import trio
@@ -200,6 +201,7 @@ async def floors(http_port: int, app_dir: Path) -> dict[str, float]:
                 answer = await http.post("/mcp", content=json.dumps(call(i)), headers=session)
                 assert "error" not in json.loads(answer.content), answer.text
             cpu["httpx2"] = (time.process_time() - before) / FLOOR_CALLS * 1e6
+        cpu["h11"] = await h11_floor(http_port, session)
     process = await trio.lowlevel.open_process(
         [sys.executable, "server.py"],
         cwd=app_dir,
@@ -234,6 +236,45 @@ async def floors(http_port: int, app_dir: Path) -> dict[str, float]:
         process.kill()
         await process.wait()
     return cpu
+
+
+async def h11_floor(http_port: int, session: dict[str, str]) -> float:
+    """CPU per call of the leanest HTTP/1.1 client there is in Python on a well-kept library:
+    h11 alone on one kept-alive trio socket, each request one write, the answer parsed by h11
+    and its JSON read; no pool, no URL handling, no timeouts. What any HTTP client of ours would
+    spend at least."""
+    stream = await trio.open_tcp_stream("127.0.0.1", http_port)
+    connection = h11.Connection(h11.CLIENT)
+    headers = [("host", f"127.0.0.1:{http_port}"), *session.items()]
+    try:
+        for phase in ("warm", "timed"):
+            before = time.process_time()
+            for i in range(FLOOR_CALLS if phase == "timed" else WARM_UP):
+                body = json.dumps(call(i)).encode()
+                head = [*headers, ("content-length", str(len(body)))]
+                request = connection.send(h11.Request(method="POST", target="/mcp", headers=head))
+                request += connection.send(h11.Data(data=body))
+                await stream.send_all(request + connection.send(h11.EndOfMessage()))
+                chunks = []
+                while True:
+                    event = connection.next_event()
+                    if event is h11.NEED_DATA:
+                        connection.receive_data(await stream.receive_some(65536))
+                    elif isinstance(event, h11.Data):
+                        chunks.append(event.data)
+                    elif isinstance(event, h11.EndOfMessage):
+                        break
+                assert "error" not in json.loads(b"".join(chunks))
+                if connection.our_state is h11.MUST_CLOSE:  # the server's keep-alive limit
+                    await stream.aclose()
+                    stream = await trio.open_tcp_stream("127.0.0.1", http_port)
+                    connection = h11.Connection(h11.CLIENT)
+                else:
+                    connection.start_next_cycle()
+            spent = (time.process_time() - before) / FLOOR_CALLS * 1e6
+    finally:
+        await stream.aclose()
+    return spent
 
 
 def report(args: argparse.Namespace, paths: dict[str, Path_], eras: dict[str, str]) -> None:
@@ -278,6 +319,20 @@ def report_floor(paths: dict[str, Path_], floor: dict[str, float]) -> None:
         f" client, so the best HTTP / stdio ratio with httpx2 is about"
         f" {(at_one + extra) / at_one:.2f}x"
     )
+    leanest = floor["h11"] - floor["stdio"]
+    print(
+        f"floor of any client: h11 alone on a kept-alive socket, one write per request,"
+        f" {floor['h11']:.0f} µs per call: at least {leanest:.0f} µs more than stdio, so the"
+        f" best HTTP / stdio ratio with any client on h11 is about"
+        f" {(at_one + leanest) / at_one:.2f}x at 1 client"
+    )
+    for level in CONCURRENCY:
+        per_call = stdio.gateway_s[level] / len(stdio.samples[level]) * 1e6
+        with_h11, with_httpx2 = (per_call + leanest) / per_call, (per_call + extra) / per_call
+        print(
+            f"  {level:2d} clients: stdio {per_call:.0f} µs per call; best ratio with h11's floor"
+            f" {with_h11:.2f}x, with httpx2's {with_httpx2:.2f}x"
+        )
 
 
 def main() -> None:

@@ -32,7 +32,13 @@ Printed too: the protocol revision each path's client negotiated, the one the ap
 session speaks (the tool `get_server_stats` tells), and how each endpoint answers a POST
 (plain JSON or an SSE stream), seen on the wire by an httpx2 response hook.
 
-Usage: python bench/proxy.py [--seconds S] [--rounds R] [--quick] [--mode auto|legacy]
+With `--mode both` the two gateway paths are measured for both kinds of client in the same
+run, the four taking turns with direct and stdio: `auto` clients (2026-07-28, which the SDK's
+clients pick when the server offers it) and `legacy` ones (the handshake era), and the
+supervisor's CPU per call of the first is printed against the second's (issue 32's target: at
+most 1.1x at 1, 8 and 32 clients).
+
+Usage: python bench/proxy.py [--seconds S] [--rounds R] [--quick] [--mode auto|legacy|both]
        [--arguments JSON] [--profile FILE]
 """
 
@@ -70,6 +76,7 @@ from mcp.client.streamable_http import streamable_http_client
 from bench.support import GROCERY, alive, environment, free_port, wait_for_port
 
 APP = "grocery-inventory"
+LEGACY = "·legacy"  # the name of a gateway path's handshake-era twin (--mode both)
 TOOL = "get_categories"
 STATS_TOOL = "get_server_stats"  # the app's pid and the protocol revision it was called in
 PREFIX = "grocery."  # the app's toolNamePrefix: its public names on /mcp
@@ -219,6 +226,7 @@ class Route:
     gateway_pid: int | None = None  # the supervisor, on the two gateway paths
     app_pid: int | None = None
     shared: bool = False  # one client session for every caller (stdio), not one each
+    mode: str = "auto"  # the clients' negotiation (`mcp.Client(mode=...)`)
     clients: list[mcp.Client] = dataclasses.field(default_factory=list)
     response_types: collections.Counter[str] = dataclasses.field(
         default_factory=collections.Counter
@@ -345,14 +353,20 @@ async def bench(args: argparse.Namespace) -> None:
                 )
                 await direct.wait_for_port(direct_port)
                 gateway = f"http://127.0.0.1:{port}"
+                mode = "auto" if args.mode == "both" else args.mode
                 paths = {
                     "/apps/mcp": Route(
-                        "/apps/mcp", f"{gateway}/apps/mcp/{APP}", "", supervisor.pid
+                        "/apps/mcp", f"{gateway}/apps/mcp/{APP}", "", supervisor.pid, mode=mode
                     ),
-                    "/mcp": Route("/mcp", f"{gateway}/mcp", PREFIX, supervisor.pid),
-                    "direct": Route("direct", f"http://127.0.0.1:{direct_port}/mcp", ""),
-                    "stdio": Route("stdio", "", "", shared=True),
+                    "/mcp": Route("/mcp", f"{gateway}/mcp", PREFIX, supervisor.pid, mode=mode),
+                    "direct": Route("direct", f"http://127.0.0.1:{direct_port}/mcp", "", mode=mode),
+                    "stdio": Route("stdio", "", "", shared=True, mode=mode),
                 }
+                if args.mode == "both":
+                    for name in ("/apps/mcp", "/mcp"):
+                        era = dataclasses.replace(paths[name], name=name + LEGACY, mode="legacy")
+                        era.clients, era.response_types = [], collections.Counter()
+                        paths[name + LEGACY] = era
                 async with contextlib.AsyncExitStack() as stack:
                     for path in paths.values():
                         if path.shared:
@@ -362,13 +376,13 @@ async def bench(args: argparse.Namespace) -> None:
                                 cwd=str(root / "apps" / APP),
                                 env=environment(),
                             )
-                            stdio = await stack.enter_async_context(mcp.Client(app, mode=args.mode))
+                            stdio = await stack.enter_async_context(mcp.Client(app, mode=path.mode))
                             path.clients = [stdio] * clients_needed
                             continue
                         for _ in range(clients_needed):
                             path.clients.append(
                                 await stack.enter_async_context(
-                                    client_session(path.url, args.mode, path.response_types)
+                                    client_session(path.url, path.mode, path.response_types)
                                 )
                             )
                     stdio_app_pid = await measure(args, arguments, paths, supervisor, running)
@@ -418,7 +432,7 @@ async def measure(
         name: result_json(await c.call_tool(paths[name].prefix + STATS_TOOL, {}))
         for name, c in first.items()
     }
-    assert stats["/apps/mcp"]["pid"] == stats["/mcp"]["pid"], stats
+    assert all(stats[n]["pid"] == stats["/mcp"]["pid"] for n, p in paths.items() if p.gateway_pid)
     for name, path in paths.items():
         path.app_pid = stats[name]["pid"]
 
@@ -430,10 +444,10 @@ async def measure(
     print("protocol revision negotiated:")
     for name, path in paths.items():
         eras = ", ".join(sorted({c.protocol_version for c in path.clients}))
-        print(f"  {name:9s} client ↔ {'gateway' if path.gateway_pid else 'app':7s} {eras}")
-    print(f"  {'':9s} (stdio: one session, {len(paths['stdio'].clients)} callers share it)")
+        print(f"  {name:16s} client ↔ {'gateway' if path.gateway_pid else 'app':7s} {eras}")
+    print(f"  {'':16s} (stdio: one session, {len(paths['stdio'].clients)} callers share it)")
     print(
-        f"  {'':9s} gateway ↔ app     {stats['/apps/mcp']['protocolVersion']} (stdio; the"
+        f"  {'':16s} gateway ↔ app     {stats['/apps/mcp']['protocolVersion']} (stdio; the"
         f" supervisor logged: {running.group(2)})"
     )
 
@@ -515,7 +529,7 @@ def report(
         if path.shared:
             continue  # no HTTP
         kinds = ", ".join(f"{kind} x{n:,}" for kind, n in path.response_types.most_common())
-        print(f"  {name:9s} {kinds}")
+        print(f"  {name:16s} {kinds}")
     gateway_sse = any(
         kind.startswith("text/event-stream")
         for name in ("/apps/mcp", "/mcp")
@@ -545,7 +559,7 @@ def report(
         " the supervisor, app = the app's process; log = supervisor log lines per call"
     )
     print(
-        f"  {'path':9s} {'clients':>7s} {'p50 ms':>8s} {'p99 ms':>8s} {'calls/s':>9s}"
+        f"  {'path':16s} {'clients':>7s} {'p50 ms':>8s} {'p99 ms':>8s} {'calls/s':>9s}"
         f"   {'client':>6s} {'gateway':>7s} {'app':>6s} {'total':>6s}   log"
     )
     for level in CONCURRENCY:
@@ -554,7 +568,7 @@ def report(
             gateway = f"{m.cpu_us('gateway'):7.0f}" if path.gateway_pid else f"{'-':>7s}"
             lines = f"{m.log_lines / len(m.samples):.2f}" if path.gateway_pid else "-"
             print(
-                f"  {name:9s} {level:7d} {m.p(50) * 1e3:8.2f} {m.p(99) * 1e3:8.2f}"
+                f"  {name:16s} {level:7d} {m.p(50) * 1e3:8.2f} {m.p(99) * 1e3:8.2f}"
                 f" {m.rate:9,.0f}   {m.cpu_us('client'):6.0f} {gateway} {m.cpu_us('app'):6.0f}"
                 f" {m.cpu_us_total():6.0f}   {lines}"
             )
@@ -563,13 +577,13 @@ def report(
         "\neach path / direct (latency: above 1 is slower; calls/s: below 1 is fewer; CPU: all"
         " its processes per call)"
     )
-    print(f"  {'path':9s} {'clients':>7s} {'p50':>7s} {'p99':>7s} {'calls/s':>8s} {'CPU':>7s}")
+    print(f"  {'path':16s} {'clients':>7s} {'p50':>7s} {'p99':>7s} {'calls/s':>8s} {'CPU':>7s}")
     for level in CONCURRENCY:
         d = measured["direct", level]
-        for name in ("/apps/mcp", "/mcp", "stdio"):
+        for name in [n for n in paths if n != "direct"]:
             m = measured[name, level]
             print(
-                f"  {name:9s} {level:7d} {m.p(50) / d.p(50):6.2f}x {m.p(99) / d.p(99):6.2f}x"
+                f"  {name:16s} {level:7d} {m.p(50) / d.p(50):6.2f}x {m.p(99) / d.p(99):6.2f}x"
                 f" {m.rate / d.rate:7.2f}x {m.cpu_us_total() / d.cpu_us_total():6.2f}x"
             )
 
@@ -586,6 +600,9 @@ def report(
             f" the stdio hop alone takes {stdio.p(50) * 1e3:6.2f} ms"
         )
 
+    if args.mode == "both":
+        report_eras(paths, measured)
+
     # One call at a time, the path's processes work one after the other: the gateway path can
     # match direct only if the gateway costs no more than what HTTP costs the app over stdio.
     d, stdio = measured["direct", 1], measured["stdio", 1]
@@ -599,6 +616,24 @@ def report(
     )
 
 
+def report_eras(paths: dict[str, Route], measured: dict[tuple[str, int], Measured]) -> None:
+    """The supervisor's CPU per call for a 2026-07-28 client against a handshake-era one, on
+    each gateway path, measured in the same rounds."""
+    print(
+        "\nsupervisor CPU per call, 2026-07-28 clients / handshake-era clients (same rounds;"
+        " target ≤ 1.1x):"
+    )
+    for name in ("/apps/mcp", "/mcp"):
+        for level in CONCURRENCY:
+            modern, legacy = measured[name, level], measured[name + LEGACY, level]
+            ratio = modern.cpu_us("gateway") / legacy.cpu_us("gateway")
+            verdict = "met" if ratio <= 1.1 else "MISSED"
+            print(
+                f"  {name:9s} {level:2d} clients: {modern.cpu_us('gateway'):6.0f} µs /"
+                f" {legacy.cpu_us('gateway'):6.0f} µs = {ratio:.2f}x {verdict}"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=1.0, help="length of one batch")
@@ -606,9 +641,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a smoke run: 2 rounds, 0.25 s")
     parser.add_argument(
         "--mode",
-        choices=["auto", "legacy"],
+        choices=["auto", "legacy", "both"],
         default="auto",
-        help="the clients' negotiation: auto (2026-07-28 when offered) or legacy (initialize)",
+        help="the clients' negotiation: auto (2026-07-28 when offered), legacy (initialize), or"
+        " both (each gateway path twice, one per era, in the same rounds)",
     )
     parser.add_argument(
         "--arguments", default="{}", metavar="JSON", help=f"the arguments of {TOOL} ({{}})"

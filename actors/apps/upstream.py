@@ -30,6 +30,7 @@ from pydantic import TypeAdapter
 
 from actors.apps.customrequests import answering
 from actors.apps.direct import DirectRequests
+from actors.apps.onewrite import one_write_per_request
 from actors.catalog import Catalog, Wire
 from supervisor import __version__
 from supervisor.model.era import Era, EraSetting
@@ -499,7 +500,7 @@ def http_transport(
         timeout=httpx2.Timeout(30.0, read=timeout_s + 30.0),
         limits=httpx2.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S),
     )
-    return _owned_http_transport(client, url)
+    return _owned_http_transport(one_write_per_request(client), url)
 
 
 @contextlib.asynccontextmanager
@@ -524,11 +525,13 @@ def sse_transport(
         timeout: httpx2.Timeout | None = None,
         auth: httpx2.Auth | None = None,
     ) -> httpx2.AsyncClient:
-        return httpx2.AsyncClient(
-            headers=headers,
-            timeout=timeout,
-            auth=auth,
-            limits=httpx2.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S),
+        return one_write_per_request(
+            httpx2.AsyncClient(
+                headers=headers,
+                timeout=timeout,
+                auth=auth,
+                limits=httpx2.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S),
+            )
         )
 
     return sse_client(

@@ -126,7 +126,8 @@ class BodyTooSlow(Refusal):
 
 
 class ClientGone(Refusal):
-    """The client closed the connection before its request was read: nobody to answer."""
+    """The client closed the connection before its request was read (or answered): nobody to
+    answer."""
 
 
 class NotSupported(Refusal):

@@ -211,6 +211,10 @@ class Fixture:
             self.add("request_meta", schema(), self._request_meta)
             self.add("request_id", schema(), self._request_id)
             self.add("call_count", schema(), self._call_count)
+            # An argument a 2026-07-28 client mirrors in a header (`Mcp-Param-Region`).
+            routed = schema(region="string", text="string")
+            routed["properties"]["region"]["x-mcp-header"] = "Region"
+            self.add("routed", routed, self._echo_arguments)
 
         # --gates: a call that waits until the test creates a file, and one that says how many
         # wait now, so tests can order events without timing anything.
@@ -384,6 +388,9 @@ class Fixture:
         if not isinstance(meta, dict):
             meta = meta.model_dump(mode="json", by_alias=True, exclude_none=True)
         return text(json.dumps(meta, default=str))
+
+    async def _echo_arguments(self, ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
+        return text(json.dumps(args, sort_keys=True))
 
     async def _request_id(self, ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
         # The JSON-RPC id the request arrived with: which of a host's paths sent it.

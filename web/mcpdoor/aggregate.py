@@ -31,8 +31,9 @@ from supervisor.model.era import Era
 from supervisor.model.errors import InvalidParams, ResourceNotFound
 from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.intake import InFlightIds
-from web.mcpdoor.endpoints import EndpointServer, for_client, session_manager
+from web.mcpdoor.endpoints import EndpointServer, complete, for_client, session_manager
 from web.mcpdoor.fastpath import FastCall, FastPath, QuietCaller
+from web.mcpdoor.faststateless import Gone, StatelessCall, StatelessFastPath
 from web.mcpdoor.relay import (
     Audience,
     ClientCaller,
@@ -96,6 +97,7 @@ class AggregateEndpoint:
         add("resources/read", types.ReadResourceRequestParams, self._read_resource)
         self.manager = session_manager(self.server, limits)
         self.fast = FastPath(self.manager, self._fast_call)
+        self.fast_stateless = StatelessFastPath(self.server, self._stateless_call)
 
     async def _fast_call(self, call: FastCall, caller: QuietCaller, abandoned: Abandonment) -> Wire:
         """A call on the lean path (web/mcpdoor/fastpath.py): what `_call` does for a handshake-era
@@ -122,6 +124,29 @@ class AggregateEndpoint:
             )
 
         return await ask_until_complete(Era.HANDSHAKE, caller, params, await send(params), send)
+
+    async def _stateless_call(self, call: StatelessCall, gone: Gone) -> Wire:
+        """A 2026-07-28 call on the lean path (web/mcpdoor/faststateless.py): what `_call` does
+        for that era."""
+        params, _token = app_params(call.params)
+        assert params is not None
+        name = params["name"]
+        self._refuse_if_down(name)
+
+        def start(params: Wire | None, exchange: Exchange) -> None:
+            params = params or {}
+            self._registry.tell(_call_message(name, params, exchange, exchange, exchange.abandoned))
+
+        return await self.round_trips.serve(
+            call.owner,
+            "tools/call",
+            call.capabilities,
+            call.caller,
+            params,
+            start,
+            complete,
+            gone=gone,
+        )
 
     def _refuse_if_down(self, public_name: str) -> None:
         """A tool of an app known to be down is refused at once, as the registry would refuse
@@ -176,16 +201,7 @@ class AggregateEndpoint:
         def message(
             params: Wire, reply: Any, caller: Any, abandoned: Abandonment | None
         ) -> CallPublicTool:
-            resumed = {k: params[k] for k in _RESUMED if k in params}
-            return CallPublicTool(
-                typed.name,
-                params.get("arguments") or {},
-                Forward(reply, lambda answer: for_model(*answer)),
-                params.get("_meta"),
-                caller,
-                abandoned,
-                resumed or None,
-            )
+            return _call_message(typed.name, params, reply, caller, abandoned)
 
         return await self._pass_on(ctx, caller, params, message)
 
@@ -242,6 +258,23 @@ class AggregateEndpoint:
 
         result = await send(params)
         return for_client(ctx, await complete_input(ctx, caller, params, result, send))
+
+
+def _call_message(
+    name: str, params: Wire, reply: Any, caller: Any, abandoned: Abandonment | None
+) -> CallPublicTool:
+    """A client's call of a tool by its public name, for the registry to route; a retry of a
+    2026-07-28 call carries what answers the app's question."""
+    resumed = {k: params[k] for k in _RESUMED if k in params}
+    return CallPublicTool(
+        name,
+        params.get("arguments") or {},
+        Forward(reply, lambda answer: for_model(*answer)),
+        params.get("_meta"),
+        caller,
+        abandoned,
+        resumed or None,
+    )
 
 
 async def _no_subscriptions(ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:

@@ -39,6 +39,7 @@ from supervisor.model.limits import DEFAULT_LIMITS, LimitsConfig
 from web.errors import mcp_error
 from web.intake import InFlightIds
 from web.mcpdoor.fastpath import FastCall, FastPath, QuietCaller, query_value
+from web.mcpdoor.faststateless import Gone, StatelessCall, StatelessFastPath
 from web.mcpdoor.relay import (
     Audience,
     ClientCaller,
@@ -147,6 +148,7 @@ class AppEndpoint:
         self.manager = session_manager(self.server, limits)
         self.in_flight = InFlightIds()
         self.fast = FastPath(self.manager, self._fast_call)
+        self.fast_stateless = StatelessFastPath(self.server, self._stateless_call)
 
     async def _fast_call(self, call: FastCall, caller: QuietCaller, abandoned: Abandonment) -> Wire:
         """A call on the lean path (web/mcpdoor/fastpath.py): what `_forward` does for a
@@ -164,6 +166,22 @@ class AppEndpoint:
             )
 
         return await ask_until_complete(Era.HANDSHAKE, caller, params, await send(params), send)
+
+    async def _stateless_call(self, call: StatelessCall, gone: Gone) -> Wire:
+        """A 2026-07-28 call on the lean path (web/mcpdoor/faststateless.py): what `_forward`
+        does for that era's `tools/call`."""
+        params, _token = app_params(call.params)
+        params = with_session_id(query_value(call.query, "sessionId"), params)
+        return await self.round_trips.serve(
+            call.owner,
+            "tools/call",
+            call.capabilities,
+            call.caller,
+            params,
+            self._start,
+            complete,
+            gone=gone,
+        )
 
     def _release(self, owner: str) -> None:
         self._registry.tell(ToApp(self.app_id, ReleaseSubscriptions(owner)))
@@ -279,9 +297,17 @@ async def _as_is(ctx: ServerRequestContext[Any, Any], result: Wire) -> Wire:
 def for_client(ctx: ServerRequestContext[Any, Any], result: Wire) -> Wire:
     """A 2026-07-28 client needs every result to say it is complete; an app of the handshake
     era (or the endpoint's own listing) does not say so."""
-    if client_era(ctx) is Era.STATELESS and "resultType" not in result:
-        return {**result, "resultType": "complete"}
-    return result
+    return said_complete(result) if client_era(ctx) is Era.STATELESS else result
+
+
+async def complete(result: Wire) -> Wire:
+    """`said_complete`, as the last step of a round trip."""
+    return said_complete(result)
+
+
+def said_complete(result: Wire) -> Wire:
+    """A result for a 2026-07-28 client: it says it is complete unless it says otherwise."""
+    return result if "resultType" in result else {**result, "resultType": "complete"}
 
 
 def mirrored_capabilities(catalog: Catalog) -> Wire:

@@ -87,6 +87,9 @@ async def serve_mcp(
         await send_rpc_error(send, BadRequest(problem))
         return
     if session is None:
+        if (stateless := endpoint.fast_stateless.take(message, scope, headers)) is not None:
+            await endpoint.fast_stateless.answer(stateless, receive, send)
+            return
         send = endpoint.fast.watch_opening(message, _retry_later_when_full(send))
         await endpoint.manager.handle_request(scope, receive, send)
         return

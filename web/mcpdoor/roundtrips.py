@@ -29,7 +29,7 @@ from mcp.shared.exceptions import MCPError
 from actors.apps.upstream import ServerRequestRefused
 from actors.catalog import Wire
 from actors.runtime import Abandonment, Reply
-from supervisor.model.errors import InvalidParams
+from supervisor.model.errors import ClientGone, InvalidParams
 from web.mcpdoor.relay import ClientCaller, mcp_error, owner_of
 
 logger = logging.getLogger("mcpapps.web")
@@ -45,25 +45,37 @@ class Exchange:
     The app actor answers it (it is the request's reply) and asks it (it is the request's
     `Caller`); the endpoint reads what happened with `next()`."""
 
-    def __init__(self, ctx: ServerRequestContext[Any, Any], name: str | None) -> None:
-        self.owner = owner_of(ctx)
-        self.method = ctx.method
+    def __init__(
+        self, owner: str, method: str, name: str | None, capabilities: Any, progress: bool
+    ) -> None:
+        self.owner = owner
+        self.method = method
         self.name = name  # a retry must name the same tool or prompt
         self.abandoned = Abandonment()  # set when the client gives up: the request is cancelled
-        self.client: ClientCaller | None = None  # the client's request waiting now, if any
+        self.client: Any = None  # the client's request waiting now (its `Caller`), if any
         self.state: str | None = None  # while parked: the requestState the client was given
         self.question: tuple[str, Reply[Wire]] | None = None  # its key, where the answer goes
         self.on_forget: Callable[[Exchange], None] = lambda _: None
-        self._capabilities = getattr(ctx.session, "client_capabilities", None)
+        self._capabilities = capabilities  # the client's, as the SDK types them (or None)
+        # The app is asked for progress only when the request that starts the exchange asks
+        # for it (the app's request carries a token then, chosen when it is sent). Asking for
+        # none lets a stdio app's call pass by the SDK session (actors/apps/direct.py).
+        self.on_progress = self._relay_progress if progress else None
         self._send, self._events = trio.open_memory_channel[tuple[Any, ...]](math.inf)
+        self._wake: Callable[[], None] | None = None  # see `next_unless`
         self._asked = 0
 
     # The reply of the request (the app actor answers here once).
     def send(self, value: Any) -> None:
-        self._send.send_nowait(("done", value))
+        self._event(("done", value))
 
     def fail(self, error: BaseException) -> None:
-        self._send.send_nowait(("failed", error))
+        self._event(("failed", error))
+
+    def _event(self, event: tuple[Any, ...]) -> None:
+        self._send.send_nowait(event)
+        if self._wake is not None:
+            self._wake()
 
     # The caller of the request (the app actor asks here, under its own deadline).
     async def ask(self, method: str, params: Wire) -> Wire:
@@ -75,7 +87,7 @@ class Exchange:
             )
         answer: Reply[Wire] = Reply()
         self._asked += 1
-        self._send.send_nowait(("question", f"mcpapps-{self._asked}", method, params, answer))
+        self._event(("question", f"mcpapps-{self._asked}", method, params, answer))
         answered = False
         try:
             result = await answer.wait()
@@ -92,7 +104,9 @@ class Exchange:
                     self.name or self.method,
                 )
 
-    async def on_progress(self, progress: float, total: float | None, message: str | None) -> None:
+    async def _relay_progress(
+        self, progress: float, total: float | None, message: str | None
+    ) -> None:
         """The app's progress goes to the client's request waiting now; between requests there
         is nowhere to send it."""
         client = self.client
@@ -103,6 +117,23 @@ class Exchange:
 
     async def next(self) -> tuple[Any, ...]:
         return await self._events.receive()
+
+    async def next_unless(self, gone: Callable[[], Awaitable[None]]) -> tuple[Any, ...] | None:
+        """The next event, or None if `gone()` returns first (the client went away). The task
+        waits in `gone()` itself, which the event cancels: no second task watches the client."""
+        try:
+            return self._events.receive_nowait()
+        except trio.WouldBlock:
+            pass
+        with trio.CancelScope() as waiting:
+            self._wake = waiting.cancel
+            try:
+                await gone()
+            finally:
+                self._wake = None
+        if not waiting.cancelled_caught:
+            return None
+        return self._events.receive_nowait()
 
 
 class RoundTrips:
@@ -124,22 +155,47 @@ class RoundTrips:
         sends it to the app with the exchange as its reply and caller); a retry with a
         `requestState` of ours answers the question its exchange waits on. Then wait for the
         app: its result goes through `finish`; its next question becomes `input_required`."""
+        capabilities = getattr(ctx.session, "client_capabilities", None)
+        return await self.serve(
+            owner_of(ctx), ctx.method, capabilities, caller, params, start, finish, errors
+        )
+
+    async def serve(
+        self,
+        owner: str,
+        method: str,
+        capabilities: Any,
+        caller: Any,
+        params: Wire | None,
+        start: Callable[[Wire | None, Exchange], None],
+        finish: Callable[[Any], Awaitable[Wire]],
+        errors: Callable[[Exception], MCPError] = mcp_error,
+        gone: Callable[[], Awaitable[None]] | None = None,
+    ) -> Wire:
+        """`run` for a request known by its client session (`owner`), its method and the
+        capabilities its client declared (what the lean path has instead of a context).
+        `gone`: returns when the client has gone away (which abandons the request and raises
+        `ClientGone`), for a caller whose cancellation is not how it learns that."""
         name = (params or {}).get("name")
         state = (params or {}).get("requestState")
         if isinstance(state, str) and state.startswith(STATE_PREFIX):
             exchange = self._resume(state, name, (params or {}).get("inputResponses"))
         else:
-            exchange = Exchange(ctx, name if isinstance(name, str) else None)
+            named = name if isinstance(name, str) else None
+            exchange = Exchange(owner, method, named, capabilities, caller.on_progress is not None)
             exchange.on_forget = self._forget
             start(params, exchange)
         exchange.client = caller
         try:
-            event = await exchange.next()
+            event = await (exchange.next() if gone is None else exchange.next_unless(gone))
         except trio.Cancelled:
             exchange.abandoned.set()  # the client cancelled or went away: so does the request
             raise
         finally:
             exchange.client = None
+        if event is None:
+            exchange.abandoned.set()
+            raise ClientGone("the client went away before its answer")
         match event:
             case ("done", value):
                 return await finish(value)
