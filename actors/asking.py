@@ -20,7 +20,7 @@ import contextvars
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import jsonschema
@@ -30,7 +30,7 @@ from actors.apps.upstream import ServerRequestRefused
 from actors.catalog import Wire
 from actors.messages import CallFailed
 from actors.runtime import Reply
-from supervisor.model.errors import McpappsError
+from supervisor.model.errors import BadRequest, Conflict, NotFound, Refusal
 
 logger = logging.getLogger("mcpapps.chat")
 
@@ -66,14 +66,37 @@ class Sampled:
     text: str
 
 
-class AnswerRefused(McpappsError):
-    """An answer that is not taken: `status` is the HTTP status that says why (400 a bad
-    answer, the question still waits; 404 no such question; 409 a question that waits no more)."""
+class AnswerRefused(Refusal):
+    """An answer that is not taken; its kind says why, and `status` is that reason as a number,
+    which the replicas of a chat pass between them (`answer_refused` reads it back)."""
 
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
+    status: ClassVar[int]
+
+
+class BadAnswer(AnswerRefused, BadRequest):
+    """The answer is malformed or does not match the question: the question still waits."""
+
+    status = 400
+
+
+class NoSuchQuestion(AnswerRefused, NotFound):
+    """No question was asked under that id."""
+
+    status = 404
+
+
+class QuestionClosed(AnswerRefused, Conflict):
+    """The question waits no more (answered, cancelled or timed out)."""
+
+    status = 409
+
+
+def answer_refused(status: int, message: str) -> AnswerRefused:
+    """The refusal a replica reported by its `status`."""
+    kinds: dict[int, type[AnswerRefused]] = {
+        kind.status: kind for kind in (BadAnswer, NoSuchQuestion, QuestionClosed)
+    }
+    return kinds.get(status, BadAnswer)(message)
 
 
 @attrs.define
@@ -115,11 +138,10 @@ class Questions:
         question = self._open.get(request_id)
         if question is None:
             if request_id in self._closed:
-                raise AnswerRefused(
-                    409,
+                raise QuestionClosed(
                     f"question '{request_id}' is not waiting any more: {self._closed[request_id]}",
                 )
-            raise AnswerRefused(404, f"this session asked no question '{request_id}'")
+            raise NoSuchQuestion(f"this session asked no question '{request_id}'")
         question.reply.send(check_answer(question.schema, action, content))
 
     def cancel_all(self, why: str) -> None:
@@ -147,10 +169,10 @@ class Questions:
 
 
 def check_answer(schema: Wire | None, action: Any, content: Any) -> Wire:
-    """The `ElicitResult` an answer makes, or `AnswerRefused(400)` saying what is wrong. Only an
+    """The `ElicitResult` an answer makes, or `BadAnswer` saying what is wrong. Only an
     accepted form answer has content, and it must match the app's schema."""
     if action not in ACTIONS:
-        raise AnswerRefused(400, f"'action' must be one of {', '.join(ACTIONS)}, not {action!r}")
+        raise BadAnswer(f"'action' must be one of {', '.join(ACTIONS)}, not {action!r}")
     if action != "accept":
         return {"action": action}
     if schema is None:  # URL mode: accepting means the person agreed to open the link
@@ -158,14 +180,13 @@ def check_answer(schema: Wire | None, action: Any, content: Any) -> Wire:
     if content is None:
         content = {}
     if not isinstance(content, Mapping):
-        raise AnswerRefused(400, "'content' must be an object: the form's fields by name")
+        raise BadAnswer("'content' must be an object: the form's fields by name")
     # The app's SDK parses the answer as MCP's `ElicitResult`, which takes no other values: one
     # it cannot parse would fail the whole call and use up the question. Every field is checked,
     # declared by the schema or not: a schema allows fields it does not name unless it says not.
     problems = _carriage_problems(content)
     if problems:
-        raise AnswerRefused(
-            400,
+        raise BadAnswer(
             "the answer has values MCP cannot carry (a field may be a string, a number, a"
             f" boolean, null or a list of strings): {'; '.join(problems[:5])}",
         )
@@ -175,7 +196,7 @@ def check_answer(schema: Wire | None, action: Any, content: Any) -> Wire:
     errors = sorted(validator.iter_errors(dict(content)), key=lambda e: list(e.absolute_path))
     if errors:
         said = "; ".join(_where(error) + error.message for error in errors[:5])
-        raise AnswerRefused(400, f"the answer does not match the question's schema: {said}")
+        raise BadAnswer(f"the answer does not match the question's schema: {said}")
     return {"action": "accept", "content": dict(content)}
 
 

@@ -9,6 +9,8 @@ import mcp_types as types
 import pytest
 from mcp_types import ErrorData
 
+from actors import asking
+from actors.asking import BadAnswer, NoSuchQuestion, QuestionClosed
 from actors.messages import (
     AppError,
     AppUnavailable,
@@ -19,6 +21,23 @@ from actors.messages import (
     UnknownTool,
 )
 from actors.runtime import AskTimeout, Overloaded
+from actors.views import refusals
+from actors.views.refusals import (
+    BadDecision,
+    BadParams,
+    CallLost,
+    Denied,
+    Limited,
+    NotAllowed,
+    NotARequest,
+    NotRun,
+    UnknownApproval,
+    UnknownMethod,
+    UnknownQuestion,
+    UnknownView,
+    Unreadable,
+    ViewRefusal,
+)
 from supervisor.model import errors
 from supervisor.model.errors import (
     BadRequest,
@@ -60,6 +79,7 @@ EXPECTED = [
     (errors.ClientGone("m"), 499, "client_closed", APP_ERROR),
     (errors.NotSupported("m"), 501, "not_implemented", APP_ERROR),
     (errors.Unavailable("m"), 503, "unavailable", APP_ERROR),
+    (errors.UnusableAnswer("m"), 502, "unusable_answer", APP_ERROR),
     (UnknownApp("a", "m"), 404, "unknown_app", APP_ERROR),
     (UnknownTool(None, "m"), 404, "unknown_tool", types.INVALID_PARAMS),
     (SignInRefused("a", "m"), 409, "no_sign_in", APP_ERROR),
@@ -67,6 +87,25 @@ EXPECTED = [
     (CallFailed("a", "m"), 502, "call_failed", APP_ERROR),
     (AppUnavailable("a", "m"), 503, "app_unavailable", APP_ERROR),
     (CallTimeout("a", "m"), 504, "timeout", types.REQUEST_TIMEOUT),
+    # A view's refusals: the JSON-RPC codes README's table of the view door lists.
+    (ViewRefusal("m"), 403, "refused", APP_ERROR),
+    (UnknownView("m"), 404, "unknown_view", -32001),
+    (NotAllowed("m"), 403, "refused", -32002),
+    (Limited("m"), 403, "refused", -32003),
+    (Denied("m"), 403, "refused", -32004),
+    (UnknownMethod("m"), 403, "refused", types.METHOD_NOT_FOUND),
+    (BadParams("m"), 403, "refused", types.INVALID_PARAMS),
+    (NotRun("m"), 403, "refused", APP_ERROR),
+    (CallLost("m"), 403, "refused", types.INTERNAL_ERROR),
+    (Unreadable("m"), 403, "refused", types.PARSE_ERROR),
+    (NotARequest("m"), 403, "refused", types.INVALID_REQUEST),
+    (UnknownApproval("m"), 404, "unknown_approval", APP_ERROR),
+    (UnknownQuestion("m"), 404, "not_found", APP_ERROR),
+    (BadDecision("m"), 400, "bad_request", APP_ERROR),
+    # An answer to an app's question that is not taken (chat and views alike).
+    (BadAnswer("m"), 400, "bad_request", types.INVALID_REQUEST),
+    (NoSuchQuestion("m"), 404, "not_found", types.INVALID_REQUEST),
+    (QuestionClosed("m"), 409, "conflict", APP_ERROR),
 ]
 
 
@@ -81,14 +120,25 @@ def test_each_kind_reads_as_its_row(
 
 
 def test_every_kind_of_refusal_and_of_app_error_has_rows_of_its_own_or_its_parents() -> None:
-    kinds = [k for k in vars(errors).values() if isinstance(k, type) and issubclass(k, Refusal)]
+    kinds = [
+        k
+        for module in (errors, refusals, asking)
+        for k in vars(module).values()
+        if isinstance(k, type) and issubclass(k, Refusal)
+    ]
     kinds += [AppError, UnknownApp, UnknownTool, AppUnavailable, CallTimeout, CallFailed]
     kinds += [SignInRefused, AskTimeout, Overloaded]
     tabled = {type(error) for error, *_ in EXPECTED} | {AskTimeout, Overloaded, Refusal}
+    # AnswerRefused is never raised itself, only its kinds; TooManyViews has a test of its own.
+    tabled |= {asking.AnswerRefused, refusals.TooManyViews}
     assert set(kinds) <= tabled, "a kind of the family is missing from EXPECTED"
     for kind in kinds:
-        # A row of the kind itself or of a parent of it (Refusal itself is never raised).
-        assert any(k in HTTP_ERRORS for k in kind.__mro__) or kind is Refusal
+        # A row of the kind itself or of a parent of it (Refusal and AnswerRefused themselves
+        # are never raised).
+        assert any(k in HTTP_ERRORS for k in kind.__mro__) or kind in (
+            Refusal,
+            asking.AnswerRefused,
+        )
         assert any(k in RPC_ERRORS for k in kind.__mro__)
 
 
@@ -159,3 +209,14 @@ def test_the_most_precise_row_wins() -> None:
     assert rpc_error(ResourceNotFound("x")).code == RESOURCE_NOT_FOUND
     assert rpc_error(Stale("x")).code == types.INVALID_REQUEST
     assert rpc_error(BadRequest("x")).code == types.INVALID_REQUEST
+
+
+def test_too_many_views_says_when_to_try_again() -> None:
+    answer = http_answer(refusals.TooManyViews("m", retry_after_s=30))
+    assert (answer.status, answer.body) == (
+        503,
+        {"error": {"code": "too_many_views", "message": "m"}},
+    )
+    [(name, seconds)] = answer.headers
+    assert name == b"retry-after"
+    assert 29 <= int(seconds) <= 30

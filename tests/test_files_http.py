@@ -20,6 +20,7 @@ from actors.runtime import Mailbox
 from tests.support.frontdoor import http
 from tests.support.helpers import Project
 from tests.support.running import FAST, GROCERY, GUARD_S, supervisor_running
+from web import errors
 from web.files.routes import files_blueprint
 
 FILES_APP = Path(__file__).parent / "apps" / "files_app.py"
@@ -135,6 +136,7 @@ async def a_change_as_the_pane_hears_it(client: httpx2.AsyncClient, root: Path) 
 
 async def test_without_a_workspace_the_listing_says_how_to_set_one() -> None:
     app = QuartTrio("test")
+    errors.register(app)  # the front door's one error table, as create_app registers it
     app.register_blueprint(files_blueprint(None, Mailbox()))
     response = await app.test_client().get("/apps/files")
     assert response.status_code == 404

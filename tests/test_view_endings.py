@@ -14,7 +14,6 @@ from typing import Any
 import httpx2
 import trio
 
-from actors.views.refusals import Denied, Limited, UnknownView
 from tests.support.asking import asking_project
 from tests.support.frontdoor import http, write
 from tests.support.helpers import Project
@@ -22,7 +21,8 @@ from tests.support.running import GUARD_S, fixture_manifest, supervisor_running
 from tests.support.views import call, open_view, rpc
 from web.mcpdoor.relay import APP_ERROR
 
-DENIED, LIMITED, UNKNOWN_VIEW = Denied.rpc_code, Limited.rpc_code, UnknownView.rpc_code
+# The JSON-RPC codes a view reads for each kind of refusal (README, "Views on the server").
+DENIED, LIMITED, UNKNOWN_VIEW = -32004, -32003, -32001
 
 # Every call of `fx` and `other` waits for the person; `free` never does. No answer for far
 # longer than the tests' hang guard: a held call that is not ended waits that long.

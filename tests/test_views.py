@@ -8,7 +8,6 @@ import json
 from typing import Any
 
 import httpx2
-import mcp_types as types
 import pytest
 import trio
 
@@ -16,9 +15,8 @@ from actors.chat.turns import APP_EVENTS_MARK
 from actors.views.gate import is_visible_to_app, model_context_text, needs_approval
 from actors.views.leases import MAX_OPEN_VIEWS, ViewTable
 from actors.views.refusals import (
-    Denied,
+    BadParams,
     Limited,
-    NotAllowed,
     TooManyViews,
     UnknownView,
     ViewRefusal,
@@ -30,13 +28,8 @@ from tests.support.helpers import Project
 from tests.support.running import GUARD_S, fixture_manifest, supervisor_running
 from tests.support.views import call, open_view, rpc
 
-# The JSON-RPC codes a view reads for each kind of refusal.
-UNKNOWN_VIEW, NOT_ALLOWED, LIMITED, DENIED = (
-    UnknownView.rpc_code,
-    NotAllowed.rpc_code,
-    Limited.rpc_code,
-    Denied.rpc_code,
-)
+# The JSON-RPC codes a view reads for each kind of refusal (README, "Views on the server").
+UNKNOWN_VIEW, NOT_ALLOWED, LIMITED, DENIED = -32001, -32002, -32003, -32004
 
 # --- the table, with a clock the test moves --------------------------------------------------
 
@@ -66,12 +59,12 @@ def test_a_lease_is_refreshed_while_used_and_ends_when_unused_or_closed() -> Non
     assert table.get(lease.id) is lease  # used: renewed for another 600 s
     clock.now += 500
     assert table.get(lease.id) is lease
-    assert refusal(table.get, other.id).rpc_code == UNKNOWN_VIEW  # unused for 1000 s
+    assert isinstance(refusal(table.get, other.id), UnknownView)  # unused for 1000 s
     assert table.close(lease.id)
-    assert refusal(table.get, lease.id).rpc_code == UNKNOWN_VIEW
+    assert isinstance(refusal(table.get, lease.id), UnknownView)
     again = table.open("grocery")
     assert table.drop_app("grocery", "a reload stopped its app 'grocery'") == 1
-    assert refusal(table.get, again.id).rpc_code == UNKNOWN_VIEW
+    assert isinstance(refusal(table.get, again.id), UnknownView)
 
 
 def test_every_lease_that_ends_is_told_with_why_but_one_in_use_does_not_expire() -> None:
@@ -85,7 +78,7 @@ def test_every_lease_that_ends_is_told_with_why_but_one_in_use_does_not_expire()
     table.drop_app("b", "a reload stopped its app 'b'")
     table.admit(busy, tool_call=True)  # a request of `busy` runs past its lease
     clock.now += 11
-    assert refusal(table.get, unused.id).rpc_code == UNKNOWN_VIEW
+    assert isinstance(refusal(table.get, unused.id), UnknownView)
     assert table.get(busy.id) is busy
     assert ended == [
         (closed.id, "its page closed it"),
@@ -109,7 +102,7 @@ def test_held_calls_leave_the_in_flight_room_and_have_their_own_cap() -> None:
     table.admit(lease, tool_call=False)  # a tools/list still gets in
     table.admit(lease, tool_call=True)
     fifth = refusal(table.hold, lease)
-    assert fifth.rpc_code == LIMITED
+    assert isinstance(fifth, Limited)
     assert fifth.data == {"limit": 4, "kind": "held"}
     assert (lease.in_flight, lease.held) == (2, 4)  # the refused one is still to be released
     table.unhold(lease, run=True)  # allowed: in flight again
@@ -124,7 +117,7 @@ def test_the_limits_of_a_view_and_their_window() -> None:
     for _ in range(4):
         table.admit(lease, tool_call=False)
     fifth = refusal(table.admit, lease, tool_call=False)
-    assert fifth.rpc_code == LIMITED
+    assert isinstance(fifth, Limited)
     assert fifth.data == {"limit": 4, "kind": "in-flight"}
     table.admit(other, tool_call=True)  # another view's limits are its own
     for _ in range(4):
@@ -138,7 +131,7 @@ def test_the_limits_of_a_view_and_their_window() -> None:
         table.admit(lease, tool_call=True)
         table.release(lease)
     thirty_first = refusal(table.admit, lease, tool_call=True)
-    assert thirty_first.rpc_code == LIMITED
+    assert isinstance(thirty_first, Limited)
     assert thirty_first.data == {"limit": 30, "kind": "tool-calls", "retryAfterS": 30}
     assert "retry in 30 s" in thirty_first.message
     for _ in range(120 - 4 - 30):  # the four in flight above were requests too
@@ -182,7 +175,7 @@ def test_visibility_approval_and_model_context_rules() -> None:
     for content in (5, True, "text", {"type": "text"}):
         with pytest.raises(ViewRefusal) as refused:
             model_context_text({"content": content})
-        assert refused.value.rpc_code == types.INVALID_PARAMS
+        assert isinstance(refused.value, BadParams)
         assert "'content' must be a list" in refused.value.message
 
 
@@ -272,7 +265,7 @@ async def test_the_gate_and_the_limits_over_http(project: Project) -> None:
         assert "result" in await call(client, view, "echo", {"text": "still fine"})
 
         metrics = (await client.get("/metrics")).text
-        assert 'mcpapps_view_refusals_total{app="fx",code="-32003"}' in metrics
+        assert 'mcpapps_view_refusals_total{app="fx",reason="limited"}' in metrics
 
 
 async def test_an_unused_view_expires(project: Project) -> None:

@@ -17,8 +17,8 @@ from actors.files.actor import WorkspaceActor
 from actors.files.confine import (
     FileRefused,
     FileTooLarge,
+    NoSuchFile,
     NotAFile,
-    NotFound,
     OutsideWorkspace,
     parts,
 )
@@ -222,7 +222,7 @@ def test_listing_puts_folders_first_and_skips_hidden_and_special_files(root: Pat
     assert [(e.path, e.size) for e in inner.entries] == [("inventory/stock.csv", len(CSV))]
     with pytest.raises(OutsideWorkspace):
         workspace(root).list_folder("..")
-    with pytest.raises(NotFound):
+    with pytest.raises(NoSuchFile):
         workspace(root).list_folder("nope")
 
 

@@ -28,6 +28,16 @@ from mcp_types import ErrorData
 from quart import Response, jsonify
 from werkzeug.exceptions import HTTPException
 
+from actors.files.confine import (
+    FileRefused,
+    FileTooLarge,
+    NoSuchFile,
+    NotAFile,
+    NotAFolder,
+    OutsideWorkspace,
+)
+from actors.files.resources import UnknownResource
+from actors.files.workspace import WriteRefused
 from actors.messages import (
     AppError,
     AppUnavailable,
@@ -36,6 +46,22 @@ from actors.messages import (
     SignInRefused,
     UnknownApp,
     UnknownTool,
+)
+from actors.views.refusals import (
+    BadDecision,
+    BadParams,
+    CallLost,
+    Denied,
+    Limited,
+    NotAllowed,
+    NotARequest,
+    TooManyViews,
+    UnknownApproval,
+    UnknownMethod,
+    UnknownQuestion,
+    UnknownView,
+    Unreadable,
+    ViewRefusal,
 )
 from supervisor.model.errors import (
     ActorUnavailable,
@@ -54,6 +80,7 @@ from supervisor.model.errors import (
     Unavailable,
     Unparsable,
     UnsupportedVersion,
+    UnusableAnswer,
     WrongHost,
     WrongMediaType,
 )
@@ -96,6 +123,7 @@ HTTP_ERRORS: Mapping[type[BaseException], HttpRow] = {
     ClientGone: HttpRow(499, "client_closed"),
     NotSupported: HttpRow(501, "not_implemented"),
     Unavailable: HttpRow(503, "unavailable"),
+    UnusableAnswer: HttpRow(502, "unusable_answer"),
     UnknownApp: HttpRow(404, "unknown_app"),
     UnknownTool: HttpRow(404, "unknown_tool"),
     SignInRefused: HttpRow(409, "no_sign_in"),
@@ -104,6 +132,22 @@ HTTP_ERRORS: Mapping[type[BaseException], HttpRow] = {
     AppUnavailable: HttpRow(503, "app_unavailable"),
     CallTimeout: HttpRow(504, "timeout"),
     ActorUnavailable: HttpRow(503, "busy", lambda e: f"the supervisor could not answer: {e}"),
+    # What a view is refused: most only on its JSON-RPC endpoint, these few over HTTP too.
+    ViewRefusal: HttpRow(403, "refused"),
+    UnknownView: HttpRow(404, "unknown_view"),
+    UnknownApproval: HttpRow(404, "unknown_approval"),
+    UnknownQuestion: HttpRow(404, "not_found"),
+    BadDecision: HttpRow(400, "bad_request"),
+    TooManyViews: HttpRow(503, "too_many_views"),
+    # What the workspace will not serve.
+    FileRefused: HttpRow(400, "file_refused"),
+    OutsideWorkspace: HttpRow(403, "outside_workspace"),
+    UnknownResource: HttpRow(404, "unknown_resource"),
+    NoSuchFile: HttpRow(404, "not_found"),
+    NotAFile: HttpRow(400, "not_a_file"),
+    NotAFolder: HttpRow(400, "not_a_folder"),
+    FileTooLarge: HttpRow(413, "too_large"),
+    WriteRefused: HttpRow(403, "read_only"),
 }
 
 RPC_ERRORS: Mapping[type[BaseException], RpcRow] = {
@@ -119,6 +163,18 @@ RPC_ERRORS: Mapping[type[BaseException], RpcRow] = {
     UnknownTool: RpcRow(types.INVALID_PARAMS),
     CallTimeout: RpcRow(types.REQUEST_TIMEOUT),
     ActorUnavailable: RpcRow(APP_ERROR, lambda e: f"mcpapps could not pass the request on: {e}"),
+    # A view's refusals: the page reads each kind by its code (codes of ours for the view's own
+    # rules, JSON-RPC's for what JSON-RPC names).
+    ViewRefusal: RpcRow(APP_ERROR),
+    UnknownView: RpcRow(-32001),
+    NotAllowed: RpcRow(-32002),
+    Limited: RpcRow(-32003),
+    Denied: RpcRow(-32004),
+    UnknownMethod: RpcRow(types.METHOD_NOT_FOUND),
+    BadParams: RpcRow(types.INVALID_PARAMS),
+    CallLost: RpcRow(types.INTERNAL_ERROR),
+    Unreadable: RpcRow(types.PARSE_ERROR),
+    NotARequest: RpcRow(types.INVALID_REQUEST),
 }
 
 Row = TypeVar("Row")
@@ -172,8 +228,7 @@ def error_body(code: str, message: str, **extra: Any) -> dict[str, Any]:
 
 
 def json_error(status: int, code: str, message: str, **extra: Any) -> Response:
-    """An error body with its status, worded by the caller (the view routes, until they raise
-    errors of the family as the other routes do)."""
+    """An error body with its status: Quart's own refusals, which are not of the family."""
     response = jsonify(error_body(code, message, **extra))
     response.status_code = status
     return response

@@ -29,7 +29,14 @@ import trio
 
 from actors import asking
 from actors.apps.upstream import ServerRequestRefused
-from actors.asking import AnswerRefused, Questions, TurnAsker, sample
+from actors.asking import (
+    AnswerRefused,
+    NoSuchQuestion,
+    Questions,
+    TurnAsker,
+    answer_refused,
+    sample,
+)
 from actors.chat.agent import Engine
 from actors.chat.bridge import CHAT_SESSION
 from actors.chat.retention import KEEP_EVERYTHING, RETENTION_EVERY_S, Retention, expired
@@ -175,7 +182,7 @@ class ChatHub(Actor[HubMessage]):
                     return
                 try:
                     if entry is None:
-                        raise AnswerRefused(404, f"session '{session_id}' asked no question")
+                        raise NoSuchQuestion(f"session '{session_id}' asked no question")
                     entry.session.questions.answer(request_id, action, content)
                     reply.send(None)
                 except AnswerRefused as refused:
@@ -356,7 +363,7 @@ class ChatHub(Actor[HubMessage]):
             # No other supervisor runs a turn of it: answered here, as one not relayed.
             self.mailbox.tell(attrs.evolve(message, here_only=True))
         elif answer.get("refused"):
-            message.reply.fail(AnswerRefused(int(answer["status"]), str(answer["refused"])))
+            message.reply.fail(answer_refused(int(answer["status"]), str(answer["refused"])))
         else:
             message.reply.send(None)
 

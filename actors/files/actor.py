@@ -24,7 +24,7 @@ import anyio
 import trio
 import watchfiles
 
-from actors.files.confine import FileRefused, NotFound
+from actors.files.confine import FileRefused, NoSuchFile
 from actors.files.messages import (
     EndLease,
     ListFolder,
@@ -197,7 +197,7 @@ class WorkspaceActor(Actor[WorkspaceMessage]):
                             self.workspace.write, resource.path, data, if_match
                         )
                 if isinstance(answer, Conflict) and answer.etag is None:
-                    raise NotFound(
+                    raise NoSuchFile(
                         f"'{resource.name}' no longer exists: nothing is saved (save"
                         " without ifMatch to create it again)"
                     )

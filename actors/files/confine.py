@@ -25,10 +25,10 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
-from supervisor.model.errors import McpappsError
+from supervisor.model.errors import Refusal
 
 
-class FileRefused(McpappsError):
+class FileRefused(Refusal):
     """The workspace will not serve this path or file; the message says why, for a person."""
 
 
@@ -36,7 +36,7 @@ class OutsideWorkspace(FileRefused):
     """The path leads out of the workspace root (`..`, an absolute path elsewhere, a symlink)."""
 
 
-class NotFound(FileRefused):
+class NoSuchFile(FileRefused):
     """Nothing by that name in the workspace."""
 
 
@@ -102,7 +102,7 @@ def open_folder(root: Path, real: Path) -> Iterator[int]:
             try:
                 inner = os.open(name, _DIR_FLAGS, dir_fd=fd)
             except FileNotFoundError:
-                raise NotFound(f"'{_shown(root, real)}' does not exist") from None
+                raise NoSuchFile(f"'{_shown(root, real)}' does not exist") from None
             except OSError as error:
                 if _is_symlink(name, fd):
                     # The path was resolved without it: it appeared since (ELOOP, or ENOTDIR
@@ -160,7 +160,7 @@ def open_file(root: Path, real: Path, limit: int | None = None) -> Iterator[tupl
         try:
             seen = os.stat(real.name, dir_fd=folder, follow_symlinks=False)
         except FileNotFoundError:
-            raise NotFound(f"'{shown}' does not exist") from None
+            raise NoSuchFile(f"'{shown}' does not exist") from None
         check_regular(seen, shown)
         if limit is not None and seen.st_size > limit:
             raise too_large(shown, seen.st_size, limit)

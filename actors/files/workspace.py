@@ -34,8 +34,8 @@ import attrs
 from actors.catalog import Wire
 from actors.files.confine import (
     FileRefused,
+    NoSuchFile,
     NotAFolder,
-    NotFound,
     check_regular,
     inside,
     open_file,
@@ -143,7 +143,7 @@ class Workspace:
         try:
             check_regular(os.stat(real), shown)
         except FileNotFoundError:
-            raise NotFound(f"'{shown}' does not exist in the workspace") from None
+            raise NoSuchFile(f"'{shown}' does not exist in the workspace") from None
         relative = str(real.relative_to(self.root)) if real != self.root else ""
         return Located(real, relative, real.name)
 
@@ -178,7 +178,7 @@ class Workspace:
                 while chunk := os.read(fd, _CHUNK):
                     digest.update(chunk)
                 return digest.hexdigest()
-        except NotFound:
+        except NoSuchFile:
             return None
 
     def write(self, path: Path, data: bytes, if_match: str | None) -> WriteOutcome:
@@ -235,7 +235,7 @@ class Workspace:
         real = resolve(self.root, self._given(given))
         if not real.is_dir():
             if not real.exists():
-                raise NotFound(f"'{given}' does not exist in the workspace")
+                raise NoSuchFile(f"'{given}' does not exist in the workspace")
             raise NotAFolder(f"'{given}' is not a folder")
         folder_rel = str(real.relative_to(self.root)) if real != self.root else ""
         folders: list[Entry] = []

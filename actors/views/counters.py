@@ -23,8 +23,8 @@ class ViewCounters:
         )
         self._refusals = Counter(
             "mcpapps_view_refusals",
-            "Requests of a view the server refused, by app and JSON-RPC error code.",
-            ["app", "code"],
+            "Requests of a view the server refused, by app and reason (the refusal's kind).",
+            ["app", "reason"],
             registry=registry,
         )
 
@@ -32,4 +32,4 @@ class ViewCounters:
         self._decisions.labels(app_id, decision).inc()
 
     def refused(self, app_id: str, refusal: ViewRefusal) -> None:
-        self._refusals.labels(app_id, str(refusal.rpc_code)).inc()
+        self._refusals.labels(app_id, refusal.reason).inc()

@@ -1,62 +1,54 @@
-"""What a view is refused, as errors of the one family: each kind says why. A kind refused on
-the view's JSON-RPC endpoint has its error code here, since the code is what the kind means to
-the page (and the refusal counter's label); the front door's table (web/views/answers.py) says
-how each reads over HTTP. A refused request never reaches the app."""
+"""What a view is refused, as errors of the one family: each kind says why. The front door's
+tables (web/errors.py) say how each reads over HTTP and as a JSON-RPC error; the refusal counter
+labels each by its `reason`. A refused request never reaches the app."""
 
 from __future__ import annotations
 
+import re
+import time
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
-from supervisor.model.errors import McpappsError
+from supervisor.model.errors import Refusal
 
 
-class ViewRefusal(McpappsError):
+class ViewRefusal(Refusal):
     """A view's request the server does not pass on, said for a person; `data` is what the
     page may read besides (a limit's kind and when to retry)."""
 
-    rpc_code: ClassVar[int] = -32000  # JSON-RPC's "server error": the request was not served
+    def __init__(
+        self, message: str, data: Mapping[str, Any] | None = None, *, retry_at: float | None = None
+    ) -> None:
+        super().__init__(message, data=data, retry_at=retry_at)
 
-    def __init__(self, message: str, data: Mapping[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.data = dict(data) if data else None
+    @property
+    def reason(self) -> str:
+        """The kind's name in snake case (`Limited`: "limited"), a label for metrics."""
+        return re.sub(r"(?<!^)(?=[A-Z])", "_", type(self).__name__).lower()
 
 
 class UnknownView(ViewRefusal):
     """No such view: it was never opened here, or its lease expired or was ended."""
 
-    rpc_code = -32001
-
 
 class NotAllowed(ViewRefusal):
     """Not the view's to call: another app's tool, or a tool for the model only."""
-
-    rpc_code = -32002
 
 
 class Limited(ViewRefusal):
     """A per-view limit was reached; `data` says which, and when to retry."""
 
-    rpc_code = -32003
-
 
 class Denied(ViewRefusal):
     """The person denied the call, or did not answer in time."""
-
-    rpc_code = -32004
 
 
 class UnknownMethod(ViewRefusal):
     """A JSON-RPC method a view may not ask."""
 
-    rpc_code = -32601  # JSON-RPC's "method not found"
-
 
 class BadParams(ViewRefusal):
     """A request's params its method does not take."""
-
-    rpc_code = -32602  # JSON-RPC's "invalid params"
 
 
 class NotRun(ViewRefusal):
@@ -67,15 +59,13 @@ class NotRun(ViewRefusal):
 class CallLost(ViewRefusal):
     """The call ended without an answer (a bug of ours, not the app's)."""
 
-    rpc_code = -32603  # JSON-RPC's "internal error"
-
 
 class TooManyViews(ViewRefusal):
     """As many views are open as there may be: no other opens until one closes or expires
     (one unused expires within `retry_after_s`)."""
 
     def __init__(self, message: str, retry_after_s: float) -> None:
-        super().__init__(message)
+        super().__init__(message, retry_at=time.time() + retry_after_s)
         self.retry_after_s = retry_after_s
 
 
@@ -94,10 +84,6 @@ class BadDecision(ViewRefusal):
 class Unreadable(ViewRefusal):
     """A view's request that is not JSON."""
 
-    rpc_code = -32700  # JSON-RPC's "parse error"
-
 
 class NotARequest(ViewRefusal):
     """JSON that is not one JSON-RPC request with a method."""
-
-    rpc_code = -32600  # JSON-RPC's "invalid request"

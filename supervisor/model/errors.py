@@ -133,5 +133,10 @@ class NotSupported(Refusal):
     """This server cannot do what is asked at all (not now, not later)."""
 
 
+class UnusableAnswer(Refusal):
+    """The app answered, but not with what the request needs (an error, or an answer that
+    breaks what it declared): the app's fault, not the client's."""
+
+
 class Unavailable(Refusal):
     """The request cannot be served now; `retry_at`, when set, says when to try again."""

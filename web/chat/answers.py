@@ -14,7 +14,6 @@ from typing import Any
 from quart import Blueprint, request
 
 from actors.apps.upstream import ServerRequestRefused
-from actors.asking import AnswerRefused
 from actors.chat.sessionstore import StoreError
 from actors.messages import (
     AnswerQuestion,
@@ -25,15 +24,14 @@ from actors.messages import (
 )
 from actors.runtime import AskTimeout, Mailbox, ask
 from supervisor.model import jsonin
-from supervisor.model.errors import BadRequest, Conflict, Forbidden, NotFound, Unavailable
+from supervisor.model.errors import BadRequest, Forbidden, Unavailable
 from web.chat.stream import CHAT_ASK_TIMEOUT_S, session_id_checked
 
 _BODY = '{"requestId": "...", "action": "accept" | "decline" | "cancel", "content"?: {...}}'
 SAMPLING_TIMEOUT_S = 600.0  # a local model may be slow; the view's own request waits as long
+
+
 # What an answer the session did not take is, by the status the session gives it.
-_REFUSED = {400: BadRequest, 404: NotFound, 409: Conflict}
-
-
 def answers_blueprint(chats: Mailbox[HubMessage], registry: Mailbox[RegistryMessage]) -> Blueprint:
     answers = Blueprint("answers", __name__)
 
@@ -75,8 +73,6 @@ def answers_blueprint(chats: Mailbox[HubMessage], registry: Mailbox[RegistryMess
                 ),
                 CHAT_ASK_TIMEOUT_S,
             )
-        except AnswerRefused as refused:
-            raise _REFUSED[refused.status](refused.message) from None
         except (AskTimeout, StoreError) as error:
             raise Unavailable(f"the chat could not answer: {error}") from None
         return {"requestId": request_id, "action": body.get("action")}

@@ -18,23 +18,14 @@ from typing import Any
 import trio
 from quart import Blueprint, Response, request
 
-from actors.files.confine import (
-    FileRefused,
-    FileTooLarge,
-    NotAFile,
-    NotAFolder,
-    NotFound,
-    OutsideWorkspace,
-)
 from actors.files.messages import ListFolder, WatchWorkspace, WorkspaceChanged, WorkspaceMessage
-from actors.files.resources import UnknownResource
 from actors.files.viewers import FileViewer, file_viewers, viewers_of
-from actors.files.workspace import Entry, Listing, WriteRefused
+from actors.files.workspace import Entry, Listing
 from actors.messages import GetToolReport, RegistryMessage
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor.model import jsonout
+from supervisor.model.errors import NotFound
 from web.control import current_catalogs
-from web.errors import json_error
 from web.intake import close_with_request
 from web.keepalives import KEEP_ALIVE, with_keep_alives
 
@@ -42,22 +33,6 @@ from web.keepalives import KEEP_ALIVE, with_keep_alives
 # (and is dropped: its page reconnects and lists afresh).
 EVENTS_BUFFER = 64
 NO_WORKSPACE = 'no workspace is set: add a [workspace] table with root = "<folder>" to config.toml'
-# How a refused path or file reads over HTTP: status and code (the first class that matches).
-FILE_ERRORS: tuple[tuple[type[FileRefused], int, str], ...] = (
-    (OutsideWorkspace, 403, "outside_workspace"),
-    (UnknownResource, 404, "unknown_resource"),
-    (NotFound, 404, "not_found"),
-    (NotAFile, 400, "not_a_file"),
-    (NotAFolder, 400, "not_a_folder"),
-    (FileTooLarge, 413, "too_large"),
-    (WriteRefused, 403, "read_only"),
-    (FileRefused, 400, "file_refused"),
-)
-
-
-def file_error(error: FileRefused) -> Any:
-    status, code = next((s, c) for kind, s, c in FILE_ERRORS if isinstance(error, kind))
-    return json_error(status, code, str(error))
 
 
 def files_blueprint(
@@ -68,12 +43,9 @@ def files_blueprint(
     @blueprint.get("/apps/files")
     async def listing() -> Any:
         if files is None:
-            return json_error(404, "no_workspace", NO_WORKSPACE)
+            raise NotFound(NO_WORKSPACE, code="no_workspace")
         path = request.args.get("path", "")
-        try:
-            folder: Listing = await ask(files, lambda r: ListFolder(path, r), ASK_TIMEOUT_S)
-        except FileRefused as error:
-            return file_error(error)
+        folder: Listing = await ask(files, lambda r: ListFolder(path, r), ASK_TIMEOUT_S)
         viewers = await current_viewers(registry)
         return {"path": folder.path, "entries": [entry_json(e, viewers) for e in folder.entries]}
 
@@ -82,7 +54,7 @@ def files_blueprint(
         """Server-sent events for a live Files pane: `ready` once changes are watched, then
         `changed {paths}` (relative to the root) for each batch of changes on disk."""
         if files is None:
-            return json_error(404, "no_workspace", NO_WORKSPACE)
+            raise NotFound(NO_WORKSPACE, code="no_workspace")
         changes_in, changes = trio.open_memory_channel[WorkspaceChanged](EVENTS_BUFFER)
         # Closed when the request is over, sent or not: the actor then forgets this reader.
         close_with_request(request.scope, changes)

@@ -1,5 +1,6 @@
 """The host's own calls of an app's tools, by the app's tool name (not a public name: settings
-and search tools are often hidden from the model), and how their failures read over HTTP."""
+and search tools are often hidden from the model). Each failure is a kind of the one family,
+which web/errors.py words for HTTP."""
 
 from __future__ import annotations
 
@@ -9,17 +10,16 @@ import trio
 
 from actors.catalog import Catalog, Wire
 from actors.messages import (
-    AppUnavailable,
+    AppError,
+    CallFailed,
     CallTimeout,
     GetCatalog,
     RegistryMessage,
     ToApp,
-    UnknownApp,
     UpstreamRequest,
 )
-from actors.runtime import ASK_TIMEOUT_S, Abandonment, AskTimeout, Mailbox, Overloaded, ask
-from supervisor.model.errors import McpappsError, UpstreamTimeout
-from web.errors import json_error
+from actors.runtime import ASK_TIMEOUT_S, Abandonment, AskTimeout, Mailbox, ask
+from supervisor.model.errors import ActorUnavailable, McpappsError, Refusal, UpstreamTimeout
 
 # A call the person waits for on a page: as long as a view's call may take.
 CALL_TIMEOUT_S = 120.0
@@ -46,20 +46,20 @@ async def call_app_tool(
             lambda r: ToApp(app_id, UpstreamRequest("tools/call", params, r, None, abandoned)),
             timeout,
         )
-    except (trio.Cancelled, AskTimeout):
+    except (trio.Cancelled, AskTimeout) as error:
         abandoned.set()
+        if isinstance(error, AskTimeout):
+            raise CallTimeout(
+                app_id, f"app '{app_id}' did not answer within {timeout:g} s"
+            ) from None
         raise
+    except UpstreamTimeout as error:
+        raise CallTimeout(app_id, error_said(error)) from None
+    except (AppError, Refusal, ActorUnavailable):
+        raise
+    except McpappsError as error:  # anything else on the way: the call failed
+        raise CallFailed(app_id, error_said(error)) from None
 
 
-def failure_response(error: Exception) -> Any:
-    """An app that could not be asked, as the HTTP answer says it."""
-    message = getattr(error, "message", None) or str(error)
-    if isinstance(error, UnknownApp):
-        return json_error(404, "unknown_app", message)
-    if isinstance(error, AppUnavailable | Overloaded):
-        return json_error(503, "app_unavailable", message)
-    if isinstance(error, CallTimeout | UpstreamTimeout | AskTimeout):
-        return json_error(504, "timeout", message)
-    if isinstance(error, McpappsError):
-        return json_error(502, "call_failed", message)
-    raise error
+def error_said(error: BaseException) -> str:
+    return getattr(error, "message", None) or str(error)

@@ -16,11 +16,10 @@ import attrs
 import trio
 from quart import Blueprint, request
 
-from actors.messages import AppStatus, RegistryMessage, Snapshot
+from actors.messages import AppStatus, RegistryMessage, Snapshot, UnknownApp
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
-from supervisor.model.errors import McpappsError
+from supervisor.model.errors import BadRequest, McpappsError
 from supervisor.model.lifecycle import AppState
-from web.errors import json_error
 from web.plugins.calling import call_app_tool, catalog_of
 from web.plugins.offers import MentionsOffer, mentions_offer, result_text
 
@@ -45,10 +44,10 @@ def mentions_blueprint(registry: Mailbox[RegistryMessage]) -> Blueprint:
         query = request.args.get("q", "")
         wanted = request.args.get("app")
         if len(query) > QUERY_MAX:
-            return json_error(400, "bad_request", f"'q' is longer than {QUERY_MAX} characters")
+            raise BadRequest(f"'q' is longer than {QUERY_MAX} characters")
         statuses: tuple[AppStatus, ...] = await ask(registry, Snapshot, ASK_TIMEOUT_S)
         if wanted is not None and not any(s.id == wanted for s in statuses):
-            return json_error(404, "unknown_app", f"there is no app '{wanted}'")
+            raise UnknownApp(wanted, f"there is no app '{wanted}'")
         running = [
             s.id
             for s in statuses

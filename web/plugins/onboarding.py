@@ -18,18 +18,20 @@ import trio
 from quart import Blueprint, Response, request
 
 from actors.chat.turns import Event, UserTurn
-from actors.messages import AppStatus, HubMessage, Lookup, RegistryMessage, Turn, UnknownApp
+from actors.messages import AppStatus, HubMessage, Lookup, RegistryMessage, Turn
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor.model import jsonin
-from supervisor.model.errors import McpappsError
+from supervisor.model.errors import BadRequest, Conflict, NotFound
 from supervisor.model.manifest import SKILL_MAX_BYTES
 from web.chat.stream import SESSION_ID, SESSION_ID_RULE, sse_stream
-from web.errors import json_error
 from web.intake import close_with_request
 
 
-class SkillUnusable(McpappsError):
-    pass
+class SkillUnusable(Conflict):
+    """The app's setup skill cannot be read now (gone, too large, not text)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="skill_unusable")
 
 
 def onboarding_blueprint(
@@ -43,26 +45,19 @@ def onboarding_blueprint(
         try:
             body = jsonin.loads(raw) if raw.strip() else {}
         except jsonin.JSONInputError as error:
-            return json_error(400, "bad_request", str(error))
+            raise BadRequest(str(error)) from None
         if not isinstance(body, Mapping) or set(body) - {"sessionId"}:
-            return json_error(400, "bad_request", 'the body must be {"sessionId"?: "..."}')
+            raise BadRequest('the body must be {"sessionId"?: "..."}')
         session_id = body.get("sessionId") or f"apps-{uuid.uuid4()}"
         if not isinstance(session_id, str) or not SESSION_ID.fullmatch(session_id):
-            return json_error(400, "bad_request", SESSION_ID_RULE)
-        try:
-            status: AppStatus = await ask(registry, lambda r: Lookup(app_id, r), ASK_TIMEOUT_S)
-        except UnknownApp as error:
-            return json_error(404, "unknown_app", error.message)
+            raise BadRequest(SESSION_ID_RULE)
+        status: AppStatus = await ask(registry, lambda r: Lookup(app_id, r), ASK_TIMEOUT_S)
         if status.onboarding_skill is None:
-            return json_error(
-                404,
-                "no_onboarding",
+            raise NotFound(
                 f"app '{app_id}' has no setup skill (its manifest names no 'onboardingSkill')",
+                code="no_onboarding",
             )
-        try:
-            skill = await read_skill(app_id, status.onboarding_skill)
-        except SkillUnusable as error:
-            return json_error(409, "skill_unusable", str(error))
+        skill = await read_skill(app_id, status.onboarding_skill)
         events_in, events = trio.open_memory_channel[Event](math.inf)
         close_with_request(request.scope, events)
         await chats.send(Turn(session_id, UserTurn(setup_message(app_id, skill)), events_in))

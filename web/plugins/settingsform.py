@@ -19,7 +19,7 @@ import attrs
 import jsonschema
 
 from actors.catalog import Catalog, Wire
-from supervisor.model.errors import McpappsError
+from supervisor.model.errors import BadRequest, UnusableAnswer
 from supervisor.model.structuring import show
 from web.plugins.offers import has_view, result_text, tool_named, tool_title
 
@@ -36,17 +36,21 @@ _HARMLESS = {"default", "examples", "$comment", "readOnly", "writeOnly", "deprec
 OTHER_GROUP = "Other settings"
 
 
-class UnusableSettings(McpappsError):
+class UnusableSettings(UnusableAnswer):
     """The app's settings cannot be shown: its read tool failed, or answered with something
     that is not settings, or with a setting of a kind the host has no control for."""
 
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="unusable_settings")
 
-class BadSetting(McpappsError):
+
+class BadSetting(BadRequest):
     """A value the person asked for that the setting's schema does not allow (or no such
     setting): `field` names it."""
 
     def __init__(self, message: str, field: str | None) -> None:
-        super().__init__(message)
+        data = {"field": field} if field is not None else None
+        super().__init__(message, code="bad_setting", data=data)
         self.field = field
 
 

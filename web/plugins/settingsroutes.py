@@ -19,12 +19,18 @@ from quart import Blueprint, request
 
 from actors.catalog import Catalog
 from actors.messages import AppStatus, RegistryMessage, Snapshot
-from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, Overloaded, ask
+from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from supervisor.model import jsonin
-from supervisor.model.errors import McpappsError
+from supervisor.model.errors import (
+    BadRequest,
+    Conflict,
+    McpappsError,
+    NotFound,
+    UnusableAnswer,
+    WrongMediaType,
+)
 from supervisor.model.lifecycle import AppState
-from web.errors import json_error
-from web.plugins.calling import call_app_tool, catalog_of, failure_response
+from web.plugins.calling import call_app_tool, catalog_of
 from web.plugins.offers import (
     SETTINGS,
     SettingsOffer,
@@ -36,18 +42,11 @@ from web.plugins.offers import (
 from web.plugins.settingsform import (
     BadSetting,
     Settings,
-    UnusableSettings,
     changes,
     layout_tools,
     page,
     read_settings,
 )
-
-
-class SettingsRefused(McpappsError):
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
 
 
 def settings_blueprint(registry: Mailbox[RegistryMessage]) -> Blueprint:
@@ -57,14 +56,13 @@ def settings_blueprint(registry: Mailbox[RegistryMessage]) -> Blueprint:
         catalog = await catalog_of(registry, app_id)
         offer = settings_offer(app_id, catalog)
         if offer is None:
-            raise SettingsRefused(
-                404,
-                "no_settings",
+            raise NotFound(
                 f"app '{app_id}' offers no settings (it declares no {SETTINGS} capability;"
                 " an app that is not Running declares nothing)",
+                code="no_settings",
             )
         if offer.problem is not None:
-            raise SettingsRefused(409, "settings_refused", offer.problem)
+            raise Conflict(offer.problem, code="settings_refused")
         result = await call_app_tool(registry, app_id, offer.read_tool, {})
         return catalog, offer, read_settings(app_id, offer.read_tool, result)
 
@@ -100,11 +98,10 @@ def settings_blueprint(registry: Mailbox[RegistryMessage]) -> Blueprint:
             return {"app": app_id, "values": dict(settings.values), "changed": []}
         result = await call_app_tool(registry, app_id, offer.update_tool, {"set": changed})
         if result.get("isError"):
-            raise SettingsRefused(
-                502,
-                "update_failed",
+            raise UnusableAnswer(
                 f"app '{app_id}' refused the change of {', '.join(changed)}:"
                 f" {result_text(result) or 'no details given'}",
+                code="update_failed",
             )
         data = result.get("structuredContent")
         values = data.get("values") if isinstance(data, Mapping) else None
@@ -117,11 +114,10 @@ def settings_blueprint(registry: Mailbox[RegistryMessage]) -> Blueprint:
         await request.get_data()  # read, whatever it holds: the action takes no arguments
         catalog, _, settings = await current(app_id)
         if tool not in layout_tools(settings):
-            raise SettingsRefused(
-                404,
-                "unknown_action",
+            raise NotFound(
                 f"app '{app_id}' offers no settings action '{tool}': its settings layout"
                 " names the tools a settings page may run",
+                code="unknown_action",
             )
         result = await call_app_tool(registry, app_id, tool, {})
         found = tool_named(catalog, tool) or {}
@@ -136,41 +132,17 @@ def settings_blueprint(registry: Mailbox[RegistryMessage]) -> Blueprint:
             answer["view"] = {"app": app_id, "tool": tool, "resourceUri": uri, "result": result}
         return answer
 
-    @routes.errorhandler(SettingsRefused)
-    async def refused(error: SettingsRefused) -> Any:
-        return json_error(error.status, error.code, error.message)
-
-    @routes.errorhandler(BadSetting)
-    async def bad_setting(error: BadSetting) -> Any:
-        extra = {"field": error.field} if error.field is not None else {}
-        return json_error(400, "bad_setting", str(error), **extra)
-
-    @routes.errorhandler(UnusableSettings)
-    async def unusable(error: UnusableSettings) -> Any:
-        return json_error(502, "unusable_settings", str(error))
-
-    @routes.errorhandler(jsonin.JSONInputError)
-    async def unparsable(error: jsonin.JSONInputError) -> Any:
-        return json_error(400, "bad_request", str(error))
-
-    @routes.errorhandler(McpappsError)
-    @routes.errorhandler(AskTimeout)
-    @routes.errorhandler(Overloaded)
-    async def failed(error: Exception) -> Any:
-        return failure_response(error)
-
     return routes
 
 
 async def _json_body() -> Any:
     body = await request.get_data()
     if request.mimetype != "application/json":
-        raise SettingsRefused(
-            415,
-            "unsupported_media_type",
-            "send the settings as JSON, with 'Content-Type: application/json'",
-        )
-    return jsonin.loads(body)
+        raise WrongMediaType("send the settings as JSON, with 'Content-Type: application/json'")
+    try:
+        return jsonin.loads(body)
+    except jsonin.JSONInputError as error:
+        raise BadRequest(str(error)) from None
 
 
 def _set_of(body: Any) -> Any:

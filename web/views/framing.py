@@ -22,21 +22,16 @@ from actors.views.messages import (
     Succeeded,
     ViewEvent,
 )
-from actors.views.refusals import CallLost, ViewRefusal
+from actors.views.refusals import CallLost
 from supervisor.model import jsonout
+from web.errors import mcp_error
 from web.intake import close_with_request
 from web.keepalives import KEEP_ALIVE, with_keep_alives
-from web.mcpdoor.relay import mcp_error
 
 
 def rpc_error(error: BaseException) -> dict[str, Any]:
-    """The JSON-RPC error of a request not served: a view's refusal says its code, an error on
-    the way to the app reads as the MCP endpoints say it (an app's own error as it sent it)."""
-    if isinstance(error, ViewRefusal):
-        body: dict[str, Any] = {"code": error.rpc_code, "message": error.message}
-        if error.data:
-            body["data"] = error.data
-        return body
+    """The JSON-RPC error of a request not served, as the one table says (an app's own error as
+    it sent it)."""
     assert isinstance(error, Exception)
     return mcp_error(error).error.model_dump(mode="json", exclude_none=True)
 

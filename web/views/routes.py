@@ -1,7 +1,8 @@
 """The view endpoint's routes: what an app view open in the control page may ask the server, by
 its view id, whatever the page does. Each route reads the request, sends the view hub
 (actors/views/hub.py) one message, and turns its answer into HTTP; the hub holds every view's
-state.
+state. A refusal is raised as a kind of the one family (the hub's kinds are in
+actors/views/refusals.py), which web/errors.py words once for HTTP and once for JSON-RPC.
 
     POST   /apps/views                          open a view: {appId, sessionId?, toolCall?, run?}
     POST   /apps/views/<viewId>/keepalive       the page still shows it (the lease is renewed)
@@ -27,9 +28,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import trio
-from quart import Blueprint, Response, request
+from quart import Blueprint, request
 
-from actors.asking import AnswerRefused
 from actors.catalog import Wire
 from actors.chat.sessionstore import SavedSession, StoreError
 from actors.messages import GetSession, GetToolTable, HubMessage, RegistryMessage, UnknownApp
@@ -48,39 +48,24 @@ from actors.views.messages import (
     ViewRequest,
 )
 from actors.views.refusals import (
-    BadDecision,
     NotARequest,
-    TooManyViews,
-    UnknownApproval,
-    UnknownQuestion,
-    UnknownView,
     Unreadable,
-    ViewRefusal,
 )
 from supervisor.model import jsonin
+from supervisor.model.errors import BadRequest, NotFound, Unavailable
 from web.chat.stream import SESSION_ID
-from web.errors import json_error
 from web.views.framing import answer, rpc_answer
 from web.views.history import opened_views
 
 _ANSWER = '{"requestId": "...", "action": "accept" | "decline" | "cancel", "content"?: {...}}'
-_KINDS = {400: "bad_request", 404: "not_found", 409: "conflict"}
 TOOL_CALL_MAX = 1_000  # characters of a tool call descriptor kept with a view
-# How each refusal of the hub reads over HTTP: its status and machine code.
-_HTTP: dict[type[ViewRefusal], tuple[int, str]] = {
-    UnknownView: (404, "unknown_view"),
-    UnknownApproval: (404, "unknown_approval"),
-    UnknownQuestion: (404, "not_found"),
-    BadDecision: (400, "bad_request"),
-    TooManyViews: (503, "too_many_views"),
-}
 
 
-def refusal(error: ViewRefusal | AnswerRefused) -> Response:
-    if isinstance(error, AnswerRefused):
-        return json_error(error.status, _KINDS[error.status], error.message)
-    status, code = _HTTP[type(error)]
-    return json_error(status, code, error.message)
+def json_body(raw: str | bytes) -> Any:
+    try:
+        return jsonin.loads(raw)
+    except jsonin.JSONInputError as error:
+        raise BadRequest(str(error)) from None
 
 
 async def model_contexts(views: Mailbox[ViewMessage], session_id: str) -> list[Wire]:
@@ -107,38 +92,27 @@ def views_blueprint(
 
     @blueprint.post("/apps/views")
     async def open_view() -> Any:
-        try:
-            body = jsonin.loads(await request.get_data())
-        except jsonin.JSONInputError as error:
-            return json_error(400, "bad_request", str(error))
+        body = json_body(await request.get_data())
         if not isinstance(body, Mapping) or not isinstance(body.get("appId"), str):
-            return json_error(
-                400,
-                "bad_request",
-                'the body must be {"appId": "...", "sessionId"?: "...", "toolCall"?: {...}}',
+            raise BadRequest(
+                'the body must be {"appId": "...", "sessionId"?: "...", "toolCall"?: {...}}'
             )
         app_id, session = body["appId"], body.get("sessionId")
         if session is not None and not (isinstance(session, str) and SESSION_ID.fullmatch(session)):
-            return json_error(400, "bad_request", "'sessionId' is not a chat session id")
+            raise BadRequest("'sessionId' is not a chat session id")
         tool_call = body.get("toolCall")
         if tool_call is not None and (
             not isinstance(tool_call, Mapping)
             or len(json.dumps(tool_call, ensure_ascii=False).encode()) > TOOL_CALL_MAX
         ):
-            return json_error(
-                400, "bad_request", f"'toolCall' must be an object of at most {TOOL_CALL_MAX} bytes"
-            )
+            raise BadRequest(f"'toolCall' must be an object of at most {TOOL_CALL_MAX} bytes")
         run = body.get("run") is True
         try:
             opened: OpenedView = await ask(
                 views, lambda r: OpenView(app_id, session or None, tool_call, run, r), ASK_TIMEOUT_S
             )
         except UnknownApp:
-            return json_error(404, "unknown_app", f"there is no app '{app_id}'")
-        except TooManyViews as full:
-            response = refusal(full)
-            response.headers["Retry-After"] = str(round(full.retry_after_s))
-            return response
+            raise UnknownApp(app_id, f"there is no app '{app_id}'") from None
         return {
             "viewId": opened.view_id,
             "appId": opened.app_id,
@@ -151,10 +125,7 @@ def views_blueprint(
 
     @blueprint.post("/apps/views/<view_id>/keepalive")
     async def keep_alive(view_id: str) -> Any:
-        try:
-            lease_s: float = await ask(views, lambda r: KeepViewAlive(view_id, r), ASK_TIMEOUT_S)
-        except UnknownView as unknown:
-            return refusal(unknown)
+        lease_s: float = await ask(views, lambda r: KeepViewAlive(view_id, r), ASK_TIMEOUT_S)
         return {"leaseS": lease_s}
 
     @blueprint.delete("/apps/views/<view_id>")
@@ -164,51 +135,37 @@ def views_blueprint(
 
     @blueprint.post("/apps/views/<view_id>/approvals/<approval_id>")
     async def answer_approval(view_id: str, approval_id: str) -> Any:
-        try:
-            body = jsonin.loads(await request.get_data())
-        except jsonin.JSONInputError as error:
-            return json_error(400, "bad_request", str(error))
+        body = json_body(await request.get_data())
         decision = body.get("decision") if isinstance(body, Mapping) else None
-        try:
-            await ask(
-                views, lambda r: AnswerApproval(view_id, approval_id, decision, r), ASK_TIMEOUT_S
-            )
-        except (UnknownApproval, BadDecision) as refused:
-            return refusal(refused)
+        await ask(views, lambda r: AnswerApproval(view_id, approval_id, decision, r), ASK_TIMEOUT_S)
         return {"decision": decision}
 
     @blueprint.post("/apps/views/<view_id>/answers")
     async def answer_question(view_id: str) -> Any:
-        try:
-            body = jsonin.loads(await request.get_data())
-        except jsonin.JSONInputError as error:
-            return json_error(400, "bad_request", str(error))
+        body = json_body(await request.get_data())
         if not isinstance(body, Mapping) or not isinstance(body.get("requestId"), str):
-            return json_error(400, "bad_request", f"the body must be a JSON object: {_ANSWER}")
+            raise BadRequest(f"the body must be a JSON object: {_ANSWER}")
         request_id, action, content = body["requestId"], body.get("action"), body.get("content")
-        try:
-            await ask(
-                views,
-                lambda r: AnswerPageQuestion(view_id, request_id, action, content, r),
-                ASK_TIMEOUT_S,
-            )
-        except (UnknownQuestion, AnswerRefused) as refused:
-            return refusal(refused)
+        await ask(
+            views,
+            lambda r: AnswerPageQuestion(view_id, request_id, action, content, r),
+            ASK_TIMEOUT_S,
+        )
         return {"requestId": request_id, "action": action}
 
     @blueprint.get("/apps/chat/<session_id>/views")
     async def chat_views(session_id: str) -> Any:
         if not SESSION_ID.fullmatch(session_id):
-            return json_error(400, "bad_request", "not a chat session id")
+            raise BadRequest("not a chat session id")
         try:
             saved: SavedSession = await ask(
                 chats, lambda r: GetSession(session_id, r), ASK_TIMEOUT_S
             )
             table = await ask(registry, GetToolTable, ASK_TIMEOUT_S)
         except (StoreError, AskTimeout) as error:
-            return json_error(503, "unavailable", f"the session cannot be read: {error}")
+            raise Unavailable(f"the session cannot be read: {error}") from None
         if not saved.turns:  # as GET /apps/chat/<id> says: no such session
-            return json_error(404, "not_found", f"there is no saved session '{session_id}'")
+            raise NotFound(f"there is no saved session '{session_id}'")
         return {"views": opened_views(saved.messages, table)}
 
     @blueprint.post("/apps/views/<view_id>/mcp")
