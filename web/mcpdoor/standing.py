@@ -77,10 +77,12 @@ class StandingStreams:
                 self._nursery = None
 
     def _sweep(self) -> None:
-        """A ping on every stream that sent nothing since the last sweep."""
+        """A ping on every stream that sent nothing since the last sweep (one comment for all:
+        its time is the sweep's)."""
+        frame = ping()
         for stream in self._streams:
             if stream.quiet:
-                stream.write(ping())
+                stream.write(frame)
             stream.quiet = True
 
     async def serve(
