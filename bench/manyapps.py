@@ -9,7 +9,10 @@ project. Measured, from the supervisor's log as this process reads it:
   bound: the apps' own CPU until then (/proc/<pid>/stat, summed) over the cores. Target: the
   wall time at most 1.1x that bound. The supervisor's own CPU over the same span is printed
   too: the cores are shared with it (and, on a busy machine, with everyone else, which the
-  load average shows);
+  load average shows). Since the cores are shared, also the machine's idle CPU over the start
+  (/proc/stat) and the failed starts: (apps' CPU + the supervisor's + idle) / cores is what the
+  start would take on a machine of its own. The floor beside it: the same apps started by this
+  process, as many at once as the supervisor's default start slots (twice the cores);
 - reload: one app's manifest gets a new environment variable (so that app must restart), the
   supervisor gets SIGHUP; the time until that app is Running again, which apps changed pid
   (only that one may) and which logged a transition. The same with `--compare` apps (default
