@@ -99,9 +99,11 @@ class Registry(Actor[RegistryMessage]):
         reaper: Reaper | None = None,
         metrics: Metrics | None = None,
         sign_in: SignInPlace | None = None,
+        start_slots: trio.CapacityLimiter | None = None,
     ) -> None:
         """`sign_in`: where the apps that sign in (`auth = "oauth"`) keep their tokens and are
-        called back."""
+        called back; `start_slots`: how many app processes start at once
+        (actors/apps/startslots.py), shared by every app of this registry, reloaded ones too."""
         self.mailbox: Mailbox[RegistryMessage] = Mailbox()
         self._sign_in = sign_in
         self._environ = environ
@@ -109,6 +111,7 @@ class Registry(Actor[RegistryMessage]):
         self._rng = rng
         self._reaper = reaper
         self._metrics = metrics
+        self._start_slots = start_slots
         self._actors: dict[str, AppActor] = {}
         self._statuses: dict[str, AppStatus] = {}
         self._sources: dict[str, Path] = {}
@@ -142,6 +145,7 @@ class Registry(Actor[RegistryMessage]):
             metrics=self._metrics,
             stopped=stopped,
             sign_in=self._sign_in,
+            start_slots=self._start_slots,
         )
         return Newcomer(actor, facts)
 
@@ -178,7 +182,7 @@ class Registry(Actor[RegistryMessage]):
     async def _begin(self, nursery: trio.Nursery) -> None:
         for actor in self._actors.values():
             await nursery.start(self._run_actor, actor)
-        # Every app starts at once: a slow one never delays the others.
+        # Every app is started at once; their processes take the start slots in turn.
         for actor in self._actors.values():
             actor.mailbox.tell(Start(Reply()))
 

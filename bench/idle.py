@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import resource
 import shutil
 import statistics
 import tempfile
@@ -242,17 +243,33 @@ async def measure(
     )
 
 
+def raise_descriptor_limit(needed: int) -> None:
+    """Each idle session with its stream is a connection at both ends (the supervisor, started
+    by this process, inherits the limit): the soft limit is raised to what is needed, as far as
+    the hard limit lets it (systemd's default soft limit is 1,024)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    if wanted < needed:
+        raise SystemExit(f"idle.py needs {needed} file descriptors; the hard limit is {hard}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=1000, help="idle sessions per endpoint")
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--rounds", type=int, default=8)
-    parser.add_argument("--quiet", type=float, default=10.0, help="seconds left quiet")
+    # Twice the keep-alive period of the standing streams, so their pings are counted.
+    parser.add_argument("--quiet", type=float, default=30.0, help="seconds left quiet")
     parser.add_argument("--streams", action="store_true", help="idle sessions hold a GET stream")
     parser.add_argument("--quick", action="store_true", help="2 rounds of 0.25 s, 2 s quiet")
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.rounds, args.quiet = 0.25, 2, 2.0
+    # Per idle session with its stream, a socket here and one in the supervisor; then the
+    # active sessions, the pooled openers, the apps' pipes and the processes' own.
+    raise_descriptor_limit(2 * 2 * args.sessions + 2048)
     trio.run(bench, args)
 
 

@@ -166,6 +166,52 @@ async def test_sessions_run_side_by_side(project: Project, tmp_path: Path) -> No
     assert [d["type"] for _, s, d in timeline.seen if s == "b"][-2:] == ["result", "done"]
 
 
+async def test_a_hundred_sessions_taking_turns_at_once_each_keep_their_order(
+    fx: SharedView,
+) -> None:
+    """100 sessions at once, each sending 5 turns, the next as soon as the previous one's
+    stream has begun (so turns wait in their session behind one another): each session ran
+    its turns in the order sent, one at a time, and saved them so."""
+    sessions, turns = 100, 5
+    run = uuid.uuid4().hex[:8]
+    answered: dict[str, str] = {}  # each turn's text → the result its own stream carried
+
+    async def session(client: httpx2.AsyncClient, session_id: str) -> None:
+        async def turn(text: str, begun: trio.Event) -> None:
+            async with chat_stream(client, body(call("fx.echo", {"text": text}), session_id)) as (
+                frames
+            ):
+                begun.set()
+                async for frame in frames:
+                    if frame.event == "result":
+                        answered[text] = frame.json()["text"]
+
+        async with trio.open_nursery() as nursery:
+            for j in range(turns):
+                begun = trio.Event()
+                nursery.start_soon(turn, f"{session_id} turn {j}", begun)
+                await begun.wait()
+
+    ids = [f"order-{run}-{k:03d}" for k in range(sessions)]
+    limits = httpx2.Limits(max_connections=None, max_keepalive_connections=None)
+    async with httpx2.AsyncClient(base_url=fx.url(), timeout=GUARD_S, limits=limits) as client:
+        with trio.fail_after(4 * GUARD_S):
+            async with trio.open_nursery() as nursery:
+                for session_id in ids:
+                    nursery.start_soon(session, client, session_id)
+        for session_id in ids:
+            sent = [f"{session_id} turn {j}" for j in range(turns)]
+            assert [answered.get(text) for text in sent] == sent  # each stream its own answer
+            page = await client.get(f"/apps/chat/{session_id}", params={"limit": turns})
+            assert page.status_code == 200, page.text
+            saved = page.json()
+            assert saved["turns"] == turns
+            users = [m["content"] for m in saved["messages"] if m.get("role") == "user"]
+            assert users == [call("fx.echo", {"text": text}) for text in sent]
+            echoed = [m for m in saved["messages"] if m.get("role") == "tool"]
+            assert [m["content"] for m in echoed] == sent, saved["messages"]
+
+
 async def test_a_client_that_leaves_mid_turn_does_not_stop_the_saving(fx: SharedView) -> None:
     supervisor = fx
     async with http(supervisor) as client:

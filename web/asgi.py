@@ -42,6 +42,7 @@ from web.mcpdoor.aggregate import AggregateEndpoint
 from web.mcpdoor.endpoints import AppEndpoint
 from web.mcpdoor.fastpath import query_value
 from web.mcpdoor.handoff import send_app_unavailable, serve_mcp
+from web.mcpdoor.standing import StandingStreams
 from web.mcpdoor.toolowners import ToolOwners
 from web.security import (
     AccessPolicy,
@@ -75,6 +76,7 @@ class FrontDoor:
         states: AppStates | None = None,
         owners: ToolOwners | None = None,
         replica: str = "",
+        standing: StandingStreams | None = None,
     ) -> None:
         self._policy = policy
         # The MCP session ids this supervisor gives out name it (web/mcpdoor/affinity.py).
@@ -86,6 +88,7 @@ class FrontDoor:
         self._routes = routes
         self._apps = apps
         self._aggregate = aggregate
+        self._standing = standing  # the MCP sessions' standing streams (web/mcpdoor/standing.py)
         # Requests being answered now: at shutdown, once none is left, the connections still
         # open are idle (Hypercorn under Quart-Trio does not close idle ones by itself).
         self.open_requests = 0
@@ -179,7 +182,9 @@ class FrontDoor:
                 await send_rpc_error(send, problem)
                 return
         if path.rstrip("/") == "/mcp":
-            await serve_mcp(self._aggregate, scope, receive, send, headers, body, self._tags)
+            await serve_mcp(
+                self._aggregate, scope, receive, send, headers, body, self._tags, self._standing
+            )
         elif path.startswith(APP_PREFIX):
             app_id = path[len(APP_PREFIX) :].rstrip("/")
             query = scope.get("query_string", b"").decode("latin-1")
@@ -242,7 +247,7 @@ class FrontDoor:
             )
             await send_app_unavailable(send, scope["method"], body, down)
             return
-        await serve_mcp(endpoint, scope, receive, send, headers, body, self._tags)
+        await serve_mcp(endpoint, scope, receive, send, headers, body, self._tags, self._standing)
 
     def _down_tool(
         self, scope: dict[str, Any], headers: dict[str, str], body: bytes

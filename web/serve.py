@@ -40,6 +40,7 @@ from web.asgi import FrontDoor
 from web.connections import isolate_connections
 from web.mcpdoor.aggregate import AggregateEndpoint
 from web.mcpdoor.endpoints import AppEndpoint
+from web.mcpdoor.standing import StandingStreams
 from web.mcpdoor.toolowners import ToolOwners
 from web.routes import create_app
 from web.sandbox import serve_sandbox
@@ -109,8 +110,9 @@ async def serve_front_door(
         ui_settings=functools.partial(ui_settings, config),
         app_frames=app_frames(config),
     )
+    standing = StandingStreams()
     front_door = FrontDoor(
-        policy, registry, routes, apps, aggregate, limits, states, owners, replica
+        policy, registry, routes, apps, aggregate, limits, states, owners, replica, standing
     )
 
     isolate_connections()  # a connection Hypercorn fails on ends alone (web/connections.py)
@@ -143,6 +145,7 @@ async def serve_front_door(
         for endpoint in endpoints:
             await stack.enter_async_context(endpoint.manager.run())
         added.nursery = nursery
+        await nursery.start(standing.run)
         nursery.start_soon(_relay_facts, facts, apps, aggregate, added, states, owners)
         if config.sandbox.enabled:
             sandbox_binds = await nursery.start(serve_sandbox, config, shutdown)

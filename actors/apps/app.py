@@ -101,10 +101,12 @@ class AppActor(Actor[AppMessage]):
         metrics: Metrics | None = None,
         stopped: bool = False,
         sign_in: SignInPlace | None = None,
+        start_slots: trio.CapacityLimiter | None = None,
     ) -> None:
         """`stopped`: the app begins Stopped, not Validated (a reload gave a Stopped app a new
         definition); it runs once started. `sign_in`: where an app with `auth = "oauth"` keeps
-        its token and is called back."""
+        its token and is called back. `start_slots`: shared with the other apps, how many
+        processes start at once (actors/apps/startslots.py)."""
         self.definition = definition
         self.id = definition.id
         self.mailbox: Mailbox[AppMessage] = Mailbox()
@@ -156,6 +158,7 @@ class AppActor(Actor[AppMessage]):
             on_server_request=self._on_server_request,
             sign_in=self._sign_in,
             linger=self._spawn,
+            start_slots=start_slots,
         )
         self._calls = Calls(
             self.id,

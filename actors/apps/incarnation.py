@@ -151,6 +151,7 @@ class Setup:
     on_server_request: ServerRequestHandler
     linger: Callable[[Callable[[], Awaitable[None]]], None] | None = None
     sign_in: SignIn | None = None  # `auth = "oauth"`
+    start_slots: trio.CapacityLimiter | None = None  # shared by the apps (startslots.py)
 
 
 @attrs.frozen
@@ -176,9 +177,21 @@ class _Life:
         self.incarnation = incarnation
         self.setup = setup
         self.app_id = setup.definition.id
+        self._slot: trio.CapacityLimiter | None = None  # held from the spawn until Running
 
     async def run(self) -> None:
         incarnation = self.incarnation
+        slots = self.setup.start_slots if incarnation.process else None
+        if slots is not None:
+            # Loaded, waiting for a start slot: the start-up deadline has not begun.
+            if not slots.available_tokens:
+                logger.info(
+                    "app %s: waiting to start: %d apps are starting ([apps] max_starting)",
+                    self.app_id,
+                    slots.borrowed_tokens,
+                )
+            await slots.acquire_on_behalf_of(incarnation)
+            self._slot = slots
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._end_on_death, nursery)
@@ -190,6 +203,14 @@ class _Life:
         except* Exception as group:  # a bug of ours must end this incarnation, not the actor
             logger.exception("app %s: unexpected error", self.app_id, exc_info=group)
             incarnation.declare(InternalError(error_text(first_leaf(group))))
+        finally:
+            self._free_slot()
+
+    def _free_slot(self) -> None:
+        """The start is over (Running, or dead before): the next app may take the slot."""
+        if self._slot is not None:
+            self._slot.release_on_behalf_of(self.incarnation)
+            self._slot = None
 
     async def _end_on_death(self, nursery: trio.Nursery) -> None:
         await self.incarnation.died.wait()
@@ -244,6 +265,7 @@ class _Life:
                 self._failure(error)
                 raise
             incarnation.serve(upstream, nursery)
+            self._free_slot()
             setup.on_running(incarnation, upstream, catalog, self._tasks(nursery))
             # Until death is declared, when `_end_on_death` cancels all of this; leaving these
             # blocks (the session's and the process's teardown) runs under that cancellation.

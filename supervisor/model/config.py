@@ -135,6 +135,9 @@ class AppsConfig:
     deny: tuple[str, ...] = ()
     protocol: EraSetting = "auto"
     watch: bool = False  # reload when a file under discovery_paths or config.toml changes
+    # App processes started at once (each from its spawn until it is Running or has failed);
+    # None: twice the cores this process may run on (actors/apps/startslots.py).
+    max_starting: Count | None = None
     entries: dict[str, AppEntry] = attrs.Factory(dict)
     # `[apps.inline.<id>]`: manifests written in config.toml (snake_case keys). They are checked
     # app by app during discovery, so that one bad inline app does not stop the others.

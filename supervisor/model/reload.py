@@ -123,6 +123,8 @@ def needs_restart(running: Config, loaded: Config) -> tuple[str, ...]:
     changed: list[str] = []
     if running.apps.watch != loaded.apps.watch:
         changed.append("apps.watch")  # the watcher is started (or not) with the process
+    if running.apps.max_starting != loaded.apps.max_starting:
+        changed.append("apps.max_starting")  # the start slots are made with the process
     for section in after:
         if section == "path" or section in _APPLIED:
             continue

@@ -17,6 +17,7 @@ import trio
 
 from actors.apps.reaper import Reaper
 from actors.apps.signin import SIGN_IN_FOLDER, SignInPlace
+from actors.apps.startslots import start_slots
 from actors.chat.bridge import ToolBridge
 from actors.chat.engines import make_engine
 from actors.chat.hub import ChatHub
@@ -94,6 +95,7 @@ async def run_supervisor(
                 reaper=reaper,
                 metrics=metrics,
                 sign_in=sign_in_place(config),
+                start_slots=start_slots(config.apps.max_starting),
             )
             bridge = ToolBridge(registry.mailbox)
             try:

@@ -17,6 +17,7 @@ from web.errors import rpc_body, rpc_error, send_rpc_error
 from web.intake import request_ids_of
 from web.mcpdoor.affinity import SessionTags, untag_scope
 from web.mcpdoor.fastpath import parse
+from web.mcpdoor.standing import StandingStreams
 
 if TYPE_CHECKING:
     from web.mcpdoor.aggregate import AggregateEndpoint
@@ -33,10 +34,13 @@ async def serve_mcp(
     headers: dict[str, str],
     body: bytes,
     tags: SessionTags,
+    standing: StandingStreams | None = None,
 ) -> None:
     """Hand the request to the endpoint's SDK session manager, refusing a protocol version no
     era has, a batch, a session id another supervisor gave out, and a request id that is
-    already in flight on the session, and saying when to try again if no session can open."""
+    already in flight on the session, and saying when to try again if no session can open.
+    A session's standing stream (its GET) is served by `standing` when it can be
+    (web/mcpdoor/standing.py)."""
     message = parse(body) if scope["method"] == "POST" else None
     version = headers.get("mcp-protocol-version")
     if version is not None and version not in KNOWN_PROTOCOL_VERSIONS:
@@ -69,6 +73,14 @@ async def serve_mcp(
         untag_scope(scope, untagged)
     send = tags.tagging(send)
     if scope["method"] != "POST":
+        if (
+            scope["method"] == "GET"
+            and standing is not None
+            and session is not None
+            and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS)
+            and await standing.serve(endpoint.manager, session, scope, receive, send)
+        ):
+            return
         await endpoint.manager.handle_request(scope, receive, send)
         return
     if isinstance(message, list):
