@@ -73,8 +73,10 @@ async def serve(state: ViewState, lease: Lease, request: ViewRequest) -> None:
                 await request.events.send(Answered(outcome))
 
 
-class _Trip:
-    """One request's way, and what it holds of its view's lease meanwhile."""
+class LeaseHold:
+    """What one request of a view holds of its lease while it runs: its slot among the
+    requests in flight, or its place among the held calls while it waits for the person; given
+    back once, whichever it is."""
 
     def __init__(
         self, state: ViewState, lease: Lease, events: trio.MemorySendChannel[ViewEvent]
@@ -91,6 +93,10 @@ class _Trip:
         elif self._holds == "held":
             table.unhold(self._lease, run=False)
         self._holds = ""
+
+
+class _Trip(LeaseHold):
+    """One request's way to the app."""
 
     async def outcome(self, method: str, params: Mapping[str, Any]) -> Outcome:
         lease, state = self._lease, self._state

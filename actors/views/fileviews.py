@@ -56,7 +56,7 @@ from actors.files.workspace import RESOURCE_META
 from actors.messages import ActorOf
 from actors.runtime import ASK_TIMEOUT_S, Mailbox, ask
 from actors.views import held as holding
-from actors.views.calls import serve
+from actors.views.calls import LeaseHold, serve
 from actors.views.fileleases import FileViews
 from actors.views.gate import needs_approval
 from actors.views.held import ENDED, STOPPING, TIMEOUT, Held
@@ -69,7 +69,6 @@ from actors.views.messages import (
     OpenFileView,
     Outcome,
     Succeeded,
-    ViewEvent,
     ViewRequest,
 )
 from actors.views.refusals import (
@@ -200,25 +199,9 @@ async def serve_file_request(state: ViewState, lease: Lease, request: ViewReques
                 await request.events.send(Answered(outcome))
 
 
-class _FileRequest:
-    """One file request, and what it holds of its view's lease meanwhile: its slot, or its
-    place among the held calls while a save waits for the person."""
-
-    def __init__(
-        self, state: ViewState, lease: Lease, events: trio.MemorySendChannel[ViewEvent]
-    ) -> None:
-        self._state = state
-        self._lease = lease
-        self._events = events
-        self._holds = "slot"
-
-    def give_back(self) -> None:
-        table = self._state.table
-        if self._holds == "slot":
-            table.release(self._lease)
-        elif self._holds == "held":
-            table.unhold(self._lease, run=False)
-        self._holds = ""
+class _FileRequest(LeaseHold):
+    """One file request, answered by the host; a save waits for the person among the held
+    calls."""
 
     async def outcome(self, method: str, params: Mapping[str, Any]) -> Outcome:
         state, lease = self._state, self._lease
