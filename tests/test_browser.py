@@ -15,7 +15,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,16 +65,14 @@ class Served:
         self.root = root
         self.port = port
         self.log_path = root / "mcpapps.log"
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: subprocess.Popen[bytes] | forkserver.ForkedProcess | None = None
 
     def start(self) -> None:
-        command = [str(Path(sys.executable).parent / "mcpapps"), "run"]
         with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen(
-                command,
+            self.process = forkserver.start_mcpapps(
+                ["run"],
                 cwd=self.root,
                 env={**environment(), "MCPAPPS_PORT": str(self.port)},
-                stdout=subprocess.DEVNULL,
                 stderr=log,
             )
         deadline = time.monotonic() + GUARD_S

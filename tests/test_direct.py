@@ -116,7 +116,7 @@ async def test_a_direct_request_in_flight_when_the_app_dies_is_lost() -> None:
     caught: list[BaseException] = []
     with trio.fail_after(GUARD_S):
         try:
-            async with fixture_upstream() as (child, upstream, stderr):
+            async with fixture_upstream(forked=False) as (child, upstream, stderr):
 
                 async def call() -> None:
                     params = {"name": "sleep", "arguments": {"seconds": 30}}

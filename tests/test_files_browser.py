@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import shutil
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -69,12 +67,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     )
     log_path = root / "mcpapps.log"
     with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [str(Path(sys.executable).parent / "mcpapps"), "run"],
-            cwd=root,
-            env={**environment(), "MCPAPPS_PORT": str(port)},
-            stdout=subprocess.DEVNULL,
-            stderr=log,
+        process = forkserver.start_mcpapps(
+            ["run"], cwd=root, env={**environment(), "MCPAPPS_PORT": str(port)}, stderr=log
         )
     try:
         deadline = time.monotonic() + GUARD_S

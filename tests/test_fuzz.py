@@ -13,7 +13,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support import forkserver
 from tests.support.frontdoor import INITIALIZE, MCP_HEADERS
 from tests.support.helpers import Project, free_port
 from tests.support.running import FAST, environment, fixture_manifest
@@ -62,13 +62,11 @@ def supervisor(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     )
     port = free_port()
     log = root / "supervisor.log"
-    command = [str(Path(sys.executable).parent / "mcpapps"), "run", "--config", "config.toml"]
     with open(log, "wb") as log_file:
-        process = subprocess.Popen(
-            command,
+        process = forkserver.start_mcpapps(
+            ["run", "--config", "config.toml"],
             cwd=root,
             env={**environment(), "MCPAPPS_PORT": str(port)},
-            stdout=subprocess.DEVNULL,
             stderr=log_file,
         )
     running = Running(process, port, log)

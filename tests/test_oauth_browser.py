@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -75,11 +74,10 @@ def processes(tmp_path: Path) -> Iterator[tuple[str, list[subprocess.Popen[bytes
         (tmp_path / "config.toml").write_text('[apps]\ndiscovery_paths = ["./apps"]\n')
         with log.open("wb") as errlog:
             started.append(
-                subprocess.Popen(
-                    [str(Path(sys.executable).parent / "mcpapps"), "run"],
+                forkserver.start_mcpapps(
+                    ["run"],
                     cwd=tmp_path,
                     env={**environment(), "MCPAPPS_PORT": str(port)},
-                    stdout=subprocess.DEVNULL,
                     stderr=errlog,
                 )
             )

@@ -43,7 +43,7 @@ async def test_no_answer_in_time_is_a_timeout() -> None:
 async def test_a_dead_app_is_a_lost_connection() -> None:
     caught: list[BaseException] = []
     with contextlib.suppress(Exception):  # the SDK's teardown of a dead session may raise too
-        async with fixture_upstream() as (child, upstream, _):
+        async with fixture_upstream(forked=False) as (child, upstream, _):
             os.killpg(child.pid, signal.SIGKILL)
             await child.wait()
             try:

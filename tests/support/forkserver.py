@@ -192,6 +192,9 @@ def _become(request: dict[str, Any]) -> None:
     os.environ.clear()
     os.environ.update(request["env"])
     sys.argv = list(request["argv"])
+    # `ps` and the like name it by what it runs, not by the fork server (15 bytes at most).
+    with contextlib.suppress(OSError), open("/proc/self/comm", "w") as comm:
+        comm.write(os.path.basename(sys.argv[0])[:15])
     if request.get("kind") == "python":  # `python3 script.py ...`: what the interpreter does
         sys.path[0] = os.path.dirname(os.path.realpath(sys.argv[0]))
     else:
@@ -389,6 +392,18 @@ def fork_mcpapps(
         fds = [null.fileno(), _fd(stdout, null), _fd(stderr, null)]
         connection, pid = _the_server().launch([MCPAPPS, *args], cwd, env, fds)
     return ForkedProcess(connection, pid)
+
+
+def start_mcpapps(
+    args: Sequence[str], *, cwd: Path, env: Mapping[str, str], stderr: int | IO[Any]
+) -> subprocess.Popen[bytes] | ForkedProcess:
+    """`mcpapps *args` in the background, standard output to /dev/null: forked when it can be,
+    else started as a user starts it."""
+    if enabled(env):
+        return fork_mcpapps(args, cwd=cwd, env=env, stderr=stderr)
+    return subprocess.Popen(
+        [MCPAPPS, *args], cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=stderr
+    )
 
 
 def run_mcpapps(

@@ -9,7 +9,6 @@ import functools
 import json
 import shutil
 import subprocess
-import sys
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -57,7 +56,7 @@ class GroceryOverHttp:
 
     async def start(self) -> None:
         self.process = await trio.lowlevel.open_process(
-            [sys.executable, str(GROCERY / "server.py"), "--http", "--port", str(self.port)],
+            [forkserver.python(), str(GROCERY / "server.py"), "--http", "--port", str(self.port)],
             cwd=GROCERY,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -65,9 +64,19 @@ class GroceryOverHttp:
         await wait_for_port(self.port, self.process, GUARD_S)
 
     async def kill(self) -> None:
+        """SIGKILL, and back once the app is gone: nothing listens on its port any more (a
+        forked app outlives its killed launcher by the moment its fork server takes to notice)."""
         assert self.process is not None
         self.process.kill()
         await self.process.wait()
+        with trio.fail_after(GUARD_S):
+            while True:
+                try:
+                    stream = await trio.open_tcp_stream("127.0.0.1", self.port)
+                except OSError:
+                    return
+                await stream.aclose()
+                await trio.sleep(0.01)
 
 
 def everything_manifest() -> dict[str, object]:
@@ -145,7 +154,7 @@ async def app_over_http(script: Path, log: Path) -> AsyncIterator[int]:
     port = free_port()
     with log.open("wb") as errlog:
         process = await trio.lowlevel.open_process(
-            [sys.executable, str(script), "--http", "--port", str(port)],
+            [forkserver.python(), str(script), "--http", "--port", str(port)],
             stdout=subprocess.DEVNULL,
             stderr=errlog,
         )

@@ -317,12 +317,16 @@ async def notify_socket(folder: Path) -> AsyncIterator[tuple[str, list[str]]]:
 
 @contextlib.asynccontextmanager
 async def fixture_upstream(
-    *options: str,
+    *options: str, forked: bool = True
 ) -> AsyncIterator[tuple[ChildProcess, Upstream, list[str]]]:
     """The fixture app over stdio with the real SDK, as an app actor's connection sees it: its
-    process, the `Upstream`, and the lines it writes to stderr as they come."""
+    process, the `Upstream`, and the lines it writes to stderr as they come. `forked`: as in
+    `fixture_manifest` (not for a test that kills the process and needs the app dead at once)."""
+    python = forkserver.python() if forked else sys.executable
     child = ChildProcess.spawn(
-        [sys.executable, str(FIXTURE_APP), "--name", "fx", *options], env=dict(os.environ), cwd=None
+        [python, str(FIXTURE_APP), "--name", "fx", *options],
+        env=dict(os.environ),
+        cwd=None,
     )
     stderr: list[str] = []
 
