@@ -29,7 +29,10 @@ MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
 
 
 def fixture(*args: str, mode: str = "auto", **kwargs: Any) -> Client:
-    params = StdioServerParameters(command=forkserver.python(), args=[FIXTURE, *args])
+    # The whole environment, not the SDK's short default one (see test_grocery_app.stdio_app).
+    params = StdioServerParameters(
+        command=forkserver.python(), args=[FIXTURE, *args], env=dict(os.environ)
+    )
     return Client(params, mode=mode, **kwargs)  # type: ignore[arg-type]
 
 

@@ -9,6 +9,7 @@ handshake) and `mode="auto"` (discover-first, which this mcp 2.x server answers 
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -49,8 +50,10 @@ TOOLS = GROCERY_TOOLS
 
 
 def stdio_app(mode: str, **options: Any) -> Client:
+    # The whole environment, not the SDK's short default one: the fork server forks only an
+    # app whose interpreter would start as its own did (tests/support/forklauncher.py).
     params = StdioServerParameters(
-        command=forkserver.python(), args=[str(SERVER)], cwd=str(APP_DIR)
+        command=forkserver.python(), args=[str(SERVER)], cwd=str(APP_DIR), env=dict(os.environ)
     )
     return Client(params, mode=mode, **options)
 
