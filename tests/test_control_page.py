@@ -55,9 +55,18 @@ async def test_every_module_the_page_imports_is_served_as_javascript() -> None:
 
 
 async def test_only_the_page_s_files_are_served() -> None:
-    for path in ("/static/js/nope.js", "/static/app.js", "/static/js/..%2Fhost.js"):
+    for path in (
+        "/static/js/nope.js",
+        "/static/app.js",
+        "/static/js/..%2Fapp-bridge.js",
+        "/static/js/host/../../index.html",
+        "/static/js/host/..%2F..%2Findex.html",
+        "/static/js/host/nope.js",
+        "/static/host.js",
+    ):
         assert (await client().get(path)).status_code == 404, path
-    assert (await client().get("/static/host.js")).mimetype == "text/javascript"
+    assert (await client().get("/static/app-bridge.js")).mimetype == "text/javascript"
+    assert (await client().get("/static/js/host/host.js")).mimetype == "text/javascript"
 
 
 async def test_the_page_runs_only_its_own_scripts_and_frames_only_the_sandbox() -> None:
