@@ -18,6 +18,7 @@ from web.control import PAGE_MODULES, control_blueprint
 from web.errors import register
 
 MODULE_SCRIPT = re.compile(r'<script type="module" src="static/([^"]+)"></script>')
+PRELOAD = re.compile(r'<link rel="modulepreload" href="static/([^"]+)">')
 IMPORT = re.compile(r'^(?:import|export)\s[^;]*?from\s+"(\.{1,2}/[^"]+)";', re.MULTILINE)
 
 
@@ -49,6 +50,8 @@ async def test_every_module_the_page_imports_is_served_as_javascript() -> None:
         ]
         todo.extend(imports[path])
     assert set(imports) == {f"js/{name}" for name in PAGE_MODULES}
+    # The page names them all up front, so the browser need not find them one level at a time.
+    assert set(PRELOAD.findall(html)) == set(imports)
     # No cycle: each module's imports are evaluated before it, whatever the order of the lines.
     order = list(TopologicalSorter(imports).static_order())
     assert order[-1] == "js/main.js"

@@ -50,6 +50,12 @@ def _modules(folder: Traversable, prefix: str = "") -> Iterator[str]:
 # `host/`), by its path there; nothing else is served from there. A browser runs a module only
 # when it is served with a JavaScript type (and `nosniff` makes it check).
 PAGE_MODULES = frozenset(_modules(resources.files("web").joinpath("static", "js")))
+# The page names every module up front (`<link rel="modulepreload">`), so the browser fetches
+# them all at once rather than one level of imports after another (main.js reaches the view
+# host's last module twelve imports deep).
+MODULE_PRELOADS = "\n".join(
+    f'<link rel="modulepreload" href="static/js/{name}">' for name in sorted(PAGE_MODULES)
+)
 _PAGE_HEADERS = {
     "Cache-Control": "no-cache",
     "X-Content-Type-Options": "nosniff",
@@ -96,6 +102,7 @@ def control_blueprint(sandbox_origin: str | None, app_frames: str | None = None)
         html = _static("index.html").decode()
         # The page learns the sandbox origin from its own markup (no request needed first).
         html = html.replace("{{SANDBOX_ORIGIN}}", escape(sandbox_origin or ""))
+        html = html.replace("{{MODULE_PRELOADS}}", MODULE_PRELOADS)
         headers = {**_PAGE_HEADERS, "Content-Security-Policy": csp}
         return Response(html, content_type="text/html; charset=utf-8", headers=headers)
 
