@@ -6,7 +6,6 @@ a real `mcpapps run` with the bundled grocery app and the fixture app."""
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +13,7 @@ import mcp
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from tests.support import forkserver
 from tests.support.frontdoor import (
     CONFORMANCE_APP,
     EXPECTED,
@@ -188,7 +188,7 @@ async def test_a_2026_app_asks_clients_of_both_eras_through_mcp(
         "apps/conformance",
         {
             "id": "conformance",
-            "command": sys.executable,
+            "command": forkserver.python(),
             "arguments": [str(CONFORMANCE_APP)],
             "toolNamePrefix": "c.",
         },

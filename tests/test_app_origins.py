@@ -8,7 +8,6 @@ Chromium against a real `mcpapps run`.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +16,7 @@ from urllib.parse import quote
 
 import pytest
 
+from tests.support import forkserver
 from tests.support.helpers import free_port_pair
 from tests.support.nodetools import TOOLS, node_binary
 from tests.support.running import GUARD_S
@@ -120,7 +120,7 @@ async def test_a_proxy_page_on_an_app_origin_is_that_app_s_and_the_control_page_
 
 
 def write_project(root: Path, sandbox_port: int) -> None:
-    board = {"command": sys.executable, "arguments": [str(BOARD_APP)]}
+    board = {"command": forkserver.python(), "arguments": [str(BOARD_APP)]}
     vue = TOOLS / "node_modules" / "@modelcontextprotocol" / "server-basic-vue" / "dist"
     manifests = {
         "board": board,

@@ -29,6 +29,7 @@ import trio
 from actors.chat.chatstore import ChatStore
 from actors.chat.hub import CHAT_DATABASE
 from actors.views.modelcontext import MODEL_CONTEXT_MARK
+from tests.support import forkserver
 from tests.support.helpers import free_port, free_port_pair
 from tests.support.nodetools import basic_vanillajs_command
 from tests.support.running import GROCERY, GUARD_S, environment, fixture_manifest
@@ -107,7 +108,7 @@ def write_project(root: Path, sandbox_port: int, *, auth: bool = False) -> None:
         "fx": fixture_manifest("fx", "--stderr-lines", "2", hasUi=True),
         "basic": {"command": node[0], "arguments": node[1:], "hasUi": True},
         "views": {
-            "command": sys.executable,
+            "command": forkserver.python(),
             "arguments": [
                 str(VIEWS_APP),
                 "--declared-origin",

@@ -8,7 +8,6 @@ carrying it to the engine, a refused thumbnail, and `ui/message` as a draft and 
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ import httpx2
 import pytest
 
 from actors.views.modelcontext import MODEL_CONTEXT_MARK
+from tests.support import forkserver
 from tests.support.helpers import free_port_pair
 from tests.support.running import GUARD_S
 from tests.test_browser import (  # the browser and page fixtures, as the page's own tests use
@@ -56,7 +56,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     folder.mkdir(parents=True)
     manifest = {
         "id": "ctx",
-        "command": sys.executable,
+        "command": forkserver.python(),
         "arguments": [str(CONTEXT_APP)],
         "toolNamePrefix": "ctx.",
         "hasUi": True,

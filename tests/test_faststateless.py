@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import json
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,6 +24,7 @@ import trio
 
 from actors.apps.direct import FIRST_ID
 from actors.runtime import Mailbox
+from tests.support import forkserver
 from tests.support.frontdoor import HANDSHAKE_APP, MCP_HEADERS
 from tests.support.helpers import Project
 from tests.support.running import FAST, GUARD_S, fixture_manifest
@@ -137,7 +137,7 @@ def write(project: Project) -> None:
     project.manifest("apps/fx", fixture_manifest("fx", "--report-client", "--gates"))
     project.manifest(
         "apps/hs",
-        {"id": "hs", "command": sys.executable, "arguments": [str(HANDSHAKE_APP)]},
+        {"id": "hs", "command": forkserver.python(), "arguments": [str(HANDSHAKE_APP)]},
     )
     supervision = "\n".join(f"{k} = {v}" for k, v in FAST.items())
     project.config(f'[apps]\ndiscovery_paths = ["./apps"]\n\n[supervision]\n{supervision}\n')

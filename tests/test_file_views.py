@@ -15,7 +15,6 @@ import json
 import os
 import re
 import signal
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from typing import Any
 import httpx2
 import trio
 
+from tests.support import forkserver
 from tests.support.frontdoor import http
 from tests.support.helpers import Project
 from tests.support.running import FAST, GUARD_S, supervisor_running
@@ -39,7 +39,7 @@ def editor_project(
         "apps/editor",
         {
             "id": "editor",
-            "command": sys.executable,
+            "command": forkserver.python(),
             "arguments": [str(EDITOR_APP)],
             "toolNamePrefix": "editor.",
         },

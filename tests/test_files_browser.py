@@ -23,6 +23,7 @@ from urllib.parse import quote
 
 import pytest
 
+from tests.support import forkserver
 from tests.support.helpers import free_port_pair
 from tests.support.running import GROCERY, GUARD_S, environment
 
@@ -55,7 +56,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         json.dumps(
             {
                 "id": "editor",
-                "command": sys.executable,
+                "command": forkserver.python(),
                 "arguments": [str(EDITOR_APP)],
                 "toolNamePrefix": "editor.",
             }

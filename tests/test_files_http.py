@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import trio
 from quart_trio import QuartTrio
 
 from actors.runtime import Mailbox
+from tests.support import forkserver
 from tests.support.frontdoor import http
 from tests.support.helpers import Project
 from tests.support.running import FAST, GROCERY, GUARD_S, supervisor_running
@@ -39,7 +39,7 @@ def workspace_project(project: Project) -> Path:
         "apps/files",
         {
             "id": "files",
-            "command": sys.executable,
+            "command": forkserver.python(),
             "arguments": [str(FILES_APP)],
             "toolNamePrefix": "files.",
         },

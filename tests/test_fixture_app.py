@@ -10,7 +10,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ import trio
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from tests.support import forkserver
 from tests.support.nodetools import server_everything_command
 
 FIXTURE = str(Path(__file__).parent / "apps" / "fixture_app.py")
@@ -29,7 +29,7 @@ MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
 
 
 def fixture(*args: str, mode: str = "auto", **kwargs: Any) -> Client:
-    params = StdioServerParameters(command=sys.executable, args=[FIXTURE, *args])
+    params = StdioServerParameters(command=forkserver.python(), args=[FIXTURE, *args])
     return Client(params, mode=mode, **kwargs)  # type: ignore[arg-type]
 
 
@@ -88,7 +88,7 @@ class Raw:
 async def open_raw(nursery: trio.Nursery, *args: str) -> Raw:
     process = await nursery.start(
         lambda task_status: trio.run_process(
-            [sys.executable, FIXTURE, *args],
+            [forkserver.python(), FIXTURE, *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             check=False,
@@ -119,7 +119,7 @@ async def test_default_tools(mode: str) -> None:
 async def test_crash_at_start_exits_2_after_its_stderr_lines() -> None:
     with trio.fail_after(GUARD):
         done = await trio.run_process(
-            [sys.executable, FIXTURE, "--stderr-lines", "3", "--crash-at-start"],
+            [forkserver.python(), FIXTURE, "--stderr-lines", "3", "--crash-at-start"],
             stdin=b"",
             capture_stdout=True,
             capture_stderr=True,

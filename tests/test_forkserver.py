@@ -4,14 +4,19 @@ gets its exit status, or the signal that ended it."""
 
 from __future__ import annotations
 
+import json
+import os
 import signal
+import subprocess
+import time
+from typing import Any
 
 import pytest
 
 from supervisor import __version__
 from tests.support import forkserver
 from tests.support.helpers import Project, free_port_pair, run_mcpapps
-from tests.support.running import environment
+from tests.support.running import alive, environment
 
 
 def test_a_forked_command_gets_its_arguments_folder_environment_and_streams(
@@ -53,3 +58,79 @@ def test_an_environment_the_interpreter_reads_at_start_is_not_forked(
     assert not forkserver.enabled({**ours, "LC_ALL": other_locale})
     monkeypatch.setenv("MCPAPPS_TESTS_FORK", "0")
     assert not forkserver.enabled(ours)
+
+
+# The `python3` the tests start their Python apps with (tests/support/forklauncher.py) -------
+
+PROBE = """\
+import json, os, sys, time
+print(json.dumps({"pid": os.getpid(), "argv": sys.argv, "cwd": os.getcwd(),
+    "env": os.environ.get("PROBE"), "path0": sys.path[0], "line": sys.stdin.readline()}),
+    flush=True)
+print("to stderr", file=sys.stderr, flush=True)
+if sys.argv[1] == "exit":
+    sys.exit(int(sys.argv[2]))
+time.sleep(60)
+"""
+
+
+def start_probe(project: Project, *args: str, **env: str) -> tuple[subprocess.Popen[bytes], Any]:
+    script = project.root / "apps" / "probe.py"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text(PROBE)
+    process = subprocess.Popen(
+        [forkserver.python(), "apps/probe.py", *args],
+        cwd=project.root,
+        env={**os.environ, "PROBE": "here", **env},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.write(b"a line\n")
+    process.stdin.flush()
+    return process, json.loads(process.stdout.readline())
+
+
+def test_a_forked_app_gets_its_arguments_folder_environment_streams_and_exit_status(
+    project: Project,
+) -> None:
+    process, seen = start_probe(project, "exit", "3")
+    assert seen["pid"] != process.pid  # forked, not started by the launcher
+    assert seen["argv"] == ["apps/probe.py", "exit", "3"]
+    assert (seen["cwd"], seen["env"], seen["line"]) == (str(project.root), "here", "a line\n")
+    assert seen["path0"] == str(project.root / "apps")
+    assert process.wait(60) == 3
+    assert process.stderr is not None
+    assert process.stderr.read() == b"to stderr\n"
+
+
+def test_signals_reach_the_forked_app_and_its_end_comes_back(project: Project) -> None:
+    process, seen = start_probe(project, "wait")
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(60) == -signal.SIGTERM
+    assert not alive(seen["pid"])
+
+
+def test_a_killed_launcher_takes_its_app_with_it(project: Project) -> None:
+    process, seen = start_probe(project, "wait")
+    process.kill()
+    assert process.wait(60) == -signal.SIGKILL
+    deadline = time.monotonic() + 60  # a hang guard: the fork server kills it as it notices
+    while alive(seen["pid"]) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not alive(seen["pid"])
+
+
+def test_what_cannot_be_forked_starts_the_interpreter_itself(project: Project) -> None:
+    process, seen = start_probe(project, "exit", "0", PYTHONIOENCODING="latin-1")
+    assert seen["pid"] == process.pid
+    assert process.wait(60) == 0
+    flag = subprocess.run(
+        [forkserver.python(), "-c", "import sys; print(sys.flags.no_site)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert flag.stdout == "0\n"  # the real interpreter, with its site-packages

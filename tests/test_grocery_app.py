@@ -30,6 +30,7 @@ from mcp.types import (
     TextContent,
 )
 
+from tests.support import forkserver
 from tests.support.frontdoor import INITIALIZE
 from tests.support.running import GROCERY_TOOLS
 
@@ -48,7 +49,9 @@ TOOLS = GROCERY_TOOLS
 
 
 def stdio_app(mode: str, **options: Any) -> Client:
-    params = StdioServerParameters(command=sys.executable, args=[str(SERVER)], cwd=str(APP_DIR))
+    params = StdioServerParameters(
+        command=forkserver.python(), args=[str(SERVER)], cwd=str(APP_DIR)
+    )
     return Client(params, mode=mode, **options)
 
 
@@ -532,7 +535,7 @@ async def start_stdio_process(nursery: trio.Nursery, tmp_path: Path) -> trio.Pro
         return await nursery.start(
             partial(
                 trio.run_process,
-                [sys.executable, str(SERVER)],
+                [forkserver.python(), str(SERVER)],
                 cwd=APP_DIR,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,

@@ -10,7 +10,6 @@ from the app's requests (web/mcpdoor/roundtrips.py)."""
 from __future__ import annotations
 
 import functools
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ import pytest
 import trio
 
 from actors.apps.upstream import http_transport
+from tests.support import forkserver
 from tests.support.conformance import run_conformance
 from tests.support.frontdoor import (
     EXPECTED,
@@ -66,7 +66,7 @@ def handshake_project(project: Project, protocol: str | None = None, prefix: str
         "apps/hs",
         {
             "id": "hs",
-            "command": sys.executable,
+            "command": forkserver.python(),
             "arguments": [str(HANDSHAKE_APP)],
             "toolNamePrefix": prefix,
         },
@@ -197,7 +197,7 @@ async def test_a_2026_client_that_does_not_answer_leaves_nothing_waiting(
         "apps/hs",
         {
             "id": "hs",
-            "command": sys.executable,
+            "command": forkserver.python(),
             "arguments": [str(HANDSHAKE_APP)],
             "toolNamePrefix": "hs.",
             "requestTimeoutSeconds": 1,

@@ -22,6 +22,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from tests.support import forkserver
 from tests.support.helpers import free_port, free_port_pair
 from tests.support.running import GUARD_S, environment
 from tests.support.signin import OAUTH_APP, secure_manifest
@@ -64,7 +65,7 @@ def processes(tmp_path: Path) -> Iterator[tuple[str, list[subprocess.Popen[bytes
     fixture_log, log = tmp_path / "fixture.log", tmp_path / "mcpapps.log"
     try:
         with fixture_log.open("wb") as errlog:
-            command = [sys.executable, str(OAUTH_APP), "--port", str(fixture_port)]
+            command = [forkserver.python(), str(OAUTH_APP), "--port", str(fixture_port)]
             started.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errlog))
         wait_until(lambda: listening(fixture_port), "the fixture did not listen", fixture_log)
         app = tmp_path / "apps" / "secure"

@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import trio
 
+from tests.support import forkserver
 from tests.support.frontdoor import GroceryOverHttp
 from tests.support.helpers import free_port
 from tests.support.officialclients import (
@@ -42,7 +42,7 @@ class SharedGrocery:
     def __init__(self) -> None:
         self.port = free_port()
         self.process = subprocess.Popen(
-            [sys.executable, str(GROCERY / "server.py"), "--http", "--port", str(self.port)],
+            [forkserver.python(), str(GROCERY / "server.py"), "--http", "--port", str(self.port)],
             cwd=GROCERY,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -25,7 +25,9 @@ def write_config(project: Project) -> None:
 
 
 def add_app(project: Project, folder: str, app_id: str, *options: str, **fields: Any) -> Path:
-    return project.manifest(f"apps/{folder}", fixture_manifest(app_id, *options, **fields))
+    # The `pid` tool tells which app answered: it must say the pid the supervisor shows.
+    manifest = fixture_manifest(app_id, *options, forked=False, **fields)
+    return project.manifest(f"apps/{folder}", manifest)
 
 
 async def get(supervisor: Supervisor, path: str) -> Any:
@@ -92,7 +94,7 @@ async def test_a_newcomer_with_a_running_apps_id_is_the_refused_duplicate(
         assert listed["alpha"]["source"] == str(own)
 
         # The running app's own manifest changes: it is restarted on it, not on the newcomer's.
-        own.write_text(json.dumps(fixture_manifest("alpha", "--stderr-lines", "1")))
+        own.write_text(json.dumps(fixture_manifest("alpha", "--stderr-lines", "1", forked=False)))
         body = await reload(supervisor)
         assert lists(body)["restarted"] == ["alpha"]
         assert lists(body)["refused"] == [str(newcomer)]
@@ -160,7 +162,8 @@ async def test_a_reload_cut_short_by_sigterm_lists_the_app_it_stopped(project: P
     async with logged_supervisor(project) as supervisor:
         await wait_running(supervisor, "slow")
         await wait_running(supervisor, "calm")
-        slow.write_text(json.dumps(fixture_manifest("slow", "--stubborn", "--stderr-lines", "1")))
+        slower = fixture_manifest("slow", "--stubborn", "--stderr-lines", "1", forked=False)
+        slow.write_text(json.dumps(slower))
 
         async def ask_reload() -> None:
             answers.append(await reload(supervisor))

@@ -5,7 +5,6 @@ on disk, POST /admin/reload, and the official Python client on `/apps/mcp/<id>`.
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,6 +14,7 @@ import pytest
 import trio
 
 from actors.apps.upstream import http_transport
+from tests.support import forkserver
 from tests.support.frontdoor import GroceryOverHttp, wait_running
 from tests.support.helpers import Project, free_port
 from tests.support.running import (
@@ -199,7 +199,7 @@ def grocery_app(project: Project, entry: str) -> None:
         "apps/sub",
         {
             "id": "sub",
-            "command": sys.executable,
+            "command": forkserver.python(),
             "arguments": server,
             "workingDirectory": str(GROCERY),
         },

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.support import forkserver
 from tests.support.helpers import free_port, free_port_pair
 from tests.support.running import GUARD_S
 from tests.test_browser import (
@@ -42,7 +42,7 @@ def write_project(root: Path, sandbox_port: int, agent: str = "") -> None:
         "id": "board",
         "toolNamePrefix": "board.",
         "hasUi": True,
-        "command": sys.executable,
+        "command": forkserver.python(),
         "arguments": [str(BOARD_APP)],
     }
     (folder / "openclaw.mcpapp.json").write_text(json.dumps(manifest))
@@ -171,7 +171,7 @@ def test_a_ui_tool_s_arguments_reach_its_view_as_they_stream(browser: Any, tmp_p
     )
     model_port = free_port()
     model = subprocess.Popen(
-        [sys.executable, str(FAKE_OPENAI), "--port", str(model_port), "--script", str(script)]
+        [forkserver.python(), str(FAKE_OPENAI), "--port", str(model_port), "--script", str(script)]
     )
     port = free_port_pair()
     agent = f'[agent]\nengine = "openai"\nbase_url = "http://127.0.0.1:{model_port}/v1"\n'

@@ -11,7 +11,6 @@ so Quart-Trio cancels the request before it has taken up the body."""
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import pytest
@@ -22,6 +21,7 @@ from actors.runtime import Mailbox, ask
 from actors.views.hub import ViewHub
 from actors.views.messages import OpenView
 from supervisor.model.lifecycle import AppState
+from tests.support import forkserver
 from tests.support.frontdoor import HANDSHAKE_APP
 from tests.support.helpers import Project
 from tests.support.running import GUARD_S, running, wait_for
@@ -89,7 +89,7 @@ async def test_a_stream_never_sent_gives_back_its_view_s_slot_and_call(
 ) -> None:
     tool, arguments, approval = CASES[case]
     project.manifest(
-        "apps/hs", {"id": "hs", "command": sys.executable, "arguments": [str(HANDSHAKE_APP)]}
+        "apps/hs", {"id": "hs", "command": forkserver.python(), "arguments": [str(HANDSHAKE_APP)]}
     )
     async with running(project) as registry, trio.open_nursery() as nursery:
         await wait_for(registry, "hs", AppState.RUNNING)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sys
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import httpx2
 import trio
 
+from tests.support import forkserver
 from tests.support.chatting import chat_stream
 from tests.support.frontdoor import CONFORMANCE_APP, HANDSHAKE_APP
 from tests.support.helpers import Project
@@ -72,7 +72,7 @@ def asking_project(
             f"apps/{app_id}",
             {
                 "id": app_id,
-                "command": sys.executable,
+                "command": forkserver.python(),
                 "arguments": [str(script)],
                 "toolNamePrefix": f"{app_id}.",
                 "requestTimeoutSeconds": timeout_s,

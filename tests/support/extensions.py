@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support import forkserver
 from tests.support.frontdoor import write_config
 from tests.support.helpers import Project
 
@@ -16,7 +16,7 @@ EXTENSIONS_APP = Path(__file__).parents[1] / "apps" / "extensions_app.py"
 def extensions_manifest(app_id: str, *options: str, **fields: Any) -> dict[str, Any]:
     return {
         "id": app_id,
-        "command": sys.executable,
+        "command": forkserver.python(),
         "arguments": [str(EXTENSIONS_APP), *options],
         "toolNamePrefix": f"{app_id}.",
         **fields,

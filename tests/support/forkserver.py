@@ -17,22 +17,34 @@ What differs from a process the test started itself, and why it does not matter 
 - It shares the fork server's hash seed. `random` is reseeded in every child (CPython does it at
   fork), and nothing of ours keeps state between import and `main()`.
 
-`MCPAPPS_TESTS_FORK=0` in the environment turns it off: every `mcpapps` is then started from
-scratch, as a user starts it (the way to check that a failure is not the fork server's).
+The apps the tests start are Python too, and each pays the same import of the SDK (about a
+second of CPU; a few hundred of them are started). So the fork server forks them as well: a test
+names `python()` (or puts its folder first on PATH, as `environment()` does, for manifests that
+say `python3`) as the app's command, and that is a small launcher (tests/support/forklauncher.py)
+that hands its arguments, folder, environment and standard streams here and stands in for the
+forked app until it ends. An app that must keep what the launcher cannot pass on (a process
+group of its own for its grandchildren, a pid the test compares, SIGSTOP) is started as is.
 
-The wire between a test and the fork server is a Unix `SOCK_SEQPACKET` socket (one message is one
-request, whole): the test sends the command as JSON with its three standard streams attached
-(`SCM_RIGHTS`), the server answers `{"pid": N}` once it has forked, then `{"status": S}` once
-the child has ended.
+`MCPAPPS_TESTS_FORK=0` in the environment turns it off: every `mcpapps` and every app is then
+started from scratch, as a user starts it (the way to check that a failure is not the fork
+server's).
+
+The wire between a test (or a launcher) and the fork server is a Unix `SOCK_SEQPACKET` socket
+(one message is one request, whole): the asker sends the command as JSON with its three standard
+streams attached (`SCM_RIGHTS`), the server answers `{"pid": N}` once it has forked, then
+`{"status": S}` once the child has ended. A launcher whose connection closes before that was
+killed: the server kills its app.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
 import json
 import locale
 import os
+import runpy
 import select
 import shutil
 import signal
@@ -52,6 +64,12 @@ PRELOAD = (
     "supervisor.process.run",
     "web.sandbox",
     "actors.chat.openai_engine",
+    # and what the tests' Python apps import (tests/support/forklauncher.py)
+    "mcp.server.apps",
+    "mcp.server.mcpserver",
+    "mcp.server.stdio",
+    "mcp.server.streamable_http_manager",
+    "hypercorn.trio",
 )
 _MESSAGE = 1 << 20  # an environment of a few kB, a command line: far below this
 
@@ -81,6 +99,9 @@ def _serve(address: str) -> dict[str, Any]:
         __import__(name)
     # A fork copies only the thread that forks: nothing imported may have started another.
     assert threading.active_count() == 1, threading.enumerate()
+    # What is imported now is never collected: the children's collections then leave its
+    # pages alone, and they stay shared.
+    gc.freeze()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(address)
     listener.listen(64)
@@ -89,13 +110,21 @@ def _serve(address: str) -> dict[str, Any]:
     poller = select.poll()
     poller.register(listener, select.POLLIN)
     poller.register(sys.stdin.fileno(), select.POLLIN)
-    children: dict[int, tuple[int, socket.socket]] = {}  # pidfd: (pid, the test's connection)
+    children: dict[int, tuple[int, socket.socket]] = {}  # pidfd: (pid, the asker's connection)
+    launchers: dict[int, int] = {}  # a launcher's connection: its app's pidfd
     while True:
         for fd, _ in poller.poll():
             if fd == listener.fileno():
                 connection, _ = listener.accept()
                 data, fds, _, _ = socket.recv_fds(connection, _MESSAGE, 3)
                 request = json.loads(data)
+                if request.get("kind") == "python" and not _forkable(request["env"]):
+                    with contextlib.suppress(OSError):
+                        connection.send(json.dumps({"refused": "environment"}).encode())
+                    connection.close()
+                    for received in fds:
+                        os.close(received)
+                    continue
                 sys.stdout.flush()
                 sys.stderr.flush()
                 pid = os.fork()
@@ -114,14 +143,23 @@ def _serve(address: str) -> dict[str, Any]:
                 poller.register(pidfd, select.POLLIN)
                 with contextlib.suppress(OSError):
                     connection.send(json.dumps({"pid": pid}).encode())
+                if request.get("kind") == "python":
+                    launchers[connection.fileno()] = pidfd
+                    poller.register(connection, select.POLLIN)
             elif fd in children:
                 pid, connection = children.pop(fd)
                 poller.unregister(fd)
                 os.close(fd)
                 code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+                if launchers.pop(connection.fileno(), None) is not None:
+                    poller.unregister(connection)
                 with contextlib.suppress(OSError):
                     connection.send(json.dumps({"status": code}).encode())
                 connection.close()
+            elif fd in launchers:  # the launcher is gone (killed): so must be its app
+                poller.unregister(fd)
+                with contextlib.suppress(OSError):
+                    signal.pidfd_send_signal(launchers.pop(fd), signal.SIGKILL)
             else:  # standard input: the worker is gone; so must be what it left running
                 if os.read(fd, 4096):
                     continue
@@ -132,8 +170,18 @@ def _serve(address: str) -> dict[str, Any]:
                 raise SystemExit(0)
 
 
+def _forkable(env: Mapping[str, str]) -> bool:
+    """Whether a child with `env` is what a fresh interpreter with it would be: what Python
+    reads only as it starts is the same as the fork server's."""
+    return all(
+        env.get(key) == os.environ.get(key)
+        for key in {*env, *os.environ}
+        if key.startswith(_AT_START)
+    )
+
+
 def _become(request: dict[str, Any]) -> None:
-    """Turn this fresh child into the command the test asked for."""
+    """Turn this fresh child into the command that was asked for."""
     stdin, stdout, stderr = request["fds"]
     for target, fd in ((0, stdin), (1, stdout), (2, stderr)):
         os.dup2(fd, target)
@@ -144,7 +192,10 @@ def _become(request: dict[str, Any]) -> None:
     os.environ.clear()
     os.environ.update(request["env"])
     sys.argv = list(request["argv"])
-    sys.path[0] = str(Path(MCPAPPS).parent)
+    if request.get("kind") == "python":  # `python3 script.py ...`: what the interpreter does
+        sys.path[0] = os.path.dirname(os.path.realpath(sys.argv[0]))
+    else:
+        sys.path[0] = str(Path(MCPAPPS).parent)
 
 
 def _main() -> None:
@@ -154,6 +205,9 @@ def _main() -> None:
     except BaseException as error:  # never back into the server's loop
         print(f"fork server: cannot start {request['argv']}: {error!r}", file=sys.stderr)
         os._exit(127)
+    if request.get("kind") == "python":
+        runpy.run_path(sys.argv[0], run_name="__main__")
+        sys.exit(0)
     from supervisor.process.cli import main
 
     sys.exit(main())
@@ -166,8 +220,9 @@ class _Server:
     """This worker's fork server, started at its first use."""
 
     def __init__(self) -> None:
-        self.folder = tempfile.mkdtemp(prefix="mcpapps-fork-")
-        self.address = os.path.join(self.folder, "fork.sock")
+        self.address = str(_folder() / "fork.sock")
+        with contextlib.suppress(FileNotFoundError):  # a fork server before this one
+            os.unlink(self.address)
         root = Path(__file__).parents[2]
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tests.support.forkserver", self.address],
@@ -189,7 +244,6 @@ class _Server:
             return
         self.process.stdin.close()
         self.process.wait(60)
-        shutil.rmtree(self.folder, ignore_errors=True)
 
     def launch(
         self, argv: Sequence[str], cwd: Path, env: Mapping[str, str], fds: Sequence[int]
@@ -210,6 +264,24 @@ def _server_environment() -> dict[str, str]:
 
 
 _server: _Server | None = None
+_made: Path | None = None
+
+
+def _folder() -> Path:
+    """This worker's folder for its fork server's socket and the launchers that reach it: one
+    for the worker's life, so a launcher named in a manifest stays valid if a fork server has
+    to be started again."""
+    global _made
+    if _made is None:
+        _made = Path(tempfile.mkdtemp(prefix="mcpapps-fork-"))
+        bin_ = _made / "bin"
+        bin_.mkdir()
+        launcher = Path(__file__).with_name("forklauncher.py").read_text()
+        call = f"main({sys.executable!r}, {str(_made / 'fork.sock')!r})\n"
+        for name in ("python3", "python"):
+            (bin_ / name).write_text(f"#!{sys.executable} -SE\n{launcher}\n{call}")
+            (bin_ / name).chmod(0o755)
+    return _made
 
 
 def _the_server() -> _Server:
@@ -219,12 +291,24 @@ def _the_server() -> _Server:
     return _server
 
 
+def python() -> str:
+    """The `python3` the tests start apps with: the launcher to this worker's fork server
+    (tests/support/forklauncher.py), or this interpreter when forking is off."""
+    if not enabled():
+        return sys.executable
+    _the_server()
+    return str(_folder() / "bin" / "python3")
+
+
 def stop() -> None:
     """End this worker's fork server, if it has one (the end of the test session)."""
-    global _server
+    global _server, _made
     if _server is not None:
         _server.close()
         _server = None
+    if _made is not None:
+        shutil.rmtree(_made, ignore_errors=True)
+        _made = None
 
 
 class ForkedProcess:

@@ -4,10 +4,10 @@ extensions SDK): `forms` on the handshake era (`openai/elicitation/create`), `fo
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support import forkserver
 from tests.support.frontdoor import write_config
 from tests.support.helpers import Project
 
@@ -18,7 +18,7 @@ ERAS = ("forms", "forms26")
 def forms_manifest(app_id: str) -> dict[str, Any]:
     return {
         "id": app_id,
-        "command": sys.executable,
+        "command": forkserver.python(),
         "arguments": [str(FORMS_APP)],
         "toolNamePrefix": f"{app_id}.",
     }

@@ -20,6 +20,7 @@ import mcp_types as types
 import trio
 
 from actors.apps.upstream import http_transport
+from tests.support import forkserver
 from tests.support.conformance import ConformanceResult, run_conformance
 from tests.support.helpers import Project, free_port, wait_for_port
 from tests.support.nodetools import server_everything_command
@@ -258,7 +259,7 @@ def write_config(project: Project, entries: Mapping[str, Mapping[str, str]] | No
 def conformance_project(project: Project, protocol: str | None) -> None:
     project.manifest(
         "apps/conformance",
-        {"id": "conformance", "command": sys.executable, "arguments": [str(CONFORMANCE_APP)]},
+        {"id": "conformance", "command": forkserver.python(), "arguments": [str(CONFORMANCE_APP)]},
     )
     write_config(project, {"conformance": {"protocol": protocol}} if protocol else None)
 

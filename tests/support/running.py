@@ -67,16 +67,28 @@ FAST = {
 
 def environment() -> dict[str, str]:
     """The supervisor's environment: ours, with this interpreter first on PATH (so `python3`
-    in a manifest has the SDK)."""
+    in a manifest has the SDK), and before it the launcher that forks it ready-made
+    (tests/support/forklauncher.py) unless forking is off."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCPAPPS_")}
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    folders = [str(Path(p).parent) for p in {forkserver.python(), sys.executable}]
+    env["PATH"] = os.pathsep.join([*sorted(folders, key=_venv_last), env.get("PATH", "")])
     return env
 
 
-def fixture_manifest(app_id: str, *options: str, **fields: Any) -> dict[str, Any]:
+def _venv_last(folder: str) -> bool:
+    return folder == str(Path(sys.executable).parent)
+
+
+def fixture_manifest(
+    app_id: str, *options: str, forked: bool = True, **fields: Any
+) -> dict[str, Any]:
+    """The fixture app's manifest. `forked`: started by the worker's fork server (faster), unless
+    the test needs the app to be the process the supervisor started (its pid, its process group
+    for a grandchild)."""
+    forked = forked and "--grandchild" not in options
     return {
         "id": app_id,
-        "command": sys.executable,
+        "command": forkserver.python() if forked else sys.executable,
         "arguments": [str(FIXTURE_APP), "--name", app_id, *options],
         "toolNamePrefix": f"{app_id}.",
         **fields,

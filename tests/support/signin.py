@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx2
 import trio
 
+from tests.support import forkserver
 from tests.support.frontdoor import stop
 from tests.support.helpers import free_port, wait_for_port
 from tests.support.running import GUARD_S
@@ -52,7 +52,7 @@ class Protected:
 @contextlib.asynccontextmanager
 async def protected_server(log: Path, *options: str) -> AsyncIterator[Protected]:
     server = Protected(free_port())
-    command = [sys.executable, str(OAUTH_APP), "--port", str(server.port), *options]
+    command = [forkserver.python(), str(OAUTH_APP), "--port", str(server.port), *options]
     with log.open("wb") as errlog:
         process = await trio.lowlevel.open_process(
             command, stdout=subprocess.DEVNULL, stderr=errlog

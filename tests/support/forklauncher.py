@@ -1,0 +1,96 @@
+"""The `python3` the tests' apps are started with, when the worker has a fork server.
+
+An app the supervisor starts as `python3 script.py ...` is this launcher: it asks the worker's
+fork server (tests/support/forkserver.py), which has imported the MCP SDK already, to fork a
+child that runs the script with the launcher's arguments, working folder, environment and
+standard streams. The launcher then stands in for that child, so that the supervisor sees what
+it would see of the app itself:
+- the app's streams are the supervisor's pipes; the launcher lets go of its own copies, so the
+  supervisor sees them close when the app closes them;
+- signals sent to the launcher (or its process group) go on to the app, and the launcher ends
+  only when the app has, with its exit status or by the signal that ended it;
+- a launcher that is killed outright (SIGKILL cannot be passed on) closes its connection, and
+  the fork server then kills the app.
+
+Anything that is not `python3 script.py ...` (a flag first, no script), no fork server, or a
+server that refuses (an environment the interpreter reads at start differs) starts the real
+interpreter in the launcher's place, as if it had never been there.
+
+It runs with `-S -E` and imports only the standard library, so it costs a few milliseconds
+where an app importing the SDK costs about a second.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import sys
+from typing import Any
+
+_MESSAGE = 1 << 20
+# What a supervisor or a test sends an app; SIGKILL and SIGSTOP cannot be caught.
+_FORWARDED = (
+    signal.SIGTERM,
+    signal.SIGINT,
+    signal.SIGHUP,
+    signal.SIGQUIT,
+    signal.SIGUSR1,
+    signal.SIGUSR2,
+    signal.SIGCONT,
+)
+
+
+def main(python: str, address: str) -> None:
+    args = sys.argv[1:]
+    if args and not args[0].startswith("-"):
+        status = _run_forked(address, args)
+        if status is not None:
+            _end_as(status)
+    os.execv(python, [python, *args])
+
+
+def _run_forked(address: str, args: list[str]) -> int | None:
+    """The forked app's exit status (negative: the signal that ended it), or None when the
+    fork server did not take the command."""
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        connection.connect(address)
+        request = {"kind": "python", "argv": args, "cwd": os.getcwd(), "env": dict(os.environ)}
+        socket.send_fds(connection, [json.dumps(request).encode()], [0, 1, 2])
+        answer: dict[str, Any] = json.loads(connection.recv(_MESSAGE) or b"{}")
+    except OSError:
+        connection.close()
+        return None
+    if "pid" not in answer:
+        connection.close()
+        return None
+    try:
+        pidfd: int | None = os.pidfd_open(answer["pid"])
+    except ProcessLookupError:  # ended already; its status is on the way
+        pidfd = None
+
+    def forward(signum: int, _frame: object) -> None:
+        if pidfd is not None:
+            with contextlib.suppress(ProcessLookupError):
+                signal.pidfd_send_signal(pidfd, signum)
+
+    for signum in _FORWARDED:
+        signal.signal(signum, forward)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    message = connection.recv(_MESSAGE)
+    # No answer: the fork server ended, and it ends what it forked with SIGKILL.
+    return int(json.loads(message)["status"]) if message else -signal.SIGKILL
+
+
+def _end_as(status: int) -> None:
+    if status >= 0:
+        os._exit(status)
+    signal.signal(-status, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [-status])
+    os.kill(os.getpid(), -status)
+    os._exit(128 - status)
