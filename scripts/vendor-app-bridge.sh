@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates web/static/app-bridge.js, the vendored MCP Apps host library the control page
-# drives (web/static/host.js): `@modelcontextprotocol/ext-apps/app-bridge` and the MCP SDK
+# drives (web/static/js/host/): `@modelcontextprotocol/ext-apps/app-bridge` and the MCP SDK
 # modules it imports by bare name, bundled by esbuild into one script that sets
 # `window.McpAppBridge`. The versions are the pins of tools/package.json, installed by
 # scripts/node-tools.sh; the output is checked in, so users of the page need no build step.

@@ -18,6 +18,7 @@ from web.control import PAGE_MODULES, control_blueprint
 from web.errors import register
 
 MODULE_SCRIPT = re.compile(r'<script type="module" src="static/([^"]+)"></script>')
+PRELOAD = re.compile(r'<link rel="modulepreload" href="static/([^"]+)">')
 IMPORT = re.compile(r'^(?:import|export)\s[^;]*?from\s+"(\.{1,2}/[^"]+)";', re.MULTILINE)
 
 
@@ -49,15 +50,26 @@ async def test_every_module_the_page_imports_is_served_as_javascript() -> None:
         ]
         todo.extend(imports[path])
     assert set(imports) == {f"js/{name}" for name in PAGE_MODULES}
+    # The page names them all up front, so the browser need not find them one level at a time.
+    assert set(PRELOAD.findall(html)) == set(imports)
     # No cycle: each module's imports are evaluated before it, whatever the order of the lines.
     order = list(TopologicalSorter(imports).static_order())
     assert order[-1] == "js/main.js"
 
 
 async def test_only_the_page_s_files_are_served() -> None:
-    for path in ("/static/js/nope.js", "/static/app.js", "/static/js/..%2Fhost.js"):
+    for path in (
+        "/static/js/nope.js",
+        "/static/app.js",
+        "/static/js/..%2Fapp-bridge.js",
+        "/static/js/host/../../index.html",
+        "/static/js/host/..%2F..%2Findex.html",
+        "/static/js/host/nope.js",
+        "/static/host.js",
+    ):
         assert (await client().get(path)).status_code == 404, path
-    assert (await client().get("/static/host.js")).mimetype == "text/javascript"
+    assert (await client().get("/static/app-bridge.js")).mimetype == "text/javascript"
+    assert (await client().get("/static/js/host/host.js")).mimetype == "text/javascript"
 
 
 async def test_the_page_runs_only_its_own_scripts_and_frames_only_the_sandbox() -> None:

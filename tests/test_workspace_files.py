@@ -46,7 +46,7 @@ from actors.files.requests import (
 )
 from actors.files.resources import ResourceTable, UnknownResource
 from actors.files.viewers import file_extensions, file_viewers
-from actors.files.workspace import Conflict, Saved, TooLarge, Workspace, WriteRefused, etag
+from actors.files.workspace import ChangedSince, Saved, TooLarge, Workspace, WriteRefused, etag
 from actors.metrics import Metrics
 from actors.runtime import Mailbox, Reply, ask
 from supervisor.model.workspace import WorkspaceConfig
@@ -186,7 +186,7 @@ def test_conditional_saves(root: Path) -> None:
     saved = ws.write(path, b"first", read.etag)
     assert saved == Saved(etag(b"first"))
     # A second writer still holding the first version's ETag: refused, the first save kept.
-    assert ws.write(path, b"second", read.etag) == Conflict(etag(b"first"))
+    assert ws.write(path, b"second", read.etag) == ChangedSince(etag(b"first"))
     assert path.read_bytes() == b"first"
     assert (path.stat().st_mode & 0o777) == 0o640  # the file keeps its permissions
     assert ws.write(path, b"x" * 101, None) == TooLarge(100)

@@ -10,8 +10,10 @@ the authenticated admin API and `/admin/events`.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from html import escape
 from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Any
 
 import trio
@@ -29,19 +31,30 @@ STATIC_PREFIX = "/static/"
 # sandbox listener.
 JAVASCRIPT = "text/javascript; charset=utf-8"
 STATIC_FILES = {
-    "host.js": JAVASCRIPT,
-    # The tools a view registers, for its chat's model (loaded before host.js).
-    "viewtools.js": JAVASCRIPT,
     # The official MCP Apps host library, vendored (scripts/vendor-app-bridge.sh).
     "app-bridge.js": JAVASCRIPT,
     "style.css": "text/css; charset=utf-8",
 }
-# The page's ES modules, every `.js` file of `web/static/js`. A browser runs a module only when
-# it is served with a JavaScript type (and `nosniff` makes it check).
-PAGE_MODULES = frozenset(
-    entry.name
-    for entry in resources.files("web").joinpath("static", "js").iterdir()
-    if entry.name.endswith(".js")
+
+
+def _modules(folder: Traversable, prefix: str = "") -> Iterator[str]:
+    """Every `.js` file under `folder`, by its path there."""
+    for entry in folder.iterdir():
+        if entry.is_dir():
+            yield from _modules(entry, f"{prefix}{entry.name}/")
+        elif entry.name.endswith(".js"):
+            yield prefix + entry.name
+
+
+# The page's ES modules: every `.js` file of `web/static/js` and of its folders (the view host,
+# `host/`), by its path there; nothing else is served from there. A browser runs a module only
+# when it is served with a JavaScript type (and `nosniff` makes it check).
+PAGE_MODULES = frozenset(_modules(resources.files("web").joinpath("static", "js")))
+# The page names every module up front (`<link rel="modulepreload">`), so the browser fetches
+# them all at once rather than one level of imports after another (main.js reaches the view
+# host's last module twelve imports deep).
+MODULE_PRELOADS = "\n".join(
+    f'<link rel="modulepreload" href="static/js/{name}">' for name in sorted(PAGE_MODULES)
 )
 _PAGE_HEADERS = {
     "Cache-Control": "no-cache",
@@ -89,6 +102,7 @@ def control_blueprint(sandbox_origin: str | None, app_frames: str | None = None)
         html = _static("index.html").decode()
         # The page learns the sandbox origin from its own markup (no request needed first).
         html = html.replace("{{SANDBOX_ORIGIN}}", escape(sandbox_origin or ""))
+        html = html.replace("{{MODULE_PRELOADS}}", MODULE_PRELOADS)
         headers = {**_PAGE_HEADERS, "Content-Security-Policy": csp}
         return Response(html, content_type="text/html; charset=utf-8", headers=headers)
 
@@ -101,7 +115,7 @@ def control_blueprint(sandbox_origin: str | None, app_frames: str | None = None)
         await response.add_etag()
         return await response.make_conditional(request)
 
-    @control.get("/static/js/<name>")
+    @control.get("/static/js/<path:name>")
     async def page_module(name: str) -> Any:
         if name not in PAGE_MODULES:
             raise NotFound(f"there is no file 'js/{name}'")

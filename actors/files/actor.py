@@ -43,7 +43,7 @@ from actors.files.messages import (
 from actors.files.resources import HostResource, ResourceTable, UnknownResource
 from actors.files.workspace import (
     TEMP_PREFIX,
-    Conflict,
+    ChangedSince,
     TooLarge,
     Workspace,
     WriteOutcome,
@@ -192,7 +192,7 @@ class WorkspaceActor(Actor[WorkspaceMessage]):
                         answer = await self._in_thread(
                             self.workspace.write, resource.path, data, if_match
                         )
-                if isinstance(answer, Conflict) and answer.etag is None:
+                if isinstance(answer, ChangedSince) and answer.etag is None:
                     raise NoSuchFile(
                         f"'{resource.name}' no longer exists: nothing is saved (save"
                         " without ifMatch to create it again)"

@@ -82,8 +82,9 @@ class Saved:
 
 
 @attrs.frozen
-class Conflict:
-    """Not saved: the file is no longer the version the save was based on."""
+class ChangedSince:
+    """Not saved: the file changed since the version the save was based on (the wire's
+    `"conflict"` outcome; not the error family's `Conflict`, which refuses a request)."""
 
     etag: str | None  # the current version's; None when the file is gone
 
@@ -93,7 +94,7 @@ class TooLarge:
     max_bytes: int
 
 
-WriteOutcome = Saved | Conflict | TooLarge
+WriteOutcome = Saved | ChangedSince | TooLarge
 
 
 @attrs.frozen
@@ -195,7 +196,7 @@ class Workspace:
         if if_match is not None:
             current = self.current_etag(path)
             if current != if_match:
-                return Conflict(current)
+                return ChangedSince(current)
         shown = self.relative(path)
         with open_folder(self.root, path.parent) as folder:
             mode = 0o644
@@ -333,13 +334,13 @@ def read_result(uri: str, name: str, content: Content, wanted: Representation | 
     return {"contents": [item]}
 
 
-def write_result(outcome: Saved | Conflict | TooLarge) -> Wire:
+def write_result(outcome: Saved | ChangedSince | TooLarge) -> Wire:
     """The `openai/resources/write` result, as the view receives it (a conflict with a file that
     is gone is the caller's to refuse: the spec's conflict always names a version)."""
     match outcome:
         case Saved(etag):
             return {"outcome": "saved", "etag": etag}
-        case Conflict(etag):
+        case ChangedSince(etag):
             return {"outcome": "conflict", "etag": etag}
         case TooLarge(max_bytes):
             return {"outcome": "too-large", "maxBytes": max_bytes}

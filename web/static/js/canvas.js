@@ -1,32 +1,26 @@
-// The view canvas, and the one seam between the page's modules and the view host. The host is
-// host.js, a classic script loaded before the modules that sets window.McpHost; no other module
-// reads that global. The page calls the host through openView / closeView / currentView, and the
-// host calls the page through the hooks given to connectHost(); the canvas's title, its Close
-// button and the theme are wired here.
+// The view canvas, and the one seam between the page's modules and the view host (host/, its
+// entry host/host.js): no other module imports the host. The page calls the host through
+// openView / closeView / currentView, and the host calls the page through the hooks given to
+// connectHost(); the canvas's title, its Close button and the theme are wired here.
 import { $, el } from "./dom.js";
-import { frames, parse } from "./sse.js";
+import { closeView, currentView, hooks, openView } from "./host/host.js";
 import { theme, watchTheme } from "./theme.js";
 
-const Host = window.McpHost;
-// host.js reads a held view call's events with the page's one SSE reader, by this global name.
-window.McpSse = { frames, parse };
-
-// `spec`: {appId, toolName, publicName, args, result?, resourceUri?, sessionId?}; with `result`
-// (one the chat already has) the tool is not called again. Resolves to the view, or null when
-// it could not be opened (the canvas says why).
-export const openView = (spec) => Host.openView(spec);
+// openView(spec): `spec` is {appId, toolName, publicName, args, result?, resourceUri?,
+// sessionId?, …} (host/host.js says them all); with `result` (one the chat already has) the
+// tool is not called again. Resolves to the view, or null when it could not be opened (the
+// canvas says why). currentView(): the view the canvas shows; closeView() closes it.
+export { closeView, currentView, openView } from "./host/host.js";
 // A workspace file (`path` from the root) in the viewer `tool` (a public name), or in the first
 // viewer that opens it.
-export const openFile = (path, tool) => Host.openView({ file: { path, tool } });
+export const openFile = (path, tool) => openView({ file: { path, tool } });
 // With a workspace, what views are told the host can do with files (hostCapabilities'
 // `experimental`, as GET /apps/files says it).
 export function setHostExtensions(extensions) {
-  Host.hostExtensions = extensions || null;
+  hooks.hostExtensions = extensions || null;
 }
-export const closeView = () => Host.closeView();
-export const currentView = () => Host.current();
 // The attached model contexts with these update ids are gone (removed, or taken by a turn).
-export const contextRemoved = (updateIds) => Host.contextRemoved(updateIds);
+export { contextRemoved } from "./host/host.js";
 
 // What the host asks of the page:
 //   confirm(text, yesLabel) → Promise<boolean>       a link to open, a message to send as the person
@@ -36,20 +30,20 @@ export const contextRemoved = (updateIds) => Host.contextRemoved(updateIds);
 //   onModelContext(view)                              a view's ui/update-model-context was kept
 //   onAppEvent({tool, args, resultText})              what the person did in a view
 //   onOpenFile(path)                                  a view asked to open a workspace file
-export function connectHost(hooks) {
-  Object.assign(Host, hooks);
+export function connectHost(given) {
+  Object.assign(hooks, given);
 }
 
 export function showRefusal(text) {
   $("canvas").replaceChildren(el("p", { class: "refusal" }, text));
 }
 
-Host.theme = theme;
+hooks.theme = theme;
 watchTheme(() => {
-  const view = Host.current();
+  const view = currentView();
   if (view) view.themeChanged();
 });
-Host.onTitle = (title) => { $("canvas-title").textContent = title; };
+hooks.onTitle = (title) => { $("canvas-title").textContent = title; };
 $("canvas-close").addEventListener("click", () => {
   closeView();
   $("canvas-title").textContent = "App view";

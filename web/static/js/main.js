@@ -1,6 +1,6 @@
 // The control page: the apps with their live state (from /admin/events), their tools, start /
 // stop / restart, sign in and out (apps with auth = "oauth"), the stderr tail, the workspace's
-// files, the chat pane, and the app canvas (the view host, host.js). This module only starts the page: it connects
+// files, the chat pane, and the app canvas (the view host, host/). This module only starts the page: it connects
 // the view host to the chat and the dialogs, then reads what the page shows, in order.
 import { loadApps, loadTools } from "./apps.js";
 import { approve, confirm } from "./approvals.js";

@@ -1,5 +1,5 @@
 // Server-sent events read from a fetch() response, for the two places the page reads them: a
-// chat turn (chat.js) and a view's call held for the person (host.js, handed it by canvas.js).
+// chat turn (chat.js) and a view's call held for the person (host/viewclient.js).
 // EventSource cannot POST, so the page reads the body itself; this is the one reader of the
 // format.
 //
