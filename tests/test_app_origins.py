@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.support import forkserver
+from tests.support import chromium, forkserver
 from tests.support.helpers import free_port_pair
 from tests.support.nodetools import TOOLS, node_binary
 from tests.support.running import GUARD_S
@@ -24,7 +24,6 @@ from tests.test_browser import (
     Served,
     browser,  # the fixture, shared with the other browser tests
     page,
-    require_chromium,
     view,
 )
 from web.apporigins import (
@@ -141,7 +140,7 @@ def write_project(root: Path, sandbox_port: int) -> None:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    require_chromium()
+    chromium.require()
     root = tmp_path_factory.mktemp("origins")
     port = free_port_pair()
     write_project(root, port + 1)

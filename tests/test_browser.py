@@ -28,34 +28,17 @@ import trio
 from actors.chat.chatstore import ChatStore
 from actors.chat.hub import CHAT_DATABASE
 from actors.views.modelcontext import MODEL_CONTEXT_MARK
-from tests.support import forkserver
+from tests.support import chromium, forkserver
 from tests.support.helpers import free_port, free_port_pair
 from tests.support.nodetools import basic_vanillajs_command
 from tests.support.running import GROCERY, GUARD_S, environment, fixture_manifest
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 VIEWS_APP = Path(__file__).parent / "apps" / "views_app.py"
 SCREENSHOTS = Path(
     os.environ.get("MCPAPPS_SCREENSHOTS", Path(__file__).parent.parent / ".screenshots")
 )
 TOKEN = "browser-s3cret"
 WAIT_MS = GUARD_S * 1000
-
-
-def require_chromium() -> None:
-    if not CHROMIUM.exists():
-        pytest.fail(
-            "the browser tests need Debian's chromium at /usr/bin/chromium:"
-            " install it with `sudo apt-get install -y chromium` (make test does it as root)"
-        )
 
 
 class Served:
@@ -134,7 +117,7 @@ def write_project(root: Path, sandbox_port: int, *, auth: bool = False) -> None:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    require_chromium()
+    chromium.require()
     root = tmp_path_factory.mktemp("browser")
     port = free_port_pair()
     write_project(root, port + 1)
@@ -146,13 +129,13 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    require_chromium()
+    chromium.require()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+        browser = chromium.launch(playwright)
+        yield browser
+        browser.close()
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import httpx2
 import pytest
 
 from actors.views.modelcontext import MODEL_CONTEXT_MARK
-from tests.support import forkserver
+from tests.support import chromium, forkserver
 from tests.support.helpers import free_port_pair
 from tests.support.running import GUARD_S
 from tests.test_browser import (  # the browser and page fixtures, as the page's own tests use
@@ -26,7 +26,6 @@ from tests.test_browser import (  # the browser and page fixtures, as the page's
     browser,
     in_view,
     page,
-    require_chromium,
     screenshot,
     view,
 )
@@ -49,7 +48,7 @@ LINK = {"type": "resource_link", "uri": "cad://parts/washer", "name": "washer"}
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    require_chromium()
+    chromium.require()
     root = tmp_path_factory.mktemp("context")
     port = free_port_pair()
     folder = root / "apps" / "ctx"

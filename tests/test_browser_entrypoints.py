@@ -15,6 +15,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from tests.support import chromium
 from tests.support.extensions import extensions_manifest
 from tests.support.helpers import free_port_pair
 from tests.support.running import GUARD_S
@@ -25,7 +26,6 @@ from tests.test_browser import (  # the browser and page fixtures, as the page's
     app_item,
     browser,
     page,
-    require_chromium,
     screenshot,
 )
 
@@ -52,7 +52,7 @@ def write_project(root: Path, sandbox_port: int, *, token: str | None = None) ->
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    require_chromium()
+    chromium.require()
     root = tmp_path_factory.mktemp("entrypoints")
     port = free_port_pair()
     write_project(root, port + 1)

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
+from tests.support import chromium
 from tests.support.forms import forms_manifest
 from tests.support.helpers import free_port_pair
 from tests.test_browser import (  # the browser and page fixtures, as the page's own tests use
     Served,
     browser,
     page,
-    require_chromium,
     screenshot,
     view,
 )
@@ -36,7 +36,7 @@ DOT_PNG = base64.b64decode(
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    require_chromium()
+    chromium.require()
     root = tmp_path_factory.mktemp("forms")
     port = free_port_pair()
     folder = root / "apps" / "forms"

@@ -21,12 +21,10 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.support import forkserver
+from tests.support import chromium, forkserver
 from tests.support.helpers import free_port_pair
 from tests.support.running import GROCERY, GUARD_S, environment
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"]
 WAIT_MS = GUARD_S * 1000
 CSV = 'sku,product,on_hand\nPRD-APL-GALA,Gala Apples,42\nDRY-MLK-2PC,"2% Milk, 1 gal",31\n'
 SHEET = "grocery.open_inventory_file"
@@ -35,8 +33,7 @@ EDITOR_APP = Path(__file__).parent / "apps" / "editor_app.py"
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    if not CHROMIUM.exists():
-        pytest.fail("this test needs Debian's chromium at /usr/bin/chromium (make browser)")
+    chromium.require()
     root = tmp_path_factory.mktemp("files-browser")
     shutil.copytree(GROCERY, root / "apps" / "grocery-inventory")
     workspace = root / "workspace"
@@ -87,7 +84,7 @@ def page() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        browser = chromium.launch(playwright)
         context = browser.new_context(viewport={"width": 1400, "height": 900})
         context.set_default_timeout(WAIT_MS)
         page = context.new_page()

@@ -22,10 +22,9 @@ import pytest
 
 from actors.files.workspace import Workspace, encode, read_result, write_result
 from supervisor.model.workspace import WorkspaceConfig
+from tests.support import chromium
 from tests.support.running import GROCERY, GUARD_S
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"]
 SHEET = (GROCERY / "inventory-sheet.html").read_text()
 URI = "host-resource://00112233445566778899aabbccddeeff"
 CSV = 'sku,product,on_hand\nPRD-APL-GALA,Gala Apples,42\nDRY-MLK-2PC,"2% Milk, 1 gal",31\n'
@@ -53,12 +52,11 @@ window.addEventListener("message", async (event) => {
 
 @pytest.fixture
 def page() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.fail("this test needs Debian's chromium at /usr/bin/chromium (make browser)")
+    chromium.require()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        browser = chromium.launch(playwright)
         try:
             yield browser.new_page()
         finally:

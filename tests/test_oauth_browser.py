@@ -21,20 +21,11 @@ from typing import Any
 import httpx2
 import pytest
 
-from tests.support import forkserver
+from tests.support import chromium, forkserver
 from tests.support.helpers import free_port, free_port_pair
 from tests.support.running import GUARD_S, environment
 from tests.support.signin import OAUTH_APP, secure_manifest
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 WAIT_MS = GUARD_S * 1000
 
 
@@ -57,8 +48,7 @@ def listening(port: int) -> bool:
 def processes(tmp_path: Path) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]]]:
     """The fixture server and `mcpapps run` with one app that signs in to it: the front
     door's URL."""
-    if not CHROMIUM.exists():
-        pytest.fail("the browser tests need Debian's chromium at /usr/bin/chromium")
+    chromium.require()
     started: list[subprocess.Popen[bytes]] = []
     fixture_port, port = free_port(), free_port_pair()
     fixture_log, log = tmp_path / "fixture.log", tmp_path / "mcpapps.log"
@@ -97,9 +87,9 @@ def test_sign_in_and_out_through_the_control_page(
 
     url, _ = processes
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        browser = chromium.launch(playwright)
         try:
-            context = chromium.new_context(viewport={"width": 1400, "height": 900})
+            context = browser.new_context(viewport={"width": 1400, "height": 900})
             context.set_default_timeout(WAIT_MS)
             page = context.new_page()
             errors: list[str] = []
@@ -131,4 +121,4 @@ def test_sign_in_and_out_through_the_control_page(
             assert "signed out by request" in item.inner_text()
             assert errors == []
         finally:
-            chromium.close()
+            browser.close()

@@ -19,6 +19,7 @@ from urllib.parse import quote
 import httpx2
 import pytest
 
+from tests.support import chromium
 from tests.support.helpers import free_port, free_port_pair
 from tests.support.nodetools import TOOLS, node_binary
 from tests.support.png import colours
@@ -28,7 +29,6 @@ from tests.test_browser import (
     Served,
     browser,  # the fixture, shared with the other browser tests
     page,
-    require_chromium,
     screenshot,
     view,
 )
@@ -114,7 +114,7 @@ def write_project(root: Path, sandbox_port: int) -> None:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    require_chromium()
+    chromium.require()
     root = tmp_path_factory.mktemp("official")
     port = free_port_pair()
     write_project(root, port + 1)

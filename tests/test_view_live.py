@@ -19,14 +19,13 @@ from typing import Any
 
 import pytest
 
-from tests.support import forkserver
+from tests.support import chromium, forkserver
 from tests.support.helpers import free_port, free_port_pair
 from tests.support.running import GUARD_S
 from tests.test_browser import (
     Served,
     browser,  # the fixture, shared with the other browser tests
     page,
-    require_chromium,
     view,
 )
 
@@ -55,7 +54,7 @@ def write_project(root: Path, sandbox_port: int, agent: str = "") -> None:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    require_chromium()
+    chromium.require()
     root = tmp_path_factory.mktemp("live")
     port = free_port_pair()
     write_project(root, port + 1)
