@@ -9,7 +9,7 @@ import * as chatLog from "./chatlog.js";
 import * as liveViews from "./liveviews.js";
 import { $ } from "./dom.js";
 import { forgetEarlier } from "./history.js";
-import { forgetSession, sessionId, setSession } from "./session.js";
+import { forgetSession, noteTurn, sessionId, setSession } from "./session.js";
 import { frames } from "./sse.js";
 import { takeNotes } from "./viewnotes.js";
 import { hasMentions, takeMentions } from "./mentions.js";
@@ -57,6 +57,7 @@ export function startChat(label, start) {
 
 // One turn: `start()` sends it and gives its Response; `label` is what the log shows of it.
 async function runTurn(message, start) {
+  noteTurn();
   if (running) await running;
   let finish;
   running = new Promise((resolve) => { finish = resolve; });

@@ -7,7 +7,7 @@ import { currentView, openView } from "./canvas.js";
 import * as chatLog from "./chatlog.js";
 import { $, el } from "./dom.js";
 import { linked } from "./route.js";
-import { sessionId } from "./session.js";
+import { sessionId, startedTurn } from "./session.js";
 
 // How to ask for the turns before those shown ({before, limit}), null when none are.
 let earlier = null;
@@ -62,16 +62,22 @@ export function forgetEarlier() {
   earlier = null;
 }
 
+// The session the page opened with is the one it restores, and only while the person has not
+// begun a turn: a turn sent while the page was still starting shows its own messages and opens
+// its own view, which a restored copy must not follow or replace.
+const openedWith = sessionId();
+const untouched = () => sessionId() === openedWith && !startedTurn();
+
 export async function restoreChat() {
-  if (!sessionId()) return;
+  if (!openedWith || !untouched()) return;
   const saved = await readSaved("");
-  if (!saved) return;
+  if (!saved || !untouched()) return;
   $("chat-log").append(...chatLog.savedNodes(saved.messages || []));
   earlierButton();
   chatLog.scrollToEnd();
   const views = await api.sessionViews(sessionId());
   const last = views[views.length - 1];
-  if (last && !currentView() && !linked.open) {
+  if (last && !currentView() && !linked.open && untouched()) {
     const answer = (saved.messages || []).find((m) => m.role === "tool" && m.tool_call_id === last.toolCallId);
     const text = answer && typeof answer.content === "string" ? answer.content : "";
     openView({

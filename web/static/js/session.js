@@ -30,3 +30,11 @@ export function forgetSession() {
   localStorage.removeItem(KEY);
   tell(before);
 }
+
+// Whether this page has started a turn: what the page restores when it opens (history.js) must
+// not take the place of what the person has begun meanwhile.
+let turnStarted = false;
+export const startedTurn = () => turnStarted;
+export function noteTurn() {
+  turnStarted = true;
+}
