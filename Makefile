@@ -47,16 +47,18 @@ servers:
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql nginx; \
 	fi
 
-# Two pytest workers on two cores: the suite's CPU goes mostly into starting Python processes
-# that import the MCP SDK, so a third worker only adds contention (measured: about 10% more
-# CPU and a longer run). Not `--dist loadgroup`: with pytest 9.2 and pytest-xdist 3.8.0 it
-# groups nothing (xdist writes the group into `item._nodeid`, which pytest 9 no longer reads).
+# Four pytest workers on two cores: since the tests' apps and supervisors are forked ready-made
+# (tests/support/forkserver.py) the suite waits more than it computes (backoffs, ping timeouts,
+# stop graces, a browser's frames), and more workers overlap the waits: measured on a quiet
+# machine, -n 2 6:36, -n 3 6:28, -n 4 6:05 (docs/operations.md). Not `--dist loadgroup`: with
+# pytest 9.2 and pytest-xdist 3.8.0 it groups nothing (xdist writes the group into
+# `item._nodeid`, which pytest 9 no longer reads).
 test: $(BIN)/.installed node-tools browser servers
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -n 2 --durations=20
+	$(BIN)/python -m pytest -n 4 --durations=20
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check --fix .

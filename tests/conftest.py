@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.support import forkserver
+from tests.support import chromium, forkserver
 from tests.support.helpers import Project
 from tests.support.postgres import PostgresServer, postgres_server
 
@@ -34,6 +35,19 @@ def postgres() -> Iterator[PostgresServer]:
 def database_url(postgres: PostgresServer) -> str:
     """A new, empty PostgreSQL database of its own: its URL (with the password)."""
     return postgres.new_database()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Chromium, once per test worker (tests/support/chromium.py): each test opens a context
+    of its own in it. Its start and its Playwright driver cost about 1.5 s of CPU."""
+    chromium.require()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = chromium.launch(playwright)
+        yield browser
+        browser.close()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -22,7 +22,6 @@ from tests.support.nodetools import TOOLS, node_binary
 from tests.support.running import GUARD_S
 from tests.test_browser import (
     Served,
-    browser,  # the fixture, shared with the other browser tests
     page,
     view,
 )
@@ -37,7 +36,7 @@ from web.apporigins import (
 from web.control import page_csp
 from web.sandbox import AppOrigins, sandbox_app
 
-_ = (browser, page)
+_ = (page,)  # the fixture, used by name (the browser is conftest.py's, one per worker)
 BOARD_APP = Path(__file__).parent / "apps" / "board_app.py"
 SANDBOX = "http://127.0.0.1:18791"
 

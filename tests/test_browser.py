@@ -127,17 +127,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     supervisor.stop()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    chromium.require()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = chromium.launch(playwright)
-        yield browser
-        browser.close()
-
-
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1400, "height": 900})

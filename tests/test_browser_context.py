@@ -20,10 +20,9 @@ from actors.views.modelcontext import MODEL_CONTEXT_MARK
 from tests.support import chromium, forkserver
 from tests.support.helpers import free_port_pair
 from tests.support.running import GUARD_S
-from tests.test_browser import (  # the browser and page fixtures, as the page's own tests use
+from tests.test_browser import (  # the page fixture, as the page's own tests use
     Served,
     app_item,
-    browser,
     in_view,
     page,
     screenshot,
@@ -31,7 +30,7 @@ from tests.test_browser import (  # the browser and page fixtures, as the page's
 )
 from tests.test_model_context import PNG
 
-__all__ = ["browser", "page"]  # fixtures, used by name
+__all__ = ["page"]  # the fixture, used by name (the browser is conftest.py's)
 
 CONTEXT_APP = Path(__file__).parent / "apps" / "context_app.py"
 TITLED = {

@@ -19,17 +19,16 @@ from tests.support import chromium
 from tests.support.extensions import extensions_manifest
 from tests.support.helpers import free_port_pair
 from tests.support.running import GUARD_S
-from tests.test_browser import (  # the browser and page fixtures, as the page's own tests use
+from tests.test_browser import (  # the page fixture, as the page's own tests use
     TOKEN,
     WAIT_MS,
     Served,
     app_item,
-    browser,
     page,
     screenshot,
 )
 
-__all__ = ["browser", "page"]  # fixtures, used by name
+__all__ = ["page"]  # the fixture, used by name (the browser is conftest.py's)
 
 CATALOG = '#launcher a[data-entry="ext.parts_catalog"]'
 TRAY = '.chat-tab[data-tab="ext.parts_tray"]'

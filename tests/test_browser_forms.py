@@ -19,15 +19,14 @@ import pytest
 from tests.support import chromium
 from tests.support.forms import forms_manifest
 from tests.support.helpers import free_port_pair
-from tests.test_browser import (  # the browser and page fixtures, as the page's own tests use
+from tests.test_browser import (  # the page fixture, as the page's own tests use
     Served,
-    browser,
     page,
     screenshot,
     view,
 )
 
-__all__ = ["browser", "page"]  # fixtures, used by name
+__all__ = ["page"]  # the fixture, used by name (the browser is conftest.py's)
 
 DOT_PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="

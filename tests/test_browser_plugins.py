@@ -19,15 +19,14 @@ from tests.support import chromium
 from tests.support.extensions import extensions_manifest
 from tests.support.helpers import free_port_pair
 from tests.support.running import GUARD_S
-from tests.test_browser import (  # the browser and page fixtures, as the page's own tests use
+from tests.test_browser import (  # the page fixture, as the page's own tests use
     Served,
     app_item,
-    browser,
     page,
     screenshot,
 )
 
-__all__ = ["browser", "page"]  # fixtures, used by name
+__all__ = ["page"]  # the fixture, used by name (the browser is conftest.py's)
 
 SKILL = "# Set up the parts library\nAsk which units the person works in.\n"
 

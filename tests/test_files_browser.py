@@ -80,21 +80,17 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
 
 
 @pytest.fixture
-def page() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = chromium.launch(playwright)
-        context = browser.new_context(viewport={"width": 1400, "height": 900})
-        context.set_default_timeout(WAIT_MS)
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        try:
-            yield page
-        finally:
-            browser.close()
-        assert errors == [], errors
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    context.set_default_timeout(WAIT_MS)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        yield page
+    finally:
+        context.close()
+    assert errors == [], errors
 
 
 def view(page: Any) -> Any:

@@ -22,7 +22,6 @@ import pytest
 
 from actors.files.workspace import Workspace, encode, read_result, write_result
 from supervisor.model.workspace import WorkspaceConfig
-from tests.support import chromium
 from tests.support.running import GROCERY, GUARD_S
 
 SHEET = (GROCERY / "inventory-sheet.html").read_text()
@@ -51,16 +50,12 @@ window.addEventListener("message", async (event) => {
 
 
 @pytest.fixture
-def page() -> Iterator[Any]:
-    chromium.require()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = chromium.launch(playwright)
-        try:
-            yield browser.new_page()
-        finally:
-            browser.close()
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context()
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
 
 
 class Host:

@@ -81,44 +81,40 @@ def processes(tmp_path: Path) -> Iterator[tuple[str, list[subprocess.Popen[bytes
 
 
 def test_sign_in_and_out_through_the_control_page(
-    processes: tuple[str, list[subprocess.Popen[bytes]]],
+    processes: tuple[str, list[subprocess.Popen[bytes]]], browser: Any
 ) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, _ = processes
-    with sync_playwright() as playwright:
-        browser = chromium.launch(playwright)
-        try:
-            context = browser.new_context(viewport={"width": 1400, "height": 900})
-            context.set_default_timeout(WAIT_MS)
-            page = context.new_page()
-            errors: list[str] = []
-            page.on("pageerror", lambda error: errors.append(str(error)))
-            page.goto(f"{url}/")
-            item = page.locator('#apps li[data-app-id="secure"]')
-            item.and_(page.locator('[data-state="NeedsSignIn"]')).wait_for()
-            sign_in = item.locator('button[data-command="sign-in"]')
-            with context.expect_page() as opened:
-                sign_in.click()
-            consent = opened.value
-            consent.locator("#approve").click()  # the authorization server's own page
-            consent.locator("#title").filter(has_text="Signed in").wait_for()
-            assert "You are signed in to 'secure'" in consent.locator("#message").inner_text()
-            consent.close()
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        context.set_default_timeout(WAIT_MS)
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(f"{url}/")
+        item = page.locator('#apps li[data-app-id="secure"]')
+        item.and_(page.locator('[data-state="NeedsSignIn"]')).wait_for()
+        sign_in = item.locator('button[data-command="sign-in"]')
+        with context.expect_page() as opened:
+            sign_in.click()
+        consent = opened.value
+        consent.locator("#approve").click()  # the authorization server's own page
+        consent.locator("#title").filter(has_text="Signed in").wait_for()
+        assert "You are signed in to 'secure'" in consent.locator("#message").inner_text()
+        consent.close()
 
-            item.and_(page.locator('[data-state="Running"]')).wait_for()
-            assert sign_in.count() == 0
-            call = httpx2.post(
-                f"{url}/admin/call",
-                json={"name": "secure.add", "arguments": {"a": 1, "b": 2}},
-                timeout=GUARD_S,
-            )
-            assert call.json()["result"]["content"] == [{"type": "text", "text": "3"}], call.text
+        item.and_(page.locator('[data-state="Running"]')).wait_for()
+        assert sign_in.count() == 0
+        call = httpx2.post(
+            f"{url}/admin/call",
+            json={"name": "secure.add", "arguments": {"a": 1, "b": 2}},
+            timeout=GUARD_S,
+        )
+        assert call.json()["result"]["content"] == [{"type": "text", "text": "3"}], call.text
 
-            item.locator('button[data-command="logout"]').click()
-            item.and_(page.locator('[data-state="NeedsSignIn"]')).wait_for()
-            sign_in.wait_for()
-            assert "signed out by request" in item.inner_text()
-            assert errors == []
-        finally:
-            browser.close()
+        item.locator('button[data-command="logout"]').click()
+        item.and_(page.locator('[data-state="NeedsSignIn"]')).wait_for()
+        sign_in.wait_for()
+        assert "signed out by request" in item.inner_text()
+        assert errors == []
+    finally:
+        context.close()

@@ -27,13 +27,12 @@ from tests.support.running import GUARD_S
 from tests.test_browser import (
     VIEWS_APP,
     Served,
-    browser,  # the fixture, shared with the other browser tests
     page,
     screenshot,
     view,
 )
 
-_ = (browser, page)
+_ = (page,)  # the fixture, used by name (the browser is conftest.py's, one per worker)
 THREE_MIB = 3 * 1024 * 1024
 FIVE_MIB = 5 * 1024 * 1024
 

@@ -24,12 +24,11 @@ from tests.support.helpers import free_port, free_port_pair
 from tests.support.running import GUARD_S
 from tests.test_browser import (
     Served,
-    browser,  # the fixture, shared with the other browser tests
     page,
     view,
 )
 
-_ = (browser, page)
+_ = (page,)  # the fixture, used by name (the browser is conftest.py's, one per worker)
 BOARD_APP = Path(__file__).parent / "apps" / "board_app.py"
 FAKE_OPENAI = Path(__file__).parent / "support" / "fake_openai.py"
 
