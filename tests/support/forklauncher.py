@@ -55,6 +55,20 @@ def main(python: str, address: str) -> None:
 def _run_forked(address: str, args: list[str]) -> int | None:
     """The forked app's exit status (negative: the signal that ended it), or None when the
     fork server did not take the command."""
+    # Signals are caught from the start: one that comes before the app's pid is known (the
+    # supervisor stopping an app that has just started) is kept and passed on once it is.
+    app: list[int] = []  # the app's pidfd, once known
+    early: list[int] = []
+
+    def forward(signum: int, _frame: object) -> None:
+        if not app:
+            early.append(signum)
+            return
+        with contextlib.suppress(ProcessLookupError):
+            signal.pidfd_send_signal(app[0], signum)
+
+    for signum in _FORWARDED:
+        signal.signal(signum, forward)
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
         connection.connect(address)
@@ -63,22 +77,18 @@ def _run_forked(address: str, args: list[str]) -> int | None:
         answer: dict[str, Any] = json.loads(connection.recv(_MESSAGE) or b"{}")
     except OSError:
         connection.close()
-        return None
+        answer = {}
     if "pid" not in answer:
+        for signum in _FORWARDED:  # the real interpreter takes its place, signals and all
+            signal.signal(signum, signal.SIG_DFL)
+        for signum in early:
+            os.kill(os.getpid(), signum)
         connection.close()
         return None
-    try:
-        pidfd: int | None = os.pidfd_open(answer["pid"])
-    except ProcessLookupError:  # ended already; its status is on the way
-        pidfd = None
-
-    def forward(signum: int, _frame: object) -> None:
-        if pidfd is not None:
-            with contextlib.suppress(ProcessLookupError):
-                signal.pidfd_send_signal(pidfd, signum)
-
-    for signum in _FORWARDED:
-        signal.signal(signum, forward)
+    with contextlib.suppress(ProcessLookupError):  # ended already: its status is on the way
+        app.append(os.pidfd_open(answer["pid"]))
+    for signum in early:
+        forward(signum, None)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
