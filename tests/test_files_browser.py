@@ -68,8 +68,15 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
             ["run"], cwd=root, env={**environment(), "MCPAPPS_PORT": str(port)}, stderr=log
         )
     try:
+        # Ready, and both apps running: a file's viewers are the running apps' (the pane lists
+        # them as it opens).
+        wanted = (
+            "ready: ",
+            "app grocery-inventory: Loaded → Running",
+            "app editor: Loaded → Running",
+        )
         deadline = time.monotonic() + GUARD_S
-        while "ready: " not in log_path.read_text():
+        while not all(line in log_path.read_text() for line in wanted):
             assert process.poll() is None, log_path.read_text()
             assert time.monotonic() < deadline, log_path.read_text()
             time.sleep(0.05)
