@@ -80,13 +80,17 @@ def enabled(env: Mapping[str, str] | None = None) -> bool:
     server's: that command must start from scratch to see it."""
     if os.environ.get("MCPAPPS_TESTS_FORK", "1") == "0":
         return False
-    ours = _server_environment()
-    return env is None or all(
-        env.get(key) == ours.get(key) for key in {*env, *ours} if key.startswith(_AT_START)
-    )
+    return env is None or same_at_start(env, _server_environment())
 
 
 _AT_START = ("PYTHON", "LC_", "LANG")
+
+
+def same_at_start(env: Mapping[str, str], other: Mapping[str, str]) -> bool:
+    """Whether two environments set alike what an interpreter reads only as it starts."""
+    return all(
+        env.get(key) == other.get(key) for key in {*env, *other} if key.startswith(_AT_START)
+    )
 
 
 # The server side ------------------------------------------------------------------------
@@ -118,7 +122,10 @@ def _serve(address: str) -> dict[str, Any]:
                 connection, _ = listener.accept()
                 data, fds, _, _ = socket.recv_fds(connection, _MESSAGE, 3)
                 request = json.loads(data)
-                if request.get("kind") == "python" and not _forkable(request["env"]):
+                # An app is forked only if a fresh interpreter would start as this one did.
+                if request.get("kind") == "python" and not same_at_start(
+                    request["env"], os.environ
+                ):
                     with contextlib.suppress(OSError):
                         connection.send(json.dumps({"refused": "environment"}).encode())
                     connection.close()
@@ -168,16 +175,6 @@ def _serve(address: str) -> dict[str, Any]:
                         signal.pidfd_send_signal(pidfd, signal.SIGKILL)
                     os.waitpid(pid, 0)
                 raise SystemExit(0)
-
-
-def _forkable(env: Mapping[str, str]) -> bool:
-    """Whether a child with `env` is what a fresh interpreter with it would be: what Python
-    reads only as it starts is the same as the fork server's."""
-    return all(
-        env.get(key) == os.environ.get(key)
-        for key in {*env, *os.environ}
-        if key.startswith(_AT_START)
-    )
 
 
 def _become(request: dict[str, Any]) -> None:
