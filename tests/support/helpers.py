@@ -8,6 +8,7 @@ import random
 import socket
 import subprocess
 import sys
+from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,18 +27,32 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+PAIRS_FROM, PAIRS_TO = 20000, 32000
+_handed_out: deque[int] = deque(maxlen=256)
+
+
 def free_port_pair() -> int:
     """A loopback port P such that P and P + 1 are both free now: a supervisor's main port,
     whose sandbox listener takes the next one by default. Chosen below the kernel's ephemeral
-    range, so that no `free_port()` or outgoing connection is handed P + 1 meanwhile."""
+    range, so that no `free_port()` or outgoing connection is handed P + 1 meanwhile; from this
+    test worker's own slice of that range, so that no other worker picks P + 1 before the
+    supervisor binds it; and never one this worker handed out lately, which may still be
+    starting."""
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    width = (PAIRS_TO - PAIRS_FROM) // max(workers, 1)
+    low = PAIRS_FROM + width * (worker % max(workers, 1))
     while True:
-        port = random.randrange(20000, 32000)
+        port = random.randrange(low, low + width - 1)
+        if {port - 1, port, port + 1} & set(_handed_out):
+            continue
         try:
             for candidate in (port, port + 1):
                 with socket.socket() as s:
                     s.bind(("127.0.0.1", candidate))
         except OSError:
             continue
+        _handed_out.extend((port, port + 1))
         return port
 
 
