@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -30,9 +31,10 @@ MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
 
 def fixture(*args: str, mode: str = "auto", **kwargs: Any) -> Client:
     # The whole environment, not the SDK's short default one (see test_grocery_app.stdio_app).
-    params = StdioServerParameters(
-        command=forkserver.python(), args=[FIXTURE, *args], env=dict(os.environ)
-    )
+    # A grandchild must share the app's own process group: that app is not forked (as in
+    # running.fixture_manifest).
+    python = sys.executable if "--grandchild" in args else forkserver.python()
+    params = StdioServerParameters(command=python, args=[FIXTURE, *args], env=dict(os.environ))
     return Client(params, mode=mode, **kwargs)  # type: ignore[arg-type]
 
 

@@ -9,7 +9,6 @@ Synchronous (Playwright's sync API); the supervisor runs as a subprocess (tests/
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +18,7 @@ from urllib.parse import quote
 import httpx2
 import pytest
 
-from tests.support import chromium
+from tests.support import chromium, forkserver
 from tests.support.helpers import free_port, free_port_pair
 from tests.support.nodetools import TOOLS, node_binary
 from tests.support.png import colours
@@ -76,7 +75,7 @@ def write_project(root: Path, sandbox_port: int) -> None:
     pdf = [*official("server-pdf"), str(root / "paper.pdf")]
     monitor = official("server-system-monitor")
     probe = [
-        sys.executable,
+        forkserver.python(),
         str(VIEWS_APP),
         "--declared-origin",
         f"http://127.0.0.1:{free_port()}",

@@ -25,8 +25,8 @@ def write_config(project: Project) -> None:
 
 
 def add_app(project: Project, folder: str, app_id: str, *options: str, **fields: Any) -> Path:
-    # The `pid` tool tells which app answered: it must say the pid the supervisor shows.
-    manifest = fixture_manifest(app_id, *options, forked=False, **fields)
+    # The `pid` tool tells which app answered: it says the pid the supervisor shows.
+    manifest = fixture_manifest(app_id, *options, **fields)
     return project.manifest(f"apps/{folder}", manifest)
 
 
@@ -94,7 +94,7 @@ async def test_a_newcomer_with_a_running_apps_id_is_the_refused_duplicate(
         assert listed["alpha"]["source"] == str(own)
 
         # The running app's own manifest changes: it is restarted on it, not on the newcomer's.
-        own.write_text(json.dumps(fixture_manifest("alpha", "--stderr-lines", "1", forked=False)))
+        own.write_text(json.dumps(fixture_manifest("alpha", "--stderr-lines", "1")))
         body = await reload(supervisor)
         assert lists(body)["restarted"] == ["alpha"]
         assert lists(body)["refused"] == [str(newcomer)]
@@ -162,7 +162,7 @@ async def test_a_reload_cut_short_by_sigterm_lists_the_app_it_stopped(project: P
     async with logged_supervisor(project) as supervisor:
         await wait_running(supervisor, "slow")
         await wait_running(supervisor, "calm")
-        slower = fixture_manifest("slow", "--stubborn", "--stderr-lines", "1", forked=False)
+        slower = fixture_manifest("slow", "--stubborn", "--stderr-lines", "1")
         slow.write_text(json.dumps(slower))
 
         async def ask_reload() -> None:

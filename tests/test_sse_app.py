@@ -14,8 +14,15 @@ import trio
 
 from actors.registry import Registry
 from supervisor.model.lifecycle import AppState
+from tests.support import forkserver
 from tests.support.frontdoor import only_text, sdk_client
-from tests.support.helpers import Project, free_port, run_mcpapps, wait_for_port
+from tests.support.helpers import (
+    Project,
+    free_port,
+    run_mcpapps,
+    wait_for_port,
+    wait_for_port_closed,
+)
 from tests.support.running import (
     FAST,
     GUARD_S,
@@ -33,9 +40,12 @@ SSE_APP = Path(__file__).parent / "apps" / "sse_app.py"
 class SseServer:
     """`sse_app.py` as its own process, which a test can kill and start again on its port."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, forked: bool = True) -> None:
         self.port = free_port()
         self.process: trio.Process | None = None
+        # Forked by the worker's fork server unless a test signals the server itself (SIGSTOP
+        # cannot be passed on by the launcher that stands in for it).
+        self.python = forkserver.python() if forked else sys.executable
 
     @property
     def url(self) -> str:
@@ -43,7 +53,7 @@ class SseServer:
 
     async def start(self) -> None:
         self.process = await trio.lowlevel.open_process(
-            [sys.executable, str(SSE_APP), "--port", str(self.port)],
+            [self.python, str(SSE_APP), "--port", str(self.port)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -53,6 +63,7 @@ class SseServer:
         if self.process is not None and self.process.returncode is None:
             self.process.kill()
             await self.process.wait()
+            await wait_for_port_closed(self.port, GUARD_S)
 
 
 def sse_manifest(url: str) -> dict[str, object]:
@@ -103,7 +114,7 @@ async def test_an_sse_app_runs_and_survives_its_server_restarting(project: Proje
 async def test_a_hung_sse_app_is_found_by_its_pings(project: Project) -> None:
     """A server that stops answering (stopped, its connections open): pings go unanswered,
     the app is restarted, and runs again once the server answers."""
-    server = SseServer()
+    server = SseServer(forked=False)
     await server.start()
     assert server.process is not None
     try:

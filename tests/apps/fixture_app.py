@@ -413,7 +413,9 @@ class Fixture:
         return text(str(self.calls))
 
     async def _pid(self, ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
-        return text(str(os.getpid()))
+        # The process the supervisor started: when the tests' fork server forked this app, its
+        # launcher (tests/support/forklauncher.py), which stands in for it and says its pid here.
+        return text(os.environ.get("MCPAPPS_TESTS_LAUNCHER_PID") or str(os.getpid()))
 
     async def _crash(self, ctx: Ctx, args: dict[str, Any]) -> types.CallToolResult:
         code = int(args.get("code", 3))

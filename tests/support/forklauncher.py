@@ -31,6 +31,7 @@ import sys
 from typing import Any
 
 _MESSAGE = 1 << 20
+LAUNCHER_PID = "MCPAPPS_TESTS_LAUNCHER_PID"
 # What a supervisor or a test sends an app; SIGKILL and SIGSTOP cannot be caught.
 _FORWARDED = (
     signal.SIGTERM,
@@ -72,7 +73,9 @@ def _run_forked(address: str, args: list[str]) -> int | None:
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
         connection.connect(address)
-        request = {"kind": "python", "argv": args, "cwd": os.getcwd(), "env": dict(os.environ)}
+        # The app learns the pid the supervisor knows it by: the fixture app's `pid` tool says it.
+        env = {**os.environ, LAUNCHER_PID: str(os.getpid())}
+        request = {"kind": "python", "argv": args, "cwd": os.getcwd(), "env": env}
         socket.send_fds(connection, [json.dumps(request).encode()], [0, 1, 2])
         answer: dict[str, Any] = json.loads(connection.recv(_MESSAGE) or b"{}")
     except OSError:

@@ -21,7 +21,7 @@ import trio
 from actors.apps.upstream import http_transport
 from tests.support import forkserver
 from tests.support.conformance import ConformanceResult, run_conformance
-from tests.support.helpers import Project, free_port, wait_for_port
+from tests.support.helpers import Project, free_port, wait_for_port, wait_for_port_closed
 from tests.support.nodetools import server_everything_command
 from tests.support.running import (
     FAST,
@@ -69,14 +69,7 @@ class GroceryOverHttp:
         assert self.process is not None
         self.process.kill()
         await self.process.wait()
-        with trio.fail_after(GUARD_S):
-            while True:
-                try:
-                    stream = await trio.open_tcp_stream("127.0.0.1", self.port)
-                except OSError:
-                    return
-                await stream.aclose()
-                await trio.sleep(0.01)
+        await wait_for_port_closed(self.port, GUARD_S)
 
 
 def everything_manifest() -> dict[str, object]:

@@ -115,6 +115,21 @@ def run_mcpapps(
     )
 
 
+async def wait_for_port_closed(port: int, timeout: float = 60) -> None:
+    """Until nothing accepts connections on the loopback port: a forked app outlives its
+    killed launcher by the moment its fork server takes to notice."""
+    import trio
+
+    with trio.fail_after(timeout):
+        while True:
+            try:
+                stream = await trio.open_tcp_stream("127.0.0.1", port)
+            except OSError:
+                return
+            await stream.aclose()
+            await trio.sleep(0.01)
+
+
 async def wait_for_port(port: int, process: Any = None, timeout: float = 60) -> None:
     """Until something accepts connections on the loopback port; fails at once if `process`
     (a trio.Process) exits meanwhile."""
