@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 CONFIG ?= config.toml
 
-.PHONY: run validate node-tools app-bridge browser servers test ready checks collected lint bench clean
+.PHONY: run validate node-tools app-bridge system-packages test ready checks collected lint bench clean
 
 # Python writes its bytecode caches (__pycache__/, ignored by git) even where the environment
 # says not to: without them every Python process the tests start compiles the project again, and
@@ -39,21 +39,18 @@ node-tools:
 app-bridge:
 	bash scripts/vendor-app-bridge.sh
 
-# The browser tests drive Debian's chromium (Playwright is told its path; it downloads no browser
-# of its own). Installed here when it can be (root on Debian); otherwise the tests fail and name
-# the command that installs it.
-browser:
-	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
-	fi
-
-# The tests of several supervisors run Debian's PostgreSQL (initdb and pg_ctl in a temporary
-# folder, tests/support/postgres.py) and nginx (the load balancer example, deploy/nginx). Installed
-# here when they can be (root on Debian); otherwise those tests fail and name the command.
-servers: browser
-	@if { ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || [ ! -x /usr/sbin/nginx ]; } \
-		&& [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql nginx; \
+# System packages the tests run, installed here when they can be (root on Debian), in one apt-get
+# for those missing; otherwise the tests that need one fail and name the command that installs it.
+# The browser tests drive Debian's Chromium headless shell (Playwright is told its path; it
+# downloads no browser of its own; tests/support/chromium.py says why the shell). The tests of
+# several supervisors run PostgreSQL (initdb and pg_ctl in a temporary folder,
+# tests/support/postgres.py) and nginx (the load balancer example, deploy/nginx).
+SYSTEM_PACKAGES := /usr/bin/chromium-headless-shell:chromium-headless-shell \
+	/usr/lib/postgresql/*/bin/initdb:postgresql /usr/sbin/nginx:nginx
+system-packages:
+	@missing="$$(for p in $(SYSTEM_PACKAGES); do ls $${p%%:*} >/dev/null 2>&1 || echo $${p##*:}; done)"; \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
 	fi
 
 # Four pytest workers on two cores: since the tests' apps and supervisors are forked ready-made
@@ -66,13 +63,13 @@ servers: browser
 # What comes before the tests is made side by side (a make of its own with --jobs): the packages,
 # then the static checks beside one collection of the tests (it leaves their rewritten asserts in
 # __pycache__ for the four workers, which would otherwise each rewrite them all); the Node tools
-# (downloads) meanwhile; the system packages one apt-get at a time. A test that cannot be
-# collected is reported by the run itself.
+# (downloads) and the system packages meanwhile. A test that cannot be collected is reported by
+# the run itself.
 test:
 	@$(MAKE) --no-print-directory --jobs=3 --output-sync=target ready
 	$(BIN)/python -m pytest -n 4 --durations=20
 
-ready: checks collected node-tools browser servers
+ready: checks collected node-tools system-packages
 
 collected: $(BIN)/.installed
 	$(BIN)/python -m pytest --collect-only -q >/dev/null || true
