@@ -271,9 +271,12 @@ def test_the_grocery_dashboard_opens_from_the_chat_and_a_click_updates_it(
 ) -> None:
     page.goto(served.url("/"))
     page.locator("#live.live").wait_for()
+    # The host library (static/app-bridge.js) is loaded by the first view, not by the page.
+    assert page.evaluate("() => window.McpAppBridge === undefined")
     page.fill("#chat-input", "/call grocery.show_store_inventory_dashboard {}")
     page.click("#chat-send")
     view(page).locator("#rows tr").first.wait_for()
+    assert page.evaluate("() => typeof window.McpAppBridge.AppBridge") == "function"
     everything = row_stores(page)
     assert len(set(everything)) > 1
     # Every store: a Store column names each row's store.
@@ -304,6 +307,22 @@ def test_the_grocery_dashboard_opens_from_the_app_list(served: Served, page: Any
     button.click()
     view(page).locator("#rows tr").first.wait_for()
     assert page.inner_text("#canvas-title") == "grocery.show_store_inventory_dashboard"
+
+
+def test_a_host_library_that_cannot_load_is_said_and_tried_again(served: Served, page: Any) -> None:
+    page.route("**/static/app-bridge.js", lambda route: route.abort())
+    page.goto(served.url("/?app=grocery-inventory"))
+    button = page.locator(
+        '#tools-visible li[data-tool="show_store_inventory_dashboard"] button.open-view'
+    )
+    button.click()
+    refusal = page.locator("#canvas .refusal")
+    refusal.wait_for()
+    assert "static/app-bridge.js" in refusal.inner_text()
+    assert "could not be loaded" in refusal.inner_text()
+    page.unroute("**/static/app-bridge.js")
+    button.click()  # the next view loads it
+    view(page).locator("#rows tr").first.wait_for()
 
 
 def test_a_page_that_goes_away_ends_its_view_leases(served: Served, page: Any) -> None:

@@ -1,7 +1,7 @@
 // The view's AppBridge: the official host library (`@modelcontextprotocol/ext-apps/app-bridge`,
-// vendored as static/app-bridge.js, a classic script loaded before the modules that sets
-// window.McpAppBridge) connected to the view's sandbox frame, with the capabilities this host
-// offers and each of the view's requests and notifications handed to what answers it.
+// vendored as static/app-bridge.js and loaded by library.js before the view mounts, as
+// `view.library`) connected to the view's sandbox frame, with the capabilities this host offers
+// and each of the view's requests and notifications handed to what answers it.
 import { closeView } from "./canvasview.js";
 import { downloadFile } from "./downloads.js";
 import { hooks } from "./hooks.js";
@@ -9,10 +9,10 @@ import { hostContext } from "./hostcontext.js";
 import { callTool, hostRequest, message, openLink, updateModelContext } from "./requests.js";
 import { postToSandbox } from "./sandboxframe.js";
 
-const { AppBridge, PostMessageTransport } = window.McpAppBridge;
 const HOST_INFO = { name: "mcpapps", version: "0.1.0" };
 
 export function connectBridge(view, frame) {
+  const { AppBridge, PostMessageTransport } = view.library;
   const capabilities = {
     openLinks: {},
     downloadFile: {},

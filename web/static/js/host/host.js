@@ -11,6 +11,7 @@
 import { el } from "../dom.js";
 import { closeView, currentView, showInCanvas } from "./canvasview.js";
 import { hooks } from "./hooks.js";
+import { hostLibrary } from "./library.js";
 import { Refusal } from "./refusal.js";
 import { loadResource, uiUri } from "./resource.js";
 import { SANDBOX_ORIGIN } from "./sandboxframe.js";
@@ -48,6 +49,9 @@ export async function openView(options) {
   if (!place) hooks.onTitle(file ? file.path : publicName || `${appId}/${toolName}`);
   try {
     if (!SANDBOX_ORIGIN) throw new Refusal("the app sandbox is off ([sandbox] enabled = false): views are not rendered");
+    // Loaded while the view's lease, tool and resource are fetched (once per page).
+    const loadingLibrary = hostLibrary();
+    loadingLibrary.catch(() => {});  // awaited below, unless the view fails first
     let client;
     if (file) {
       // A workspace file: the server picks or checks the viewer and says the viewer tool's
@@ -79,9 +83,10 @@ export async function openView(options) {
       ? Promise.resolve(result)
       : client.forward("tools/call", { name: toolName, arguments: args || {} }));
     pending.catch(() => {});  // reported to the view as tool-cancelled
+    const library = await loadingLibrary;
     const view = new View({
       client, appId, tool, publicName, args: args || {}, result: pending, resource, toolCallId,
-      restored: Boolean(restored), modelContext: client.attached, input,
+      restored: Boolean(restored), modelContext: client.attached, input, library,
     });
     Object.assign(view, { place, extraContext: options.hostContext || {}, openIn: options.displayMode });
     if (!place) showInCanvas(view);
