@@ -23,7 +23,7 @@ IMPORT = re.compile(r'^(?:import|export)\s[^;]*?from\s+"(\.{1,2}/[^"]+)";', re.M
 
 
 def client() -> Any:
-    app = QuartTrio("control-page")
+    app = QuartTrio("control-page", static_folder=None)  # as create_app builds it
     app.register_blueprint(control_blueprint("http://127.0.0.1:1"))
     register(app)  # the front door's one error table, as create_app registers it
     return app.test_client()

@@ -8,6 +8,7 @@ import os
 import signal
 import stat
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import mcp
@@ -197,6 +198,46 @@ async def test_an_sdk_client_is_told_why_its_app_is_not_running(project: Project
                     while (await admin.get(f"/admin/apps/{app}")).json()["state"] != "Running":
                         await trio.sleep(0.05)
                 await client.call_tool("get_categories", {})  # the same session goes on
+
+
+async def test_the_page_s_files_have_etags_and_only_they_are_served(grocery: SharedView) -> None:
+    source = (Path(__file__).parent.parent / "web" / "static" / "js" / "main.js").read_bytes()
+    async with http(grocery) as client:
+        first = await client.get("/static/js/main.js")
+        assert first.status_code == 200
+        assert first.content == source
+        assert first.headers["content-type"] == "text/javascript; charset=utf-8"
+        assert first.headers["x-content-type-options"] == "nosniff"
+        assert first.headers["cache-control"] == "no-cache"
+        etag = first.headers["etag"]
+        again = await client.get("/static/js/main.js", headers={"If-None-Match": etag})
+        assert (again.status_code, again.content) == (304, b"")
+        assert again.headers["etag"] == etag
+        # Another file's tag is not this one's.
+        css = await client.get("/static/style.css", headers={"If-None-Match": etag})
+        assert css.status_code == 200
+        assert css.headers["etag"] != etag
+        head = await client.head("/static/js/host/host.js")
+        assert head.status_code == 200
+        assert head.content == b""
+        assert int(head.headers["content-length"]) > 0
+        # What is not a GET of one of the page's files goes on to the routes and their errors.
+        posted = await client.post("/static/js/main.js", content=b"x")
+        assert posted.status_code == 405
+        missing = await client.get("/static/js/nope.js")
+        assert missing.status_code == 404
+        assert missing.json()["error"]["message"] == "there is no file 'js/nope.js'"
+    # Nor any file of the working directory's own `static/` (Quart's default static route
+    # served those once).
+    (grocery.project.root / "static" / "sub").mkdir(parents=True, exist_ok=True)
+    (grocery.project.root / "static" / "sub" / "secret.txt").write_text("secret")
+    targets = (
+        "/static/js/../app-bridge.js",
+        "/static/js/..%2Fapp-bridge.js",
+        "/static/sub/secret.txt",
+    )
+    for target in targets:
+        assert b" 404 " in (await raw_get(grocery.port, target)).split(b"\r\n")[0], target
 
 
 # ---- auth, Host, Origin, CORS ----------------------------------------------------------------

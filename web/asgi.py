@@ -27,6 +27,7 @@ from web.admin.events import serve_events
 from web.appstates import AppStates
 from web.chat.stream import SESSION_ID, SESSION_ID_RULE
 from web.connections import HandshakeAnswered, websocket_send
+from web.control import PAGE_FILES
 from web.errors import retry_after_s, send_http_error, send_rpc_error
 from web.intake import (
     CLOSE,
@@ -157,6 +158,13 @@ class FrontDoor:
                 await serve_events(self._registry, scope, receive, send)
             else:
                 await self._routes(scope, receive, send)
+            return
+        # The page's own files, answered here rather than by Quart (web/pagefiles.py).
+        if (
+            path in PAGE_FILES
+            and not unread_body(headers)
+            and await PAGE_FILES.serve(path, scope["method"], headers.get("if-none-match"), send)
+        ):
             return
         limits = self._limits
         declared = headers.get("content-length")

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from html import escape
 from importlib import resources
 from importlib.resources.abc import Traversable
+from pathlib import Path
 from typing import Any
 
 import trio
@@ -24,6 +25,7 @@ from actors.messages import AppError, AppStatus, GetCatalog, RegistryMessage, To
 from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, Overloaded, ask
 from supervisor.model.errors import NotFound
 from supervisor.model.lifecycle import AppState
+from web.pagefiles import PAGE_HEADERS, PageFiles, matches
 from web.uiview import catalog_has_ui
 
 STATIC_PREFIX = "/static/"
@@ -56,11 +58,12 @@ PAGE_MODULES = frozenset(_modules(resources.files("web").joinpath("static", "js"
 MODULE_PRELOADS = "\n".join(
     f'<link rel="modulepreload" href="static/js/{name}">' for name in sorted(PAGE_MODULES)
 )
-_PAGE_HEADERS = {
-    "Cache-Control": "no-cache",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-}
+# The page's files, each read once (and again when it changes): the front door answers their
+# GETs itself (web/pagefiles.py); the routes below answer the rest, with the same files.
+PAGE_FILES = PageFiles(
+    Path(str(resources.files("web").joinpath("static"))),
+    {**STATIC_FILES, **{f"js/{name}": JAVASCRIPT for name in PAGE_MODULES}},
+)
 
 
 def page_csp(sandbox_origin: str | None, app_frames: str | None = None) -> str:
@@ -93,6 +96,11 @@ def _static(name: str) -> bytes:
     return resources.files("web").joinpath("static", *name.split("/")).read_bytes()
 
 
+def _decoded(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    """As Quart takes them; it sets the length itself."""
+    return {k.decode(): v.decode() for k, v in headers if k != b"content-length"}
+
+
 def control_blueprint(sandbox_origin: str | None, app_frames: str | None = None) -> Blueprint:
     control = Blueprint("control", __name__)
     csp = page_csp(sandbox_origin, app_frames)
@@ -103,23 +111,17 @@ def control_blueprint(sandbox_origin: str | None, app_frames: str | None = None)
         # The page learns the sandbox origin from its own markup (no request needed first).
         html = html.replace("{{SANDBOX_ORIGIN}}", escape(sandbox_origin or ""))
         html = html.replace("{{MODULE_PRELOADS}}", MODULE_PRELOADS)
-        headers = {**_PAGE_HEADERS, "Content-Security-Policy": csp}
+        headers = {**PAGE_HEADERS, "Content-Security-Policy": csp}
         return Response(html, content_type="text/html; charset=utf-8", headers=headers)
 
-    @control.get("/static/<name>")
+    @control.get("/static/<path:name>")
     async def static(name: str) -> Any:
-        if name not in STATIC_FILES:
+        found = PAGE_FILES.get(f"/static/{name}")
+        if found is None:
             raise NotFound(f"there is no file '{name}'")
-        response = Response(_static(name), content_type=STATIC_FILES[name], headers=_PAGE_HEADERS)
-        # With an ETag, `no-cache` costs a 304 instead of the file (app-bridge.js is 520 KiB).
-        await response.add_etag()
-        return await response.make_conditional(request)
-
-    @control.get("/static/js/<path:name>")
-    async def page_module(name: str) -> Any:
-        if name not in PAGE_MODULES:
-            raise NotFound(f"there is no file 'js/{name}'")
-        return Response(_static(f"js/{name}"), content_type=JAVASCRIPT, headers=_PAGE_HEADERS)
+        if matches(request.headers.get("If-None-Match"), found.etag):
+            return Response(b"", status=304, headers=_decoded(found.unchanged))
+        return Response(found.body, headers=_decoded(found.headers))
 
     return control
 

@@ -71,7 +71,9 @@ def create_app(
 ) -> Any:
     """`public_url` (no trailing slash), when set, is the base of every URL handed out: the
     request's own Host and any X-Forwarded-* headers are never trusted for that."""
-    app = QuartTrio("mcpapps")
+    # No static folder of Quart's own: its default route would serve any file under the working
+    # directory's `static/`; the page's files are web/control.py's, and only those.
+    app = QuartTrio("mcpapps", static_folder=None)
     app.json = FiniteJSONProvider(app)
     contexts = functools.partial(model_contexts, views) if views is not None else None
     app.register_blueprint(chat_blueprint(chats, contexts))
