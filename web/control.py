@@ -25,7 +25,7 @@ from actors.messages import AppError, AppStatus, GetCatalog, RegistryMessage, To
 from actors.runtime import ASK_TIMEOUT_S, AskTimeout, Mailbox, Overloaded, ask
 from supervisor.model.errors import NotFound
 from supervisor.model.lifecycle import AppState
-from web.pagefiles import PAGE_HEADERS, PageFiles, matches
+from web.pagefiles import PAGE_HEADERS, PageFiles
 from web.uiview import catalog_has_ui
 
 STATIC_PREFIX = "/static/"
@@ -119,9 +119,8 @@ def control_blueprint(sandbox_origin: str | None, app_frames: str | None = None)
         found = PAGE_FILES.get(f"/static/{name}")
         if found is None:
             raise NotFound(f"there is no file '{name}'")
-        if matches(request.headers.get("If-None-Match"), found.etag):
-            return Response(b"", status=304, headers=_decoded(found.unchanged))
-        return Response(found.body, headers=_decoded(found.headers))
+        status, headers, body = found.answer(request.headers.get("If-None-Match"))
+        return Response(body, status=status, headers=_decoded(headers))
 
     return control
 

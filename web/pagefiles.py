@@ -36,6 +36,12 @@ class PageFile:
     unchanged: Headers  # of a 304
     stamp: tuple[int, int]  # the file's (mtime_ns, size) when it was read
 
+    def answer(self, if_none_match: str | None) -> tuple[int, Headers, bytes]:
+        """Status, headers and body of a GET: a 304 when the client has this version."""
+        if matches(if_none_match, self.etag):
+            return 304, self.unchanged, b""
+        return 200, self.headers, self.body
+
 
 def read_page_file(path: Path, content_type: str) -> PageFile:
     stat = path.stat()
@@ -87,10 +93,7 @@ class PageFiles:
         request."""
         if method not in ("GET", "HEAD") or (found := self.get(url_path)) is None:
             return False
-        if matches(if_none_match, found.etag):
-            await send({"type": "http.response.start", "status": 304, "headers": found.unchanged})
-            await send({"type": "http.response.body", "body": b""})
-            return True
-        await send({"type": "http.response.start", "status": 200, "headers": found.headers})
-        await send({"type": "http.response.body", "body": b"" if method == "HEAD" else found.body})
+        status, headers, body = found.answer(if_none_match)
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
         return True
