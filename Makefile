@@ -14,12 +14,13 @@ CONFIG ?= config.toml
 export PYTHONDONTWRITEBYTECODE :=
 
 # The stamp is rebuilt whenever pyproject.toml changes, so a pulled dependency change is installed.
-# The packages are installed by uv (pinned; pip itself installs it), compiled as pip compiles
-# them: the same versions pip picks, in about 7 s where pip takes about 22.
+# The packages are installed by uv (pinned), compiled as pip compiles them: the same versions pip
+# picks, in about 7 s where pip takes about 22. The environment gets no pip of its own (unpacking
+# one took 7 of a fresh clone's first 20 s): the machine's pip puts uv into it (`--python`).
 UV_VERSION := 0.13.9
 $(BIN)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet uv==$(UV_VERSION)
+	$(PYTHON) -m venv --without-pip $(VENV)
+	$(PYTHON) -m pip --python $(BIN)/python install --quiet uv==$(UV_VERSION)
 	$(BIN)/uv pip install --python $(BIN)/python --quiet --compile-bytecode --editable '.[dev]'
 	touch $@
 
