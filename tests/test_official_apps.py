@@ -142,8 +142,31 @@ def canvas_colours(page: Any) -> int:
     return colours(canvas.screenshot())
 
 
+# The app's default scene turns a cube on every frame, in software WebGL here: a core for as long
+# as the view is open. The same evaluated code drawn once (again when the view resizes, as the
+# app runs a scene's code anew at each size) shows the same things at a fraction of the CPU.
+STILL_SCENE = """
+const scene = new THREE.Scene();
+const camera = new THREE.PerspectiveCamera(75, width / height, 0.1, 1000);
+const renderer = new THREE.WebGLRenderer({ canvas, antialias: true, alpha: true });
+renderer.setSize(width, height);
+const ball = new THREE.Mesh(
+  new THREE.SphereGeometry(1, 48, 32),
+  new THREE.MeshStandardMaterial({ color: 0x00ff88 })
+);
+scene.add(ball);
+const light = new THREE.DirectionalLight(0xffffff, 1);
+light.position.set(1, 1, 2);
+scene.add(light);
+scene.add(new THREE.AmbientLight(0x404040));
+camera.position.z = 3;
+renderer.render(scene, camera);
+"""
+
+
 def test_threejs_draws_with_eval_allowed_for_it(served: Served, page: Any) -> None:
-    page.goto(served.url("/?open=three.show_threejs_scene"))
+    args = quote(json.dumps({"code": STILL_SCENE}))
+    page.goto(served.url(f"/?open=three.show_threejs_scene&args={args}"))
     page.wait_for_function("() => window.McpHost.current() && window.McpHost.current().initialized")
     deadline = time.monotonic() + GUARD_S
     while canvas_colours(page) < 50:  # the scene's shading: many colours, not a blank canvas
