@@ -16,11 +16,14 @@ export PYTHONDONTWRITEBYTECODE :=
 # The stamp is rebuilt whenever pyproject.toml changes, so a pulled dependency change is installed.
 # The packages are installed by uv (pinned), compiled as pip compiles them: the same versions pip
 # picks, in about 7 s where pip takes about 22. The environment gets no pip of its own (unpacking
-# one took 7 of a fresh clone's first 20 s): the machine's pip puts uv into it (`--python`).
+# one took 7 of a fresh clone's first 20 s): the machine's pip puts uv into it (`--python`, pip
+# 22.3 and later); with no pip, or an older one, the environment gets its own pip to do it.
 UV_VERSION := 0.13.9
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv --without-pip $(VENV)
-	$(PYTHON) -m pip --python $(BIN)/python install --quiet uv==$(UV_VERSION)
+	$(PYTHON) -m pip --python $(BIN)/python install --quiet uv==$(UV_VERSION) 2>/dev/null || \
+		{ $(BIN)/python -m ensurepip --upgrade >/dev/null && \
+		$(BIN)/python -m pip install --quiet uv==$(UV_VERSION); }
 	$(BIN)/uv pip install --python $(BIN)/python --quiet --compile-bytecode --editable '.[dev]'
 	touch $@
 
