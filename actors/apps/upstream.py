@@ -32,6 +32,7 @@ from actors.apps.customrequests import answering
 from actors.apps.direct import DirectRequests
 from actors.apps.onewrite import one_write_per_request
 from actors.catalog import Catalog, Wire
+from actors.tls import client_tls
 from supervisor import __version__
 from supervisor.model.era import Era, EraSetting
 from supervisor.model.errors import (
@@ -496,6 +497,7 @@ def http_transport(
     that moment would be lost. `auth`: the app's OAuth client (`actors/apps/signin.py`)."""
     client = httpx2.AsyncClient(
         auth=auth,
+        verify=client_tls(),
         headers=dict(headers),
         timeout=httpx2.Timeout(30.0, read=timeout_s + 30.0),
         limits=httpx2.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S),
@@ -530,6 +532,7 @@ def sse_transport(
                 headers=headers,
                 timeout=timeout,
                 auth=auth,
+                verify=client_tls(),
                 limits=httpx2.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S),
             )
         )

@@ -41,6 +41,7 @@ from actors.chat.turns import (
     for_model,
     tool_message,
 )
+from actors.tls import client_tls
 from actors.tooltable import MODEL_NAME, PublicTool, ToolTable, model_alias
 from supervisor.model import jsonout
 from supervisor.model.config import AgentConfig
@@ -210,7 +211,9 @@ class OpenAIEngine:
         try:
             # One client per turn: its connection serves every step of the turn, and nothing
             # outlives the turn that could leak when the engine is dropped.
-            async with httpx2.AsyncClient(timeout=timeout, headers=self._headers) as http:
+            async with httpx2.AsyncClient(
+                timeout=timeout, headers=self._headers, verify=client_tls()
+            ) as http:
                 await self._steps(http, [*history, turn.message()], added, emit)
         except _TurnFailed as failure:
             logger.warning("agent turn failed: %s", failure)
@@ -226,7 +229,9 @@ class OpenAIEngine:
         headers = {"content-type": "application/json"}
         try:
             async with (
-                httpx2.AsyncClient(timeout=timeout, headers=self._headers) as http,
+                httpx2.AsyncClient(
+                    timeout=timeout, headers=self._headers, verify=client_tls()
+                ) as http,
                 http.stream(
                     "POST", self.url, content=jsonout.dumps(body), headers=headers
                 ) as response,
