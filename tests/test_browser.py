@@ -27,6 +27,7 @@ import trio
 
 from actors.chat.chatstore import ChatStore
 from actors.chat.hub import CHAT_DATABASE
+from actors.tls import client_tls
 from actors.views.modelcontext import MODEL_CONTEXT_MARK
 from tests.support import chromium, forkserver
 from tests.support.helpers import free_port, free_port_pair
@@ -74,7 +75,9 @@ class Served:
 
     def api(self, path: str, **kwargs: Any) -> Any:
         headers = {"authorization": f"Bearer {TOKEN}"}
-        response = httpx2.get(self.url(path), headers=headers, timeout=GUARD_S, **kwargs)
+        response = httpx2.get(
+            self.url(path), headers=headers, verify=client_tls(), timeout=GUARD_S, **kwargs
+        )
         return response.json()
 
 
@@ -335,10 +338,12 @@ def test_a_page_that_goes_away_ends_its_view_leases(served: Served, page: Any) -
     view(page).locator("#rows tr").first.wait_for()
     view_id = page.evaluate("window.McpHost.current().client.viewId")
     keepalive = served.url(f"/apps/views/{view_id}/keepalive")
-    assert httpx2.post(keepalive, timeout=GUARD_S).status_code == 200
+    assert httpx2.post(keepalive, verify=client_tls(), timeout=GUARD_S).status_code == 200
     page.goto("about:blank")
     deadline = time.monotonic() + GUARD_S
-    while (status := httpx2.post(keepalive, timeout=GUARD_S).status_code) == 200:
+    while (
+        status := httpx2.post(keepalive, verify=client_tls(), timeout=GUARD_S).status_code
+    ) == 200:
         assert time.monotonic() < deadline, "the lease outlived its page"
         time.sleep(0.05)
     assert status == 404
@@ -469,7 +474,10 @@ def test_a_restart_drops_the_grants_and_the_restored_view_waits_for_run(
         message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
         message["params"] = {"name": "get_caller_session", "arguments": {}}
         direct = httpx2.post(
-            supervisor.url(f"/apps/views/{restored}/mcp"), json=message, timeout=GUARD_S
+            supervisor.url(f"/apps/views/{restored}/mcp"),
+            json=message,
+            verify=client_tls(),
+            timeout=GUARD_S,
         ).json()
         assert direct["error"]["code"] == -32005
         # ... until the person runs it again: a fresh call, a new lease, the old grant gone.
@@ -622,7 +630,9 @@ def test_model_context_reaches_the_next_turn_as_marked_data(served: Served, page
     page.click("#chat-send")
     page.locator("#chat-log .msg.assistant").wait_for()
     session = page.evaluate("localStorage.getItem('mcpapps.chat.session')")
-    saved = httpx2.get(served.url(f"/apps/chat/{session}"), timeout=GUARD_S).json()
+    saved = httpx2.get(
+        served.url(f"/apps/chat/{session}"), verify=client_tls(), timeout=GUARD_S
+    ).json()
     said = next(m["content"] for m in saved["messages"] if m["role"] == "user")
     assert said.startswith(MODEL_CONTEXT_MARK)
     assert "the person looks at the probe" in said
@@ -791,7 +801,9 @@ def test_the_state_stays_beside_the_app_name(served: Served, browser: Any) -> No
 
 
 def test_with_no_app_in_the_link_the_health_s_app_is_selected(served: Served, page: Any) -> None:
-    chosen = httpx2.get(served.url("/apps/health"), timeout=GUARD_S).json()["name"]
+    chosen = httpx2.get(served.url("/apps/health"), verify=client_tls(), timeout=GUARD_S).json()[
+        "name"
+    ]
     assert chosen in {"basic", "views", "grocery-inventory"}  # a Running app with a UI
     page.goto(served.url("/"))
     page.locator("#detail h3", has_text=f"Tools of {chosen}").wait_for()

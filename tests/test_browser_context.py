@@ -16,6 +16,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from actors.tls import client_tls
 from actors.views.modelcontext import MODEL_CONTEXT_MARK
 from tests.support import chromium, forkserver
 from tests.support.helpers import free_port_pair
@@ -105,7 +106,10 @@ def session_of(page: Any) -> str:
 
 def chips(served: Served, session: str) -> list[dict[str, Any]]:
     response = httpx2.get(
-        served.url("/apps/model-context"), params={"sessionId": session}, timeout=GUARD_S
+        served.url("/apps/model-context"),
+        params={"sessionId": session},
+        verify=client_tls(),
+        timeout=GUARD_S,
     )
     return list(response.json()["contexts"])
 
@@ -176,7 +180,9 @@ def test_the_context_outlives_a_reload_and_the_next_turn_carries_it(
     page.click("#chat-send")
     page.locator("#chat-log .msg.assistant").last.wait_for()
     page.locator("#chat-context .chip-context").wait_for(state="detached")
-    saved = httpx2.get(served.url(f"/apps/chat/{session_of(page)}"), timeout=GUARD_S).json()
+    saved = httpx2.get(
+        served.url(f"/apps/chat/{session_of(page)}"), verify=client_tls(), timeout=GUARD_S
+    ).json()
     said = [m["content"] for m in saved["messages"] if m["role"] == "user"][-1]
     assert said.startswith(MODEL_CONTEXT_MARK)
     assert "Selected: M6 hex bolt" in said
@@ -227,7 +233,9 @@ def test_a_message_with_send_false_is_a_draft_in_the_composer(served: Served, pa
 
     page.click("#chat-send")  # the person sends it
     page.locator("#chat-log .msg.assistant").wait_for()
-    saved = httpx2.get(served.url(f"/apps/chat/{session_of(page)}"), timeout=GUARD_S).json()
+    saved = httpx2.get(
+        served.url(f"/apps/chat/{session_of(page)}"), verify=client_tls(), timeout=GUARD_S
+    ).json()
     said = next(m["content"] for m in saved["messages"] if m["role"] == "user")
     assert said.startswith(MODEL_CONTEXT_MARK)
     assert "cad://parts/washer" in said
@@ -269,7 +277,9 @@ def test_a_view_outside_a_chat_attaches_and_the_chips_alone_are_sent(
     assistant.wait_for()
     assert assistant.inner_text() == "Noted the context attached by ctx."
     assert page.locator("#chat-context .chip").count() == 0
-    saved = httpx2.get(served.url(f"/apps/chat/{session_of(page)}"), timeout=GUARD_S).json()
+    saved = httpx2.get(
+        served.url(f"/apps/chat/{session_of(page)}"), verify=client_tls(), timeout=GUARD_S
+    ).json()
     said = next(m["content"] for m in saved["messages"] if m["role"] == "user")
     assert "cad://parts/washer" in said
     assert "part id 42" in said

@@ -15,6 +15,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from actors.tls import client_tls
 from tests.support import chromium
 from tests.support.extensions import extensions_manifest
 from tests.support.helpers import free_port_pair
@@ -208,7 +209,7 @@ def test_a_thread_entry_point_is_a_tab_with_an_instance_per_chat(served: Served,
 
 def test_the_launcher_as_the_readme_shows_it(served: Served, page: Any) -> None:
     """docs/images/launcher.png: the launcher of a well-behaved app, and a chat's tab open."""
-    admin = httpx2.Client(base_url=served.url(""), timeout=GUARD_S)
+    admin = httpx2.Client(verify=client_tls(), base_url=served.url(""), timeout=GUARD_S)
     assert admin.post("/admin/apps/bad-entry/stop").status_code == 200
     try:
         ready_ext(page, served)

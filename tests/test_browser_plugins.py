@@ -15,6 +15,7 @@ import httpx2
 import pytest
 
 from actors.chat.mentions import MENTIONS_MARK
+from actors.tls import client_tls
 from tests.support import chromium
 from tests.support.extensions import extensions_manifest
 from tests.support.helpers import free_port_pair
@@ -73,6 +74,7 @@ def app_values(served: Served) -> dict[str, Any]:
     response = httpx2.post(
         served.url("/admin/call"),
         json={"name": "ext.current_settings", "arguments": {}},
+        verify=client_tls(),
         timeout=GUARD_S,
     )
     return response.json()["result"]["structuredContent"]
@@ -80,7 +82,9 @@ def app_values(served: Served) -> dict[str, Any]:
 
 def saved_user_messages(served: Served, page: Any) -> list[str]:
     session = page.evaluate("localStorage.getItem('mcpapps.chat.session')")
-    saved = httpx2.get(served.url(f"/apps/chat/{session}"), timeout=GUARD_S).json()
+    saved = httpx2.get(
+        served.url(f"/apps/chat/{session}"), verify=client_tls(), timeout=GUARD_S
+    ).json()
     return [m["content"] for m in saved["messages"] if m["role"] == "user"]
 
 

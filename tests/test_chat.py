@@ -19,6 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from actors.chat.chatstore import ChatStore
 from actors.chat.hub import CHAT_DATABASE, CUT_SHORT, STOPPING
 from actors.chat.turns import APP_EVENTS_MARK
+from actors.tls import client_tls
 from tests.support.chatting import Timeline, body, chat, chat_data, chat_into, chat_stream
 from tests.support.frontdoor import http, write
 from tests.support.helpers import Project, run_mcpapps
@@ -194,7 +195,9 @@ async def test_a_hundred_sessions_taking_turns_at_once_each_keep_their_order(
 
     ids = [f"order-{run}-{k:03d}" for k in range(sessions)]
     limits = httpx2.Limits(max_connections=None, max_keepalive_connections=None)
-    async with httpx2.AsyncClient(base_url=fx.url(), timeout=GUARD_S, limits=limits) as client:
+    async with httpx2.AsyncClient(
+        verify=client_tls(), base_url=fx.url(), timeout=GUARD_S, limits=limits
+    ) as client:
         with trio.fail_after(4 * GUARD_S):
             async with trio.open_nursery() as nursery:
                 for session_id in ids:

@@ -12,6 +12,7 @@ from typing import Any
 import httpx2
 
 from actors.messages import UnknownApp, UnknownTool
+from actors.tls import client_tls
 from supervisor.model.errors import (
     BadRequest,
     BodyTooLarge,
@@ -92,7 +93,7 @@ async def test_each_error_reaches_the_client_as_the_tables_say(project: Project)
         assert_http(
             await client.get("/admin/apps", headers=origin), Forbidden(""), "origin_not_allowed"
         )
-        async with httpx2.AsyncClient(base_url=supervisor.url()) as anonymous:
+        async with httpx2.AsyncClient(verify=client_tls(), base_url=supervisor.url()) as anonymous:
             assert_http(await anonymous.get("/admin/apps"), Unauthorized(""))
             # The same kind raised by a route (Quart's one handler): the same answer.
             assert_http(await anonymous.get("/login?token=wrong"), Unauthorized(""))

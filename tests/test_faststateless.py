@@ -24,6 +24,7 @@ import trio
 
 from actors.apps.direct import FIRST_ID
 from actors.runtime import Mailbox
+from actors.tls import client_tls
 from tests.support import forkserver
 from tests.support.frontdoor import HANDSHAKE_APP, MCP_HEADERS
 from tests.support.helpers import Project
@@ -174,7 +175,9 @@ async def both_ways(
 
 
 def client_for(running: SharedView) -> httpx2.AsyncClient:
-    return httpx2.AsyncClient(base_url=f"http://127.0.0.1:{running.port}", timeout=GUARD_S)
+    return httpx2.AsyncClient(
+        verify=client_tls(), base_url=f"http://127.0.0.1:{running.port}", timeout=GUARD_S
+    )
 
 
 def endpoint_taking() -> AppEndpoint:

@@ -14,6 +14,7 @@ import pytest
 import trio
 
 from actors.apps.upstream import http_transport
+from actors.tls import client_tls
 from tests.support.frontdoor import (
     MODERN_GROCERY,
     cancelled,
@@ -101,7 +102,9 @@ async def test_progress_goes_only_to_the_caller_under_its_token(project: Project
     conformance_project(project, "handshake")
     async with (
         supervisor_running(project) as supervisor,
-        httpx2.AsyncClient(base_url=supervisor.url(), timeout=GUARD_S) as client,
+        httpx2.AsyncClient(
+            verify=client_tls(), base_url=supervisor.url(), timeout=GUARD_S
+        ) as client,
     ):
         path = "/apps/mcp/conformance"
         a, b = await open_session(client, path), await open_session(client, path)
@@ -227,7 +230,9 @@ async def test_a_call_its_client_cancels_frees_the_apps_call_slot(
     )
     async with (
         supervisor_running(project) as supervisor,
-        httpx2.AsyncClient(base_url=supervisor.url(), timeout=GUARD_S) as client,
+        httpx2.AsyncClient(
+            verify=client_tls(), base_url=supervisor.url(), timeout=GUARD_S
+        ) as client,
     ):
         session = await open_session(client, path)
 

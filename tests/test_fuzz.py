@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from actors.tls import client_tls
 from tests.support import forkserver
 from tests.support.frontdoor import INITIALIZE, MCP_HEADERS
 from tests.support.helpers import Project, free_port
@@ -43,7 +44,9 @@ class Running:
         self.process = process
         self.port = port
         self.log_path = log
-        self.client = httpx2.Client(base_url=f"http://127.0.0.1:{port}", timeout=GUARD_S)
+        self.client = httpx2.Client(
+            verify=client_tls(), base_url=f"http://127.0.0.1:{port}", timeout=GUARD_S
+        )
         self.session: dict[str, str] = {}
 
     def log(self) -> str:

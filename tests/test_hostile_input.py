@@ -19,6 +19,7 @@ import trio_websocket
 from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
 from quart_trio import QuartTrio
 
+from actors.tls import client_tls
 from supervisor.model import jsonin, jsonout
 from tests.support.frontdoor import (
     INITIALIZE,
@@ -539,7 +540,7 @@ async def test_bytes_after_a_websocket_upgrade_cost_that_connection_only(
         health = await client.get("/apps/health")
     assert health.status_code == 503  # answered: no app is configured, so none runs
     assert health.json()["apps"] == []
-    async with httpx2.AsyncClient() as client:
+    async with httpx2.AsyncClient(verify=client_tls()) as client:
         sandbox = await client.get(f"http://127.0.0.1:{supervisor.port + 1}/sandbox")
     assert sandbox.status_code == 200
     assert supervisor.process is not None

@@ -24,6 +24,7 @@ import pytest
 import trio
 from mcp.client.streamable_http import streamable_http_client
 
+from actors.tls import client_tls
 from tests.support.chatting import body, chat_data
 from tests.support.frontdoor import sdk_client, write
 from tests.support.helpers import Project, free_port, wait_for_port
@@ -114,7 +115,9 @@ async def cookieless(proxy: str, seen: set[str]) -> AsyncIterator[Any]:
 
     jar = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
     async with (
-        httpx2.AsyncClient(cookies=jar, timeout=GUARD_S, event_hooks={"response": [note]}) as http,
+        httpx2.AsyncClient(
+            verify=client_tls(), cookies=jar, timeout=GUARD_S, event_hooks={"response": [note]}
+        ) as http,
         streamable_http_client(f"{proxy}/mcp", http_client=http) as streams,
     ):
         yield streams
@@ -151,7 +154,7 @@ async def test_the_nginx_example_with_two_supervisors(tmp_path: Path, database_u
                     assert result.content[0].text == str(n)
         assert {session[:10] for session in seen} == {tag_of(a), tag_of(b)}
 
-        async with httpx2.AsyncClient(base_url=proxy, timeout=GUARD_S) as http:
+        async with httpx2.AsyncClient(verify=client_tls(), base_url=proxy, timeout=GUARD_S) as http:
             opened = await http.post("/mcp", json=INITIALIZE, headers=MCP_HEADERS)
             assert opened.status_code == 200, opened.text
             session = opened.headers["mcp-session-id"]

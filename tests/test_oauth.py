@@ -22,6 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx2
 import trio
 
+from actors.tls import client_tls
 from supervisor.model.manifest import manifest_problems, structure_manifest
 from tests.support.frontdoor import sdk_client, write_config
 from tests.support.helpers import Project, free_port_pair, run_mcpapps
@@ -32,7 +33,7 @@ TOKEN_FILE = Path(".mcpapps") / "signin" / "secure.json"
 
 
 async def app_status(supervisor: Supervisor, app_id: str = "secure") -> dict[str, Any]:
-    async with httpx2.AsyncClient(timeout=GUARD_S) as http:
+    async with httpx2.AsyncClient(verify=client_tls(), timeout=GUARD_S) as http:
         return (await http.get(supervisor.url(f"/admin/apps/{app_id}"))).json()
 
 
@@ -52,7 +53,7 @@ async def sign_in(supervisor: Supervisor, server: Protected) -> None:
     status = await wait_state(supervisor, "NeedsSignIn", sign_in=True)
     callback = await server.approve(status["signInUrl"])
     assert callback.startswith(supervisor.url("/apps/oauth/callback/secure?"))
-    async with httpx2.AsyncClient(timeout=GUARD_S) as http:
+    async with httpx2.AsyncClient(verify=client_tls(), timeout=GUARD_S) as http:
         answer = await http.get(callback)
     assert answer.status_code == 200, answer.text
     assert "signed in to &#x27;secure&#x27;" in answer.text
@@ -96,10 +97,10 @@ async def test_sign_in_runs_the_app_and_survives_a_restart_of_the_supervisor(
             assert "resource=http" in status["signInUrl"]
             assert status["restarts"] == 0
             assert not status["gaveUp"]
-            async with httpx2.AsyncClient(timeout=GUARD_S) as http:
+            async with httpx2.AsyncClient(verify=client_tls(), timeout=GUARD_S) as http:
                 health = (await http.get(supervisor.url("/apps/health"))).json()
             assert [a["state"] for a in health["apps"]] == ["NeedsSignIn"]
-            async with httpx2.AsyncClient(timeout=GUARD_S) as http:
+            async with httpx2.AsyncClient(verify=client_tls(), timeout=GUARD_S) as http:
                 refused = await http.post(
                     supervisor.url("/apps/mcp/secure"),
                     json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
@@ -115,7 +116,7 @@ async def test_sign_in_runs_the_app_and_survives_a_restart_of_the_supervisor(
             assert "press Sign in for it on the control page" in listed.stdout
 
             # An answer whose state is not the sign-in's is refused, and changes nothing.
-            async with httpx2.AsyncClient(timeout=GUARD_S) as http:
+            async with httpx2.AsyncClient(verify=client_tls(), timeout=GUARD_S) as http:
                 wrong = await http.get(
                     supervisor.url("/apps/oauth/callback/secure"),
                     params={"code": "stolen", "state": "not-the-state"},
@@ -139,7 +140,7 @@ async def test_sign_in_runs_the_app_and_survives_a_restart_of_the_supervisor(
             assert stat.S_IMODE(token_file.parent.stat().st_mode) == 0o700
             saved = json.loads(token_file.read_text())
             secrets = [saved["token"]["access_token"], saved["token"]["refresh_token"]]
-            async with httpx2.AsyncClient(timeout=GUARD_S) as http:
+            async with httpx2.AsyncClient(verify=client_tls(), timeout=GUARD_S) as http:
                 answers = [
                     (await http.get(supervisor.url(path))).text
                     for path in ("/admin/apps", "/admin/apps/secure", "/admin/tools", "/metrics")
@@ -212,7 +213,7 @@ async def test_logout_forgets_the_sign_in(project: Project, tmp_path: Path) -> N
             assert status["lastError"] == "needs a new sign-in: signed out by request"
             no_backoff_for_the_sign_in(supervisor.log)
             await sign_in(supervisor, server)
-            async with httpx2.AsyncClient(timeout=GUARD_S) as http:
+            async with httpx2.AsyncClient(verify=client_tls(), timeout=GUARD_S) as http:
                 refused = await http.post(supervisor.url("/admin/apps/nope/logout"))
             assert refused.status_code == 404
 
@@ -226,7 +227,7 @@ async def test_a_sign_in_the_person_refuses_is_asked_again(
         async with supervisor_running(project) as supervisor:
             first = (await wait_state(supervisor, "NeedsSignIn", sign_in=True))["signInUrl"]
             state = parse_qs(urlsplit(first).query)["state"][0]
-            async with httpx2.AsyncClient(timeout=GUARD_S) as http:
+            async with httpx2.AsyncClient(verify=client_tls(), timeout=GUARD_S) as http:
                 refused = await http.get(
                     supervisor.url("/apps/oauth/callback/secure"),
                     params={"error": "access_denied", "state": state},

@@ -21,6 +21,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from actors.tls import client_tls
 from tests.support import chromium, forkserver
 from tests.support.helpers import free_port, free_port_pair
 from tests.support.running import GUARD_S, environment
@@ -38,7 +39,7 @@ def wait_until(ready: Any, what: str, log: Path) -> None:
 
 def listening(port: int) -> bool:
     try:
-        httpx2.get(f"http://127.0.0.1:{port}/test/stats", timeout=1)
+        httpx2.get(f"http://127.0.0.1:{port}/test/stats", verify=client_tls(), timeout=1)
     except httpx2.TransportError:
         return False
     return True
@@ -107,6 +108,7 @@ def test_sign_in_and_out_through_the_control_page(
         call = httpx2.post(
             f"{url}/admin/call",
             json={"name": "secure.add", "arguments": {"a": 1, "b": 2}},
+            verify=client_tls(),
             timeout=GUARD_S,
         )
         assert call.json()["result"]["content"] == [{"type": "text", "text": "3"}], call.text

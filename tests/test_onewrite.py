@@ -13,6 +13,7 @@ import httpx2
 import trio
 
 from actors.apps.onewrite import one_write_per_request
+from actors.tls import client_tls
 
 
 class _Counted(httpcore2.AsyncNetworkStream):
@@ -92,8 +93,8 @@ async def test_each_request_is_one_write_of_the_same_bytes() -> None:
         url = f"http://127.0.0.1:{port}/mcp"
         plain_writes: list[bytes] = []
         lean_writes: list[bytes] = []
-        plain = _counted(httpx2.AsyncClient(), plain_writes)
-        lean = one_write_per_request(_counted(httpx2.AsyncClient(), lean_writes))
+        plain = _counted(httpx2.AsyncClient(verify=client_tls()), plain_writes)
+        lean = one_write_per_request(_counted(httpx2.AsyncClient(verify=client_tls()), lean_writes))
         async with plain, lean:
             for i in range(3):
                 body = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call"}' % i

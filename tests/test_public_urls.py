@@ -6,6 +6,7 @@ from __future__ import annotations
 import httpx2
 import pytest
 
+from actors.tls import client_tls
 from supervisor.model.config import ConfigError
 from tests.support.helpers import Project
 from tests.support.running import FAST, GUARD_S, fixture_manifest, supervisor_running
@@ -59,7 +60,9 @@ async def test_health_and_login_behind_a_prefix(project: Project) -> None:
     )
     async with (
         supervisor_running(project) as supervisor,
-        httpx2.AsyncClient(base_url=supervisor.url(), timeout=GUARD_S) as client,
+        httpx2.AsyncClient(
+            verify=client_tls(), base_url=supervisor.url(), timeout=GUARD_S
+        ) as client,
     ):
         # The proxy passes the public Host on: it is the server's own (no public_hosts needed),
         # and since the world reaches it, a token is required even on a loopback bind.
@@ -87,7 +90,9 @@ async def test_forwarded_headers_are_not_trusted(project: Project) -> None:
     project_with(project)
     async with (
         supervisor_running(project) as supervisor,
-        httpx2.AsyncClient(base_url=supervisor.url(), timeout=GUARD_S) as client,
+        httpx2.AsyncClient(
+            verify=client_tls(), base_url=supervisor.url(), timeout=GUARD_S
+        ) as client,
     ):
         body = (await client.get("/apps/health", headers=FORWARDED)).json()
         assert body["mcp"] == f"http://127.0.0.1:{supervisor.port}/apps/mcp/one"

@@ -13,6 +13,7 @@ from typing import Any
 import httpx2
 import trio
 
+from actors.tls import client_tls
 from tests.support.frontdoor import only_text, wait_running
 from tests.support.helpers import Project, run_mcpapps
 from tests.support.officialclients import ts_client
@@ -40,7 +41,7 @@ def add_app(project: Project, app_id: str, *options: str) -> Path:
 
 
 async def admin(supervisor: Supervisor, method: str, path: str) -> httpx2.Response:
-    async with httpx2.AsyncClient(timeout=GUARD_S) as http:
+    async with httpx2.AsyncClient(verify=client_tls(), timeout=GUARD_S) as http:
         return await http.request(method, supervisor.url(path))
 
 

@@ -13,6 +13,7 @@ from actors.messages import ApplyReload, Start, Stop, StopAll, ToApp
 from actors.metrics import Metrics
 from actors.registry import Registry
 from actors.runtime import Mailbox, ask
+from actors.tls import client_tls
 from actors.views.hub import ViewHub
 from supervisor.model.discovery import discover
 from supervisor.model.lifecycle import AppState
@@ -120,7 +121,7 @@ async def test_an_approval_given_before_the_view_side_hears_of_a_reload_runs_not
             )
             transport = httpx2.ASGITransport(app=front_door)
             async with httpx2.AsyncClient(
-                transport=transport, base_url="http://127.0.0.1:1"
+                verify=client_tls(), transport=transport, base_url="http://127.0.0.1:1"
             ) as http:
                 opened = await http.post("/apps/views", json={"appId": "fx"})
                 assert opened.status_code == 201, opened.text

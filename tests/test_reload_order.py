@@ -14,6 +14,7 @@ from typing import Any
 import httpx2
 import trio
 
+from actors.tls import client_tls
 from tests.support.frontdoor import wait_running
 from tests.support.helpers import Project, run_mcpapps
 from tests.support.running import FAST, GUARD_S, Supervisor, fixture_manifest, logged_supervisor
@@ -31,12 +32,12 @@ def add_app(project: Project, folder: str, app_id: str, *options: str, **fields:
 
 
 async def get(supervisor: Supervisor, path: str) -> Any:
-    async with httpx2.AsyncClient(timeout=GUARD_S) as http:
+    async with httpx2.AsyncClient(verify=client_tls(), timeout=GUARD_S) as http:
         return (await http.get(supervisor.url(path))).json()
 
 
 async def reload(supervisor: Supervisor) -> dict[str, Any]:
-    async with httpx2.AsyncClient(timeout=GUARD_S) as http:
+    async with httpx2.AsyncClient(verify=client_tls(), timeout=GUARD_S) as http:
         response = await http.post(supervisor.url("/admin/reload"))
     assert response.status_code == 200, response.text
     body: dict[str, Any] = response.json()
@@ -53,7 +54,7 @@ def lists(body: dict[str, Any]) -> dict[str, list[str]]:
 
 async def owner_of(supervisor: Supervisor, public_name: str) -> tuple[str, str]:
     """The app that `public_name` reaches on /admin/call, and the pid its `pid` tool says."""
-    async with httpx2.AsyncClient(timeout=GUARD_S) as http:
+    async with httpx2.AsyncClient(verify=client_tls(), timeout=GUARD_S) as http:
         response = await http.post(
             supervisor.url("/admin/call"), json={"name": public_name, "arguments": {}}
         )

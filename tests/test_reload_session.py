@@ -14,6 +14,7 @@ import pytest
 import trio
 
 from actors.apps.upstream import http_transport
+from actors.tls import client_tls
 from tests.support import forkserver
 from tests.support.frontdoor import GroceryOverHttp, wait_running
 from tests.support.helpers import Project, free_port
@@ -47,7 +48,7 @@ def write_app(project: Project, *options: str) -> None:
 
 
 async def admin(supervisor: Supervisor, path: str) -> dict[str, Any]:
-    async with httpx2.AsyncClient(timeout=GUARD_S) as http:
+    async with httpx2.AsyncClient(verify=client_tls(), timeout=GUARD_S) as http:
         response = await http.post(supervisor.url(path))
     assert response.status_code == 200, response.text
     body: dict[str, Any] = response.json()

@@ -11,6 +11,7 @@ from urllib.parse import quote
 import httpx2
 import trio
 
+from actors.tls import client_tls
 from tests.support.helpers import Project, free_port
 from tests.support.running import GUARD_S, environment, fixture_manifest, supervisor_running
 from web.sandbox import sandbox_app
@@ -36,7 +37,7 @@ async def test_the_sandbox_serves_its_page_with_its_csp_and_nothing_else(
     write(project, f"port = {port}", f'always_require_auth = true\ntoken = "{TOKEN}"')
     async with (
         supervisor_running(project) as supervisor,
-        httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client,
+        httpx2.AsyncClient(verify=client_tls(), base_url=f"http://127.0.0.1:{port}") as client,
     ):
         assert f"app sandbox listening on http://127.0.0.1:{port}" in supervisor.log
         page = await client.get("/sandbox")
@@ -96,7 +97,7 @@ async def test_sandbox_off_means_no_listener_and_no_ui_extension(project: Projec
     write(project, f"enabled = false\nport = {port}")
     async with (
         supervisor_running(project) as supervisor,
-        httpx2.AsyncClient() as client,
+        httpx2.AsyncClient(verify=client_tls()) as client,
     ):
         assert "app sandbox listening" not in supervisor.log
         try:
@@ -142,7 +143,10 @@ async def test_has_ui_is_what_the_catalog_shows(project: Project) -> None:
     project.manifest("apps/claims", fixture_manifest("claims", hasUi=True))  # serves no UI
     project.manifest("apps/serves", fixture_manifest("serves", "--app-only"))  # hasUi unset
     project.config('[apps]\ndiscovery_paths = ["./apps"]\n')
-    async with supervisor_running(project) as supervisor, httpx2.AsyncClient() as client:
+    async with (
+        supervisor_running(project) as supervisor,
+        httpx2.AsyncClient(verify=client_tls()) as client,
+    ):
         health = (await client.get(supervisor.url("/apps/health"))).json()
         shown = {a["id"]: a["hasUi"] for a in health["apps"]}
         assert shown == {"claims": False, "serves": True}

@@ -10,6 +10,7 @@ import httpx2
 import trio
 import trio.testing
 
+from actors.tls import client_tls
 from tests.support.frontdoor import open_session, write
 from tests.support.helpers import Project
 from tests.support.running import GUARD_S, supervisor_running
@@ -24,7 +25,9 @@ async def test_a_standing_stream_opens_carries_notifications_and_ends_with_its_s
     write(project, "", ("fx", ()), grocery=False)
     async with (
         supervisor_running(project) as supervisor,
-        httpx2.AsyncClient(base_url=supervisor.url(), timeout=GUARD_S) as client,
+        httpx2.AsyncClient(
+            verify=client_tls(), base_url=supervisor.url(), timeout=GUARD_S
+        ) as client,
     ):
         session = await open_session(client, PATH)
         standing = {**session, "accept": "text/event-stream"}

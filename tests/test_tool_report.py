@@ -10,6 +10,7 @@ import httpx2
 import pytest
 import trio
 
+from actors.tls import client_tls
 from actors.toolreport import tool_report
 from actors.tooltable import AppTools, build_tool_table
 from supervisor.model.discovery import log_discovery
@@ -84,7 +85,7 @@ async def test_the_tool_table_over_http_and_the_cli(project: Project) -> None:
     async with supervisor_running(project) as supervisor:
         await wait_running(supervisor, "a")
         await wait_running(supervisor, "b")
-        async with httpx2.AsyncClient(timeout=GUARD_S) as http:
+        async with httpx2.AsyncClient(verify=client_tls(), timeout=GUARD_S) as http:
             listed = (await http.get(supervisor.url("/admin/tools"))).json()["tools"]
             detail = (await http.get(supervisor.url("/admin/apps/b"))).json()
         by_key = {(t["app"], t["name"]): t for t in listed}

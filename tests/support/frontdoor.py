@@ -19,6 +19,7 @@ import mcp_types as types
 import trio
 
 from actors.apps.upstream import http_transport
+from actors.tls import client_tls
 from tests.support import forkserver
 from tests.support.conformance import ConformanceResult, run_conformance
 from tests.support.helpers import Project, free_port, wait_for_port, wait_for_port_closed
@@ -220,7 +221,9 @@ def write(
 
 @contextlib.asynccontextmanager
 async def http(supervisor: Supervisor) -> AsyncIterator[httpx2.AsyncClient]:
-    async with httpx2.AsyncClient(base_url=supervisor.url(), timeout=GUARD_S) as client:
+    async with httpx2.AsyncClient(
+        verify=client_tls(), base_url=supervisor.url(), timeout=GUARD_S
+    ) as client:
         yield client
 
 
@@ -291,7 +294,7 @@ async def conformance_through(supervisor: Supervisor, app_id: str) -> Conformanc
 
 
 async def app_state(supervisor: Supervisor, app_id: str) -> str:
-    async with httpx2.AsyncClient() as http:
+    async with httpx2.AsyncClient(verify=client_tls()) as http:
         response = await http.get(supervisor.url("/apps/health"))
     [app] = [a for a in response.json()["apps"] if a["id"] == app_id]
     return app["state"]

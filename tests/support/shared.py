@@ -27,6 +27,7 @@ from pathlib import Path
 import httpx2
 import trio
 
+from actors.tls import client_tls
 from tests.support import forkserver
 from tests.support.helpers import Project, free_port_pair
 from tests.support.running import GUARD_S, environment
@@ -75,7 +76,9 @@ class SharedSupervisor:
 
     def apps(self) -> dict[str, tuple[str, int | None, int]]:
         """Each app's state, process id and restart count, from the admin API."""
-        response = httpx2.get(self.url("/admin/apps"), headers=self.headers, timeout=GUARD_S)
+        response = httpx2.get(
+            self.url("/admin/apps"), headers=self.headers, verify=client_tls(), timeout=GUARD_S
+        )
         assert response.status_code == 200, response.text
         return {a["id"]: (a["state"], a["pid"], a["restarts"]) for a in response.json()["apps"]}
 

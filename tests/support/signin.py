@@ -14,6 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx2
 import trio
 
+from actors.tls import client_tls
 from tests.support import forkserver
 from tests.support.frontdoor import stop
 from tests.support.helpers import free_port, wait_for_port
@@ -31,17 +32,17 @@ class Protected:
         self.url = f"{self.base}/mcp"
 
     async def stats(self) -> dict[str, Any]:
-        async with httpx2.AsyncClient(timeout=GUARD_S) as http:
+        async with httpx2.AsyncClient(verify=client_tls(), timeout=GUARD_S) as http:
             return (await http.get(f"{self.base}/test/stats")).json()
 
     async def revoke(self, *, access: bool = False, refresh: bool = False) -> None:
-        async with httpx2.AsyncClient(timeout=GUARD_S) as http:
+        async with httpx2.AsyncClient(verify=client_tls(), timeout=GUARD_S) as http:
             body = {"access": access, "refresh": refresh}
             (await http.post(f"{self.base}/test/revoke", json=body)).raise_for_status()
 
     async def approve(self, sign_in_url: str) -> str:
         """The person opens `sign_in_url` and approves: where their browser is sent back."""
-        async with httpx2.AsyncClient(timeout=GUARD_S) as http:
+        async with httpx2.AsyncClient(verify=client_tls(), timeout=GUARD_S) as http:
             authorize = await http.get(sign_in_url)  # the SDK's /authorize: to our consent page
             assert authorize.status_code == 302, authorize.text
             code = parse_qs(urlsplit(authorize.headers["location"]).query)["code"][0]
