@@ -63,10 +63,14 @@ async def test_http_app_runs_and_survives_an_upstream_restart(
             # The next call finds the connection gone: an error naming the app, then a restart.
             failed = await b.call("remote.get_stores", {})
             # Either the call found the connection gone, or the app was already known dead:
-            # waiting out its backoff (Failed), or already trying to start again (Loaded).
+            # waiting out its backoff (Failed), or already trying to start again (Loaded); told
+            # by the registry's tool table, or, when the call was routed a moment before the
+            # table heard of it, by the app itself.
             assert failed.startswith(
                 (
                     "Error: app 'remote' died during the call: the connection failed:",
+                    "Error: app 'remote' is not running (state Failed: the connection failed:",
+                    "Error: app 'remote' is not running (state Loaded: the connection failed:",
                     "Error: tool 'remote.get_stores' is not available: app 'remote' that would"
                     " offer it is Failed (the connection failed:",
                     "Error: tool 'remote.get_stores' is not available: app 'remote' that would"
