@@ -195,6 +195,19 @@ def probe_report(page: Any, until: str) -> dict[str, Any]:
         time.sleep(0.05)
 
 
+def test_without_a_workspace_the_page_asks_nothing_of_one(served: Served, page: Any) -> None:
+    # This project sets no workspace: /apps/files would answer 404, which a browser logs as a
+    # failed load on every page. The page's markup says there is none, so it does not ask.
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(urlsplit(request.url).path))
+    page.goto(served.url("/"))
+    app_item(page, "grocery-inventory").wait_for()
+    page.wait_for_load_state("networkidle")
+    assert "/apps/health" in asked  # what the page asks on loading was seen
+    assert not [path for path in asked if path.startswith("/apps/files")]
+    assert page.locator("#files-pane").is_hidden()
+
+
 # ---- the app list -----------------------------------------------------------------------------
 
 

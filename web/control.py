@@ -101,7 +101,12 @@ def _decoded(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
     return {k.decode(): v.decode() for k, v in headers if k != b"content-length"}
 
 
-def control_blueprint(sandbox_origin: str | None, app_frames: str | None = None) -> Blueprint:
+def control_blueprint(
+    sandbox_origin: str | None, app_frames: str | None = None, *, workspace: bool = False
+) -> Blueprint:
+    """The page and its files. `workspace`: whether a workspace is set, which the page reads
+    from its markup, so that without one it asks nothing of `/apps/files` (whose 404 a browser
+    logs as a failed load on every page)."""
     control = Blueprint("control", __name__)
     csp = page_csp(sandbox_origin, app_frames)
 
@@ -111,6 +116,7 @@ def control_blueprint(sandbox_origin: str | None, app_frames: str | None = None)
         # The page learns the sandbox origin from its own markup (no request needed first).
         html = html.replace("{{SANDBOX_ORIGIN}}", escape(sandbox_origin or ""))
         html = html.replace("{{MODULE_PRELOADS}}", MODULE_PRELOADS)
+        html = html.replace("{{WORKSPACE}}", "true" if workspace else "")
         headers = {**PAGE_HEADERS, "Content-Security-Policy": csp}
         return Response(html, content_type="text/html; charset=utf-8", headers=headers)
 

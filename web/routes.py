@@ -91,7 +91,9 @@ def create_app(
     app.register_blueprint(entrypoints_blueprint(registry))
     app.register_blueprint(onboarding_blueprint(registry, chats))
     app.register_blueprint(cluster_blueprint(chats))
-    app.register_blueprint(control_blueprint(sandbox_origin, app_frames))
+    app.register_blueprint(
+        control_blueprint(sandbox_origin, app_frames, workspace=files is not None)
+    )
     app.register_blueprint(signin_blueprint(registry, public_url))
     app.register_blueprint(files_blueprint(files, registry))
 

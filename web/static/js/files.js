@@ -19,8 +19,10 @@ let toolsSeen = null;
 // A view asked to open a workspace file (checked by the server): its first viewer opens it.
 connectHost({ onOpenFile: (path) => openFile(path) });
 
-// Read the root; without a workspace the pane stays hidden. Then listen for changes.
+// Read the root; without a workspace (the page's markup says whether one is set) the pane
+// stays hidden. Then listen for changes.
 export async function showFiles() {
+  if (!document.body.dataset.workspace) return false;
   const root = await api.listFolder("");
   if (root === null) return false;
   setHostExtensions((root.hostCapabilities || {}).experimental);
