@@ -17,7 +17,12 @@ Measured, in one run:
   in a loop, the two supervisors taking turns in short batches (alternating order): p50 and
   calls/s of "idle" against "bare" (target: within 10 %).
 
+With `--floor`, a third process gets the same idle sessions: `bench/idlefloor.py`, the SDK's
+session manager on Hypercorn with nothing of mcpapps, its GET streams held by the least there is.
+Its memory per session is what an idle session costs before anything mcpapps adds.
+
 Usage: python bench/idle.py [--sessions N] [--seconds S] [--rounds R] [--quick] [--streams]
+                            [--floor]
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import contextlib
 import resource
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -35,7 +41,16 @@ import httpx2
 import mcp
 import trio
 from mcp.client.streamable_http import streamable_http_client
-from support import GROCERY, Child, cpu_s, exit_on_signal, proc_kib, supervisor
+from support import (
+    GROCERY,
+    Child,
+    cpu_s,
+    environment,
+    exit_on_signal,
+    free_port,
+    proc_kib,
+    supervisor,
+)
 
 APP = "grocery-inventory"
 TOOL = "get_categories"
@@ -63,11 +78,15 @@ def switches(pid: int) -> int:
 
 
 async def open_idle(
-    base: str, count: int, streams: bool, nursery: trio.Nursery, stack: contextlib.AsyncExitStack
+    base: str,
+    count: int,
+    streams: bool,
+    nursery: trio.Nursery,
+    stack: contextlib.AsyncExitStack,
+    paths: tuple[str, ...] = (f"/apps/mcp/{APP}", "/mcp"),
 ) -> None:
     """`count` sessions on each of the two endpoints, opened and left alone (their GET streams
     held open in `nursery` with `streams`)."""
-    paths = [f"/apps/mcp/{APP}", "/mcp"]
     todo = [(path, i) for path in paths for i in range(count)]
     clients = [
         await stack.enter_async_context(
@@ -168,6 +187,8 @@ async def bench(args: argparse.Namespace) -> None:
                         supervisor(root, config, nursery, f"mcpapps run ({name})")
                     )
                     await started[name][0].wait_for_log(rf"app {APP}: \S+ → Running")
+                if args.floor:
+                    await measure_floor(args, Path(tmp), nursery, stack)
                 await measure(args, started, nursery, stack)
             finally:
                 await stack.aclose()
@@ -243,6 +264,34 @@ async def measure(
     )
 
 
+async def measure_floor(
+    args: argparse.Namespace, tmp: Path, nursery: trio.Nursery, stack: contextlib.AsyncExitStack
+) -> None:
+    """The same idle sessions on `bench/idlefloor.py`, and its memory per session."""
+    port = free_port()
+    script = Path(__file__).with_name("idlefloor.py")
+    command = [sys.executable, str(script), "--port", str(port)]
+    floor = Child("idlefloor.py", command, tmp, environment())
+    await floor.start(nursery)
+    stack.push_async_callback(floor.stop)
+    await floor.wait_for_port(port)
+    base = f"http://127.0.0.1:{port}"
+    async with httpx2.AsyncClient(base_url=base) as warm:  # one session first: lazy imports
+        opened = await warm.post("/mcp", json=INITIALIZE, headers=HEADERS)
+        assert opened.status_code == 200, opened.text
+    await trio.sleep(1.0)
+    rss_before = proc_kib(floor.pid, "VmRSS")
+    await open_idle(base, args.sessions, args.streams, nursery, stack, ("/mcp", "/mcp"))
+    await trio.sleep(1.0)
+    per_session = (proc_kib(floor.pid, "VmRSS") - rss_before) / (2 * args.sessions)
+    held = " each holding its GET stream open" if args.streams else " without a GET stream"
+    print(
+        f"floor (bench/idlefloor.py: the SDK's session manager on Hypercorn, nothing of mcpapps):"
+        f" {2 * args.sessions:,} idle sessions{held}: {per_session:.1f} KiB per idle session"
+        f" (target ≤ {MEMORY_TARGET_KIB} KiB: {per_session / MEMORY_TARGET_KIB:.2f} of it)"
+    )
+
+
 def raise_descriptor_limit(needed: int) -> None:
     """Each idle session with its stream is a connection at both ends (the supervisor, started
     by this process, inherits the limit): the soft limit is raised to what is needed, as far as
@@ -264,12 +313,15 @@ def main() -> None:
     parser.add_argument("--quiet", type=float, default=30.0, help="seconds left quiet")
     parser.add_argument("--streams", action="store_true", help="idle sessions hold a GET stream")
     parser.add_argument("--quick", action="store_true", help="2 rounds of 0.25 s, 2 s quiet")
+    parser.add_argument(
+        "--floor", action="store_true", help="the same sessions on bench/idlefloor.py too"
+    )
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.rounds, args.quiet = 0.25, 2, 2.0
     # Per idle session with its stream, a socket here and one in the supervisor; then the
     # active sessions, the pooled openers, the apps' pipes and the processes' own.
-    raise_descriptor_limit(2 * 2 * args.sessions + 2048)
+    raise_descriptor_limit((3 if args.floor else 2) * 2 * args.sessions + 2048)
     trio.run(bench, args)
 
 
