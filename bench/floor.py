@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import math
 import subprocess
 import sys
 import uuid
@@ -24,7 +23,7 @@ from typing import Any
 
 import hypercorn.trio
 import trio
-from hypercorn.config import Config
+from floorserver import hypercorn_config, lifespan
 
 
 class Pipe:
@@ -70,9 +69,7 @@ class Floor:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            while (await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
+            await lifespan(receive, send)
             return
         body = b""
         while True:
@@ -108,13 +105,7 @@ async def _answer(send: Any, status: int, body: bytes, session: bytes) -> None:
 
 
 async def main(port: int, command: list[str]) -> None:
-    config = Config()
-    config.bind = [f"127.0.0.1:{port}"]
-    config.accesslog = None
-    config.graceful_timeout = math.inf
-    config.include_server_header = False
-    config.keep_alive_max_requests = 2**62
-    config.keep_alive_timeout = 30
+    config = hypercorn_config(port)
     async with trio.open_nursery() as nursery:
         process = await nursery.start(
             lambda task_status: trio.run_process(

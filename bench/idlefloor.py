@@ -16,14 +16,13 @@ on it as on the supervisor and sets its memory per session beside the supervisor
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from typing import Any
 
 import hypercorn.trio
 import mcp_types as types
 import trio
-from hypercorn.config import Config
+from floorserver import hypercorn_config, lifespan
 from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
@@ -45,9 +44,7 @@ class Floor:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            while (await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
+            await lifespan(receive, send)
             return
         if scope["method"] == "GET":
             await send(
@@ -69,13 +66,7 @@ async def main(port: int, sessions: int) -> None:
     manager = StreamableHTTPSessionManager(
         server, json_response=False, session_idle_timeout=IDLE_S, max_sessions=sessions
     )
-    config = Config()
-    config.bind = [f"127.0.0.1:{port}"]
-    config.accesslog = None
-    config.graceful_timeout = math.inf
-    config.include_server_header = False
-    config.keep_alive_max_requests = 2**62
-    config.keep_alive_timeout = 30
+    config = hypercorn_config(port)
     async with manager.run():
         await hypercorn.trio.serve(Floor(manager), config)  # type: ignore[arg-type]
 
