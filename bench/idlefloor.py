@@ -10,7 +10,7 @@ queue or timer of its own, no bookkeeping with the session. Nothing of mcpapps r
 Quart, no actors, no apps, no front door. `bench/idle.py --floor` opens the same idle sessions
 on it as on the supervisor and sets its memory per session beside the supervisor's.
 
-    python bench/idlefloor.py --port PORT [--sessions N]
+    python bench/idlefloor.py --port PORT
 """
 
 from __future__ import annotations
@@ -61,10 +61,11 @@ class Floor:
         await self.manager.handle_request(scope, receive, send)
 
 
-async def main(port: int, sessions: int) -> None:
+async def main(port: int) -> None:
     server: Server[Any] = Server("floor", on_list_tools=_list_tools, on_call_tool=_call_tool)
+    # No cap on sessions: the benchmark opens as many as it is told.
     manager = StreamableHTTPSessionManager(
-        server, json_response=False, session_idle_timeout=IDLE_S, max_sessions=sessions
+        server, json_response=False, session_idle_timeout=IDLE_S, max_sessions=None
     )
     config = hypercorn_config(port)
     async with manager.run():
@@ -74,9 +75,8 @@ async def main(port: int, sessions: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--sessions", type=int, default=100_000)
     args = parser.parse_args()
     try:
-        trio.run(main, args.port, args.sessions)
+        trio.run(main, args.port)
     except KeyboardInterrupt:
         sys.exit(130)
