@@ -325,6 +325,28 @@ def test_the_grocery_dashboard_opens_from_the_app_list(served: Served, page: Any
     assert page.inner_text("#canvas-title") == "grocery.show_store_inventory_dashboard"
 
 
+def test_another_app_s_restart_leaves_the_detail_s_buttons_in_place(
+    served: Served, page: Any
+) -> None:
+    # Rebuilt on every change of the page's state, the panel replaced its buttons under the
+    # pointer: a click pressed on one and released on its replacement opened nothing.
+    page.goto(served.url("/?app=grocery-inventory"))
+    page.locator("#live.live").wait_for()
+    button = page.locator(
+        '#tools-visible li[data-tool="show_store_inventory_dashboard"] button.open-view'
+    )
+    handle = button.element_handle()
+    basic = app_item(page, "basic")
+    basic.locator('button[data-command="stop"]').click()
+    basic.locator(".state-Stopped").wait_for()
+    basic.locator('button[data-command="start"]').click()
+    basic.locator(".state-Running").wait_for()
+    page.wait_for_timeout(500)  # the tool table is read again 150 ms after it settles
+    assert handle.evaluate("(b) => b.isConnected")
+    handle.click()
+    view(page).locator("#rows tr").first.wait_for()
+
+
 def test_a_host_library_that_cannot_load_is_said_and_tried_again(served: Served, page: Any) -> None:
     page.route("**/static/app-bridge.js", lambda route: route.abort())
     page.goto(served.url("/?app=grocery-inventory"))

@@ -57,15 +57,25 @@ function stderrTail(id) {
   return el("pre", { id: "stderr" }, stderr.lines.slice(-50).join("\n"));
 }
 
+// What the panel shows, last rendered: the page's state changes far more often than this (each
+// app's state, the tool table, the chat), and rebuilding the panel for nothing replaced its
+// buttons under the pointer, so that a click pressed on one and released on its replacement
+// did nothing.
+let shown = null;
+
 function renderDetail() {
   const detail = $("detail");
   const status = state.apps.get(state.selected);
+  const groups = status ? split(state.selected) : null;
+  const warning = status ? uiWarning(status) : null;
+  const stderr = status && state.stderr.id === status.id ? state.stderr.lines.slice(-50) : null;
+  const showing = JSON.stringify([status?.id, warning, state.linkWarning, groups, stderr]);
+  if (showing === shown) return;
+  shown = showing;
   if (!status) {
     detail.replaceChildren();
     return;
   }
-  const groups = split(state.selected);
-  const warning = uiWarning(status);
   detail.replaceChildren(
     state.linkWarning ? el("p", { class: "error", id: "link-warning" }, state.linkWarning) : "",
     el("h3", {}, `Tools of ${status.id}`),
