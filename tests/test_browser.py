@@ -336,6 +336,7 @@ def test_another_app_s_restart_leaves_the_detail_s_buttons_in_place(
         '#tools-visible li[data-tool="show_store_inventory_dashboard"] button.open-view'
     )
     handle = button.element_handle()
+    page.locator("#stderr:not(:text-is('…'))").wait_for()  # the tail, read after the tools
     basic = app_item(page, "basic")
     basic.locator('button[data-command="stop"]').click()
     basic.locator(".state-Stopped").wait_for()

@@ -57,21 +57,30 @@ function stderrTail(id) {
   return el("pre", { id: "stderr" }, stderr.lines.slice(-50).join("\n"));
 }
 
-// What the panel shows, last rendered: the page's state changes far more often than this (each
-// app's state, the tool table, the chat), and rebuilding the panel for nothing replaced its
-// buttons under the pointer, so that a click pressed on one and released on its replacement
-// did nothing.
-let shown = null;
+// What the panel shows, last rendered: its tools and warnings, and apart from them its stderr
+// tail. The page's state changes far more often than either (each app's state, the tool table,
+// the chat), and rebuilding the panel for nothing replaced its buttons under the pointer, so
+// that a click pressed on one and released on its replacement did nothing. A new stderr tail
+// (read after each of the app's state changes) replaces only the tail.
+let shownTools = null;
+let shownStderr = null;
 
 function renderDetail() {
   const detail = $("detail");
   const status = state.apps.get(state.selected);
   const groups = status ? split(state.selected) : null;
   const warning = status ? uiWarning(status) : null;
-  const stderr = status && state.stderr.id === status.id ? state.stderr.lines.slice(-50) : null;
-  const showing = JSON.stringify([status?.id, warning, state.linkWarning, groups, stderr]);
-  if (showing === shown) return;
-  shown = showing;
+  const tools = JSON.stringify([status?.id, warning, state.linkWarning, groups]);
+  const stderr = JSON.stringify(
+    status && state.stderr.id === status.id ? state.stderr.lines.slice(-50) : null,
+  );
+  if (tools === shownTools) {
+    if (stderr !== shownStderr && status) $("stderr").replaceWith(stderrTail(status.id));
+    shownStderr = stderr;
+    return;
+  }
+  shownTools = tools;
+  shownStderr = stderr;
   if (!status) {
     detail.replaceChildren();
     return;
