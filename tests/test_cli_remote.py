@@ -68,7 +68,9 @@ def rows(stdout: str) -> dict[str, list[str]]:
 async def test_apps_prints_a_table_and_json(project: Project) -> None:
     port = write(project, ("plain", ()), ("broken", ("--crash-at-start",)), ("off", ()))
     project.config(project.config_path.read_text() + "[apps.entries.broken]\nintensity = 0\n")
-    async with serving(project, port, ready="gave up after 0 restarts"):
+    async with serving(project, port, ready="gave up after 0 restarts") as supervisor:
+        # The apps start side by side: `broken` may give up before `plain` is Running.
+        await supervisor.wait_for_log("app plain: Loaded → Running")
         result = await mcpapps("apps", cwd=project.root)  # ./config.toml, as `run` reads it
         assert result.returncode == 0, result.stderr
         assert result.stderr == ""
