@@ -264,7 +264,8 @@ class Registry(Actor[RegistryMessage]):
                 self._watchers.remove(channel)
 
     def _replay(self, channel: trio.MemorySendChannel[Fact]) -> None:
-        """A new watcher first hears how things stand, so it misses nothing said before."""
+        """A new watcher first hears how things stand, so it misses nothing said before. The tool
+        table comes last: the control page takes it as the end of that picture."""
         facts: list[Fact] = [StateChanged(status) for status in self._statuses.values()]
         facts += [CatalogChanged(app_id, c) for app_id, c in self._tools.catalogs.items()]
         facts.append(ToolTableChanged(self._tools.table))

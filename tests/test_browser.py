@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -206,6 +207,21 @@ def test_without_a_workspace_the_page_asks_nothing_of_one(served: Served, page: 
     assert "/apps/health" in asked  # what the page asks on loading was seen
     assert not [path for path in asked if path.startswith("/apps/files")]
     assert page.locator("#files-pane").is_hidden()
+
+
+def test_loading_the_page_asks_each_thing_once(served: Served, page: Any) -> None:
+    # The events socket first says how things stand; the page reads its tools, settings, entry
+    # points and the selected app's detail once after that picture, not once for the picture
+    # (a burst of messages, one per app) and again for its own start (events.js).
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(urlsplit(request.url).path))
+    page.goto(served.url("/"))
+    page.locator("#stderr").filter(has_not_text="…").wait_for()
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(500)  # past the 150 ms in which a burst of changes is read as one
+    api = Counter(path for path in asked if path.startswith(("/admin/", "/apps/")))
+    assert {"/apps/health", "/admin/tools", "/apps/settings", "/apps/entrypoints"} <= set(api)
+    assert [path for path, times in api.items() if times > 1] == []
 
 
 # ---- the app list -----------------------------------------------------------------------------

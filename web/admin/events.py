@@ -2,9 +2,10 @@
 page shows state changes, restarts and catalog changes as they happen instead of polling.
 
 Each message is an object with a `type` (`app`, `catalog`, `toolTable`, `reloaded`) and `seq`,
-counting from
-1 on each connection; a new connection first gets how things stand now. The route is reached
-after the front door's checks (Host, Origin, token), as for the rest of `/admin`.
+counting from 1 on each connection. A new connection first gets how things stand now: an `app`
+message per app, a `catalog` message per catalog, then one `toolTable` message, which ends that
+picture (the control page reads the rest once it has it). The route is reached after the front
+door's checks (Host, Origin, token), as for the rest of `/admin`.
 
 A reader that falls behind is dropped, never waited for: the registry hands facts to each
 watcher without blocking, and a watcher whose buffer is full, or a send that the client does

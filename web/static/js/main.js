@@ -46,7 +46,7 @@ async function start() {
     return;
   }
   $("main").hidden = false;
-  connectEvents();
+  await connectEvents({ first: true });
   await loadTools().catch(() => {});
   await loadSettingsOffers().catch(() => {});
   if (linkedSettings()) openSettings(linkedSettings());
