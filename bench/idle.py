@@ -159,7 +159,7 @@ async def active_clients(base: str, stack: contextlib.AsyncExitStack) -> list[mc
             httpx2.AsyncClient(timeout=httpx2.Timeout(30.0, read=300.0))
         )
         transport = streamable_http_client(f"{base}/apps/mcp/{APP}", http_client=http)
-        client = await stack.enter_async_context(mcp.Client(transport, mode="legacy"))  # type: ignore[arg-type]
+        client = await stack.enter_async_context(mcp.Client(transport, mode="legacy"))
         await client.list_tools()
         clients.append(client)
     return clients
