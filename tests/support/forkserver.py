@@ -62,14 +62,26 @@ MCPAPPS = str(Path(sys.executable).parent / "mcpapps")
 PRELOAD = (
     "supervisor.process.cli",
     "supervisor.process.run",
+    "supervisor.process.remote",
     "web.sandbox",
     "actors.chat.openai_engine",
+    "actors.chat.pgstore",
     # and what the tests' Python apps import (tests/support/forklauncher.py)
     "mcp.server.apps",
     "mcp.server.mcpserver",
     "mcp.server.stdio",
     "mcp.server.streamable_http_manager",
     "hypercorn.trio",
+    "openai_mcp_extensions",
+    # Imported only once running, so every child paid for them after its fork (found by listing
+    # the modules each forked child added): anyio's Trio backend (loaded at the SDK's first
+    # anyio call), the SDK servers' logging handler (rich), the codecs of host names and of
+    # files read with `utf-8-sig`.
+    "anyio._backends._trio",
+    "rich.console",
+    "rich.logging",
+    "encodings.idna",
+    "encodings.utf_8_sig",
 )
 _MESSAGE = 1 << 20  # an environment of a few kB, a command line: far below this
 
