@@ -15,6 +15,7 @@ const REDRAW_MS = 150;  // changes and tool tables within this time are one redr
 const open = new Set([""]);  // the folders shown open ("" the root)
 let redrawing = null;
 let toolsSeen = null;
+const drawn = new WeakMap();  // a folder's list → the listing drawn in it (JSON)
 
 // A view asked to open a workspace file (checked by the server): its first viewer opens it.
 connectHost({ onOpenFile: (path) => openFile(path) });
@@ -27,7 +28,7 @@ export async function showFiles() {
   if (root === null) return false;
   setHostExtensions((root.hostCapabilities || {}).experimental);
   $("files-pane").hidden = false;
-  $("files").replaceChildren(...entries(root));
+  draw($("files"), root);
   watchChanges();
   toolsSeen = state.tools;
   onChange(() => {
@@ -77,11 +78,22 @@ function folderItem(entry) {
 
 async function fill(list, path) {
   try {
-    const folder = await api.listFolder(path);
-    list.replaceChildren(...(folder ? entries(folder) : []));
+    draw(list, await api.listFolder(path));
   } catch (error) {
+    drawn.delete(list);
     list.replaceChildren(el("li", { class: "refusal" }, error.message));
   }
+}
+
+// A folder's list is drawn again only when its listing changed: redraws come often (each
+// change on disk, each tool table, each reconnection), and a node replaced under the pointer
+// loses the click that was landing on it.
+function draw(list, folder) {
+  const listing = JSON.stringify(folder ? folder.entries : null);
+  if (drawn.get(list) === listing) return false;
+  drawn.set(list, listing);
+  list.replaceChildren(...(folder ? entries(folder) : []));
+  return true;
 }
 
 function fileItem(entry) {
@@ -106,7 +118,13 @@ function redrawSoon() {
   redrawing = setTimeout(async () => {
     redrawing = null;
     const root = await api.listFolder("").catch(() => null);
-    if (root) $("files").replaceChildren(...entries(root));
+    if (!root) return;
+    // A root drawn anew fills its open folders itself; else each open folder is read.
+    if (draw($("files"), root)) return;
+    for (const path of open) {
+      const list = path && $("files").querySelector(`li[data-path="${CSS.escape(path)}"] > ul`);
+      if (list && !list.closest("[hidden]")) fill(list, path);
+    }
   }, REDRAW_MS);
 }
 
