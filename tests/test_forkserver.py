@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from typing import Any
 
@@ -134,3 +135,47 @@ def test_what_cannot_be_forked_starts_the_interpreter_itself(project: Project) -
         check=True,
     )
     assert flag.stdout == "0\n"  # the real interpreter, with its site-packages
+
+
+SCRIPT = """\
+import dataclasses, json, os, sys
+
+@dataclasses.dataclass
+class Seen:
+    name: str
+    file: str
+    version: str
+
+print(json.dumps({"pid": os.getpid(), **dataclasses.asdict(Seen(__name__, __file__, "{v}"))}))
+"""
+
+
+def run_script(project: Project, python: str) -> tuple[int, dict[str, Any] | None, str]:
+    done = subprocess.run(
+        [python, "apps/script.py"], cwd=project.root, capture_output=True, text=True, timeout=60
+    )
+    seen = json.loads(done.stdout) if done.stdout else None
+    return done.returncode, seen, done.stderr.strip().splitlines()[-1] if done.stderr else ""
+
+
+def test_a_forked_script_runs_as_the_interpreter_runs_it_each_version_as_written(
+    project: Project,
+) -> None:
+    """The fork server compiles each version of a script once (tests/support/forkserver.py)."""
+    script = project.root / "apps" / "script.py"
+    script.parent.mkdir(exist_ok=True)
+    for version in ("1", "2.0"):  # a new version: a new size
+        script.write_text(SCRIPT.replace("{v}", version))
+        status, forked, _ = run_script(project, forkserver.python())
+        real_status, real, _ = run_script(project, sys.executable)
+        assert forked is not None, "the forked script printed nothing"
+        assert real is not None
+        del forked["pid"], real["pid"]
+        assert (status, forked) == (real_status, real)
+        file = str(project.root / "apps" / "script.py")
+        assert real == {"name": "__main__", "file": file, "version": version}
+    script.write_text("def broken(:\n")
+    forked_failure = run_script(project, forkserver.python())
+    assert forked_failure == run_script(project, sys.executable)
+    assert forked_failure[0] == 1
+    assert forked_failure[2].startswith("SyntaxError")
