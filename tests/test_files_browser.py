@@ -1,9 +1,10 @@
 """The Files pane and file views in a real browser (Debian's headless Chromium, driven by
 Playwright) against a real `mcpapps run` with the bundled grocery app and a workspace of real
 files: the pane lists the workspace (folders first, hidden names left out, live as files
-change), a CSV opens from it in the app's inventory sheet through an opaque host resource, a
-cell edited and saved (after the person's approval, as a write) changes the file on disk, an
-edit on disk reaches the open sheet, and `/?file=` opens a file directly or says why not.
+change, a folder drawn again only when its listing changed), a CSV opens from it in the app's
+inventory sheet through an opaque host resource, a cell edited and saved (after the person's
+approval, as a write) changes the file on disk, an edit on disk reaches the open sheet, and
+`/?file=` opens a file directly or says why not.
 
 Synchronous (Playwright's sync API), as tests/test_browser.py: the supervisor is a subprocess.
 """
@@ -155,6 +156,31 @@ def test_a_csv_opened_from_the_files_pane_is_edited_and_saved(
     # The pane is live: a new file shows up without a reload.
     (workspace / "inventory" / "new.csv").write_text(CSV)
     page.locator('#files li[data-path="inventory/new.csv"]').wait_for()
+
+
+def test_a_redraw_leaves_the_folders_that_did_not_change_in_place(
+    served: tuple[str, Path], page: Any
+) -> None:
+    """Each change on disk reads the folders shown again, but draws a folder again only when
+    its listing changed: a button pressed while the pane is read again stays the one pressed
+    (released on its replacement, a press is no click)."""
+    base, workspace = served
+    page.goto(f"{base}/")
+    page.locator('#files button.folder[data-path="inventory"]').click()
+    viewer = page.locator('#files li[data-path="inventory/count.csv"] button.viewer')
+    viewer.wait_for()
+    held = [
+        page.locator('#files button.folder[data-path="inventory"]').element_handle(),
+        viewer.element_handle(),
+    ]
+    # Written inside a closed folder: no folder shown changes (a file's new content does not
+    # change its folder's time), but the pane reads the root and the open folder again.
+    with page.expect_response(lambda r: r.url.endswith("/apps/files?path=inventory")) as read:
+        (workspace / "notes" / "a.txt").write_text("a, again\n")
+    read.value.finished()
+    # The page's handling of that answer has run once two frames have been drawn after it.
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    assert [each.evaluate("e => e.isConnected") for each in held] == [True, True]
 
 
 def test_a_link_opens_a_file_directly_or_says_why_not(served: tuple[str, Path], page: Any) -> None:
