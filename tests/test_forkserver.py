@@ -179,3 +179,44 @@ def test_a_forked_script_runs_as_the_interpreter_runs_it_each_version_as_written
     assert forked_failure == run_script(project, sys.executable)
     assert forked_failure[0] == 1
     assert forked_failure[2].startswith("SyntaxError")
+
+
+ENDINGS = """\
+import atexit, sys, threading, time
+
+atexit.register(print, "at exit")  # printed to a pipe: buffered until the end
+late = threading.Thread(target=lambda: (time.sleep(0.2), print("late thread")))
+late.start()
+print("printed")
+how = sys.argv[1]
+if how == "status":
+    sys.exit(5)
+if how == "message":
+    sys.exit("a message")
+if how == "raise":
+    raise RuntimeError("raised")
+"""
+
+
+@pytest.mark.parametrize("how", ["returns", "status", "message", "raise"])
+def test_a_forked_script_ends_as_the_interpreter_ends_it(project: Project, how: str) -> None:
+    """The fork server's child ends without the interpreter's teardown of every object, but
+    with what a program sees of its end: the non-daemon threads waited for, the `atexit`
+    functions run, what was printed flushed, the exit status; an exception or a message ends
+    it through the interpreter."""
+    script = project.root / "apps" / "endings.py"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text(ENDINGS)
+    ends = []
+    for python in (forkserver.python(), sys.executable):
+        done = subprocess.run(
+            [python, "apps/endings.py", how],
+            cwd=project.root,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        last = done.stderr.strip().splitlines()[-1:]
+        ends.append((done.returncode, done.stdout, last))
+    assert ends[0] == ends[1]
+    assert ends[1][1] == "printed\nlate thread\nat exit\n"

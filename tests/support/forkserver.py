@@ -255,12 +255,36 @@ def _main() -> None:
     except BaseException as error:  # never back into the server's loop
         print(f"fork server: cannot start {request['argv']}: {error!r}", file=sys.stderr)
         os._exit(127)
-    if request.get("kind") == "python":
-        _run_script(request["code"])
-        sys.exit(0)
-    from supervisor.process.cli import main
+    try:
+        if request.get("kind") == "python":
+            _run_script(request["code"])
+            status = 0
+        else:
+            from supervisor.process.cli import main
 
-    sys.exit(main())
+            status = main() or 0
+    except SystemExit as exit:
+        if exit.code is not None and not isinstance(exit.code, int):
+            raise  # a message: the interpreter prints it, and ends as it would
+        status = exit.code or 0
+    _leave(status)
+
+
+def _leave(status: int) -> None:
+    """End as the interpreter ends a program that returned or called `sys.exit(status)`, less
+    its teardown of every object: the non-daemon threads joined, the `atexit` functions run
+    (among them `logging.shutdown`), the standard streams flushed. In a forked child that
+    teardown touched every page of the fork server's imports, so that each was copied: 75 to
+    90 ms of CPU per child against 7 (about 900 children a run). A program ended by an
+    exception ends through the interpreter, which reports it."""
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(status & 0xFF)
 
 
 # The test side --------------------------------------------------------------------------
