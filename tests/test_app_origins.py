@@ -17,14 +17,14 @@ from urllib.parse import quote
 import pytest
 
 from tests.support import chromium, forkserver
-from tests.support.helpers import free_port_pair
-from tests.support.nodetools import TOOLS, node_binary
-from tests.support.running import GUARD_S
-from tests.test_browser import (
+from tests.support.controlpage import (
     Served,
     page,
     view,
 )
+from tests.support.helpers import free_port_pair
+from tests.support.nodetools import TOOLS, node_binary
+from tests.support.running import GUARD_S
 from web.apporigins import (
     app_label,
     app_origin,

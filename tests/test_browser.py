@@ -10,11 +10,8 @@ These tests are synchronous (Playwright's sync API): the supervisor runs as a su
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import signal
-import subprocess
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -31,55 +28,22 @@ from actors.chat.hub import CHAT_DATABASE
 from actors.tls import client_tls
 from actors.views.modelcontext import MODEL_CONTEXT_MARK
 from tests.support import chromium, forkserver
+from tests.support.controlpage import (
+    TOKEN,
+    WAIT_MS,
+    Served,
+    app_item,
+    in_view,
+    page,
+    screenshot,
+    view,
+)
 from tests.support.helpers import free_port, free_port_pair
 from tests.support.nodetools import basic_vanillajs_command
-from tests.support.running import GROCERY, GUARD_S, environment, fixture_manifest
+from tests.support.running import GROCERY, GUARD_S, fixture_manifest
 
 VIEWS_APP = Path(__file__).parent / "apps" / "views_app.py"
-SCREENSHOTS = Path(
-    os.environ.get("MCPAPPS_SCREENSHOTS", Path(__file__).parent.parent / ".screenshots")
-)
-TOKEN = "browser-s3cret"
-WAIT_MS = GUARD_S * 1000
-
-
-class Served:
-    """`mcpapps run` on a project folder, in a subprocess, until stopped."""
-
-    def __init__(self, root: Path, port: int) -> None:
-        self.root = root
-        self.port = port
-        self.log_path = root / "mcpapps.log"
-        self.process: subprocess.Popen[bytes] | forkserver.ForkedProcess | None = None
-
-    def start(self) -> None:
-        with self.log_path.open("wb") as log:
-            self.process = forkserver.start_mcpapps(
-                ["run"],
-                cwd=self.root,
-                env={**environment(), "MCPAPPS_PORT": str(self.port)},
-                stderr=log,
-            )
-        deadline = time.monotonic() + GUARD_S
-        while "ready: " not in self.log_path.read_text():
-            assert self.process.poll() is None, self.log_path.read_text()
-            assert time.monotonic() < deadline, self.log_path.read_text()
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            self.process.wait(GUARD_S)
-
-    def url(self, path: str = "/") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    def api(self, path: str, **kwargs: Any) -> Any:
-        headers = {"authorization": f"Bearer {TOKEN}"}
-        response = httpx2.get(
-            self.url(path), headers=headers, verify=client_tls(), timeout=GUARD_S, **kwargs
-        )
-        return response.json()
+_ = (page,)  # the fixture, used by name (the browser is conftest.py's, one per worker)
 
 
 def write_project(root: Path, sandbox_port: int, *, auth: bool = False) -> None:
@@ -129,43 +93,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     supervisor.start()
     yield supervisor
     supervisor.stop()
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    context.set_default_timeout(WAIT_MS)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda message: refused(page, message, errors))
-    yield page
-    context.close()
-    assert errors == [], errors  # no script error, nothing the page's CSP refused
-
-
-def refused(page: Any, message: Any, errors: list[str]) -> None:
-    """A console line where the control page's own Content-Security-Policy refused something
-    (the views' frames, from the sandbox origin, have theirs, whose refusals are expected)."""
-    if message.type != "error" or "Content Security Policy" not in message.text:
-        return
-    where, page_at = urlsplit(message.location.get("url", "")), urlsplit(page.url)
-    if (where.scheme, where.netloc) == (page_at.scheme, page_at.netloc):
-        errors.append(message.text)
-
-
-def screenshot(page: Any, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / name))
-
-
-def app_item(page: Any, app_id: str) -> Any:
-    return page.locator(f'#apps li[data-app-id="{app_id}"]')
-
-
-def view(page: Any) -> Any:
-    """The app's document: the inner frame of the sandbox page in the canvas."""
-    return page.frame_locator("#canvas iframe").frame_locator("iframe")
 
 
 def store_column(page: Any) -> list[str]:
@@ -418,11 +345,6 @@ def wait_on_hand(page: Any, expected: int) -> None:
 
 def receive_one(page: Any) -> None:
     view(page).locator("#rows tr").first.locator("button.receive").click()
-
-
-def in_view(page: Any, script: str) -> Any:
-    """Run `script` in the app's own document (its functions, e.g. `request`, are in scope)."""
-    return view(page).locator("body").evaluate(f"async () => {{ {script} }}")
 
 
 def open_dashboard_from_chat(page: Any) -> None:

@@ -19,9 +19,7 @@ import pytest
 from actors.tls import client_tls
 from actors.views.modelcontext import MODEL_CONTEXT_MARK
 from tests.support import chromium, forkserver
-from tests.support.helpers import free_port_pair
-from tests.support.running import GUARD_S
-from tests.test_browser import (  # the page fixture, as the page's own tests use
+from tests.support.controlpage import (  # the page fixture, as the page's own tests use
     Served,
     app_item,
     in_view,
@@ -29,7 +27,9 @@ from tests.test_browser import (  # the page fixture, as the page's own tests us
     screenshot,
     view,
 )
-from tests.test_model_context import PNG
+from tests.support.helpers import free_port_pair
+from tests.support.png import ONE_PIXEL
+from tests.support.running import GUARD_S
 
 __all__ = ["page"]  # the fixture, used by name (the browser is conftest.py's)
 
@@ -39,7 +39,7 @@ TITLED = {
     "text": "Selected: M6 hex bolt",
     "_meta": {
         "openai/title": "Hex bolt",
-        "openai/thumbnail": {"src": f"data:image/png;base64,{PNG}"},
+        "openai/thumbnail": {"src": f"data:image/png;base64,{ONE_PIXEL}"},
     },
 }
 HIDDEN = {"type": "text", "text": "part id 42", "annotations": {"audience": ["assistant"]}}

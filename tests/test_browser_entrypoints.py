@@ -17,10 +17,7 @@ import pytest
 
 from actors.tls import client_tls
 from tests.support import chromium
-from tests.support.extensions import extensions_manifest
-from tests.support.helpers import free_port_pair
-from tests.support.running import GUARD_S
-from tests.test_browser import (  # the page fixture, as the page's own tests use
+from tests.support.controlpage import (  # the page fixture, as the page's own tests use
     TOKEN,
     WAIT_MS,
     Served,
@@ -28,6 +25,9 @@ from tests.test_browser import (  # the page fixture, as the page's own tests us
     page,
     screenshot,
 )
+from tests.support.extensions import extensions_manifest
+from tests.support.helpers import free_port_pair
+from tests.support.running import GUARD_S
 
 __all__ = ["page"]  # the fixture, used by name (the browser is conftest.py's)
 

@@ -17,14 +17,14 @@ from typing import Any
 import pytest
 
 from tests.support import chromium
-from tests.support.forms import forms_manifest
-from tests.support.helpers import free_port_pair
-from tests.test_browser import (  # the page fixture, as the page's own tests use
+from tests.support.controlpage import (  # the page fixture, as the page's own tests use
     Served,
     page,
     screenshot,
     view,
 )
+from tests.support.forms import forms_manifest
+from tests.support.helpers import free_port_pair
 
 __all__ = ["page"]  # the fixture, used by name (the browser is conftest.py's)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from quart_trio import QuartTrio
 
-from tests.test_sandbox import csp_directives
+from tests.support.helpers import csp_directives
 from web.control import PAGE_MODULES, control_blueprint
 from web.errors import register
 

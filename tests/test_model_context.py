@@ -23,13 +23,11 @@ from actors.views.refusals import BadParams, ViewRefusal
 from tests.support.chatting import body, chat_data
 from tests.support.frontdoor import http, write
 from tests.support.helpers import Project
+from tests.support.png import ONE_PIXEL
 from tests.support.running import supervisor_running
 from tests.support.views import open_view, rpc
 
-PNG = (  # one pixel
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
-)
-THUMB = {"src": f"data:image/png;base64,{PNG}"}
+THUMB = {"src": f"data:image/png;base64,{ONE_PIXEL}"}
 TITLED = {
     "type": "text",
     "text": "Selected: M6 hex bolt",
@@ -38,7 +36,12 @@ TITLED = {
 HIDDEN = {"type": "text", "text": "part id 42", "annotations": {"audience": ["assistant"]}}
 LINK = {"type": "resource_link", "uri": "cad://parts/washer", "name": "washer"}
 EMBEDDED = {"type": "resource", "resource": {"uri": "cad://notes/1", "text": "torque 9 Nm"}}
-IMAGE = {"type": "image", "data": PNG, "mimeType": "image/png", "_meta": {"openai/title": "bolt"}}
+IMAGE = {
+    "type": "image",
+    "data": ONE_PIXEL,
+    "mimeType": "image/png",
+    "_meta": {"openai/title": "bolt"},
+}
 
 
 def refusal(params: dict[str, Any]) -> str:
@@ -70,7 +73,7 @@ def test_the_content_a_view_may_attach() -> None:
         "resource": {"uri": "cad://notes/1", "text": "torque 9 Nm"},
     }
     assert seen["content"][4]["type"] == "image"
-    assert PNG not in str(seen)
+    assert ONE_PIXEL not in str(seen)
     assert seen["structuredContent"] == {"part": 42}
     marked = model_context_text(
         [{"app": "x", "content": [{"type": "text", "text": "</model-context>"}]}]

@@ -20,18 +20,18 @@ import pytest
 
 from actors.tls import client_tls
 from tests.support import chromium, forkserver
-from tests.support.helpers import free_port, free_port_pair
-from tests.support.nodetools import TOOLS, node_binary
-from tests.support.png import colours
-from tests.support.running import GUARD_S
-from tests.test_browser import (
-    VIEWS_APP,
+from tests.support.controlpage import (
     Served,
     page,
     screenshot,
     view,
 )
+from tests.support.helpers import free_port, free_port_pair
+from tests.support.nodetools import TOOLS, node_binary
+from tests.support.png import colours
+from tests.support.running import GUARD_S
 
+VIEWS_APP = Path(__file__).parent / "apps" / "views_app.py"
 _ = (page,)  # the fixture, used by name (the browser is conftest.py's, one per worker)
 THREE_MIB = 3 * 1024 * 1024
 FIVE_MIB = 5 * 1024 * 1024

@@ -12,7 +12,7 @@ import httpx2
 import trio
 
 from actors.tls import client_tls
-from tests.support.helpers import Project, free_port
+from tests.support.helpers import Project, csp_directives, free_port
 from tests.support.running import GUARD_S, environment, fixture_manifest, supervisor_running
 from web.sandbox import sandbox_app
 
@@ -24,10 +24,6 @@ def write(project: Project, sandbox: str = "", server: str = "") -> None:
     project.config(
         f'[server]\n{server}\n[sandbox]\n{sandbox}\n[apps]\ndiscovery_paths = ["./apps"]\n'
     )
-
-
-def csp_directives(header: str) -> dict[str, str]:
-    return {d.split(" ")[0]: d for d in (part.strip() for part in header.split(";")) if d}
 
 
 async def test_the_sandbox_serves_its_page_with_its_csp_and_nothing_else(

@@ -20,13 +20,13 @@ from typing import Any
 import pytest
 
 from tests.support import chromium, forkserver
-from tests.support.helpers import free_port, free_port_pair
-from tests.support.running import GUARD_S
-from tests.test_browser import (
+from tests.support.controlpage import (
     Served,
     page,
     view,
 )
+from tests.support.helpers import free_port, free_port_pair
+from tests.support.running import GUARD_S
 
 _ = (page,)  # the fixture, used by name (the browser is conftest.py's, one per worker)
 BOARD_APP = Path(__file__).parent / "apps" / "board_app.py"

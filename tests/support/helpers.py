@@ -178,3 +178,8 @@ async def statuses_across_an_idle_pause(port: int, target: str, idle_s: float) -
                 elif isinstance(event, h11.Response):
                     statuses.append(event.status_code)
     return statuses
+
+
+def csp_directives(header: str) -> dict[str, str]:
+    """A Content-Security-Policy header's directives, by name (each with its name)."""
+    return {d.split(" ")[0]: d for d in (part.strip() for part in header.split(";")) if d}

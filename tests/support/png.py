@@ -7,6 +7,11 @@ import struct
 import zlib
 
 _SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# A PNG of one pixel, in base64 (as an image's `data` in MCP content or a `data:` URL).
+ONE_PIXEL = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+    "+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
 
 
 def pixels(png: bytes) -> list[bytes]:
