@@ -29,7 +29,6 @@ installed: the span was a no-op).
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -37,7 +36,10 @@ import attrs
 from mcp.server.runner import ServerRunner, modern_error_data
 from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
+    MCP_METHOD_HEADER,
+    MCP_NAME_HEADER,
     MCP_PARAM_HEADER_PREFIX,
+    MCP_PROTOCOL_VERSION_HEADER,
     InboundModernRoute,
     classify_inbound_request,
     find_duplicated_routing_header,
@@ -50,10 +52,15 @@ from pydantic import ValidationError
 from starlette.datastructures import Headers
 
 from actors.catalog import Wire
+from supervisor.model import jsonout
 from supervisor.model.errors import ClientGone
 from web.mcpdoor.fastpath import QuietCaller
 
 _MCP_PARAM = MCP_PARAM_HEADER_PREFIX.lower()
+_ROUTING = frozenset(
+    name.lower().encode("latin-1")
+    for name in (MCP_PROTOCOL_VERSION_HEADER, MCP_METHOD_HEADER, MCP_NAME_HEADER)
+)
 _CALLS = itertools.count(1)
 
 
@@ -118,8 +125,10 @@ class StatelessFastPath:
         meta = params.get("_meta")
         if isinstance(meta, dict) and "progressToken" in meta:
             return None  # progress needs the event stream
-        raw = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
-        if find_duplicated_routing_header(raw) is not None:
+        # The raw header lines (a folded map hides a repeat), only those it reads: the routing
+        # headers, by name (ASGI gives names in lower case).
+        routing = [(k.decode("latin-1"), "") for k, _ in scope["headers"] if k in _ROUTING]
+        if find_duplicated_routing_header(routing) is not None:
             return None
         verdict = classify_inbound_request(message, headers=headers)
         if not isinstance(verdict, InboundModernRoute):
@@ -184,7 +193,8 @@ class StatelessFastPath:
             return  # nobody to answer
         error = message.get("error")
         status = ERROR_CODE_HTTP_STATUS.get(error["code"], 200) if error else 200
-        body = json.dumps(message, separators=(",", ":")).encode()
+        # Written as the handshake era's lean path writes its answers (web/mcpdoor/fastpath.py).
+        body = jsonout.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
         await send(
             {
                 "type": "http.response.start",
