@@ -177,7 +177,7 @@ class FastPath:
             or "task" in params
             or negotiated is None
             or version != negotiated
-            or not _accepts_both(headers.get("accept", ""))
+            or not accepts_both(headers.get("accept", ""))
             or len(message) != 4
         ):
             return None
@@ -254,7 +254,9 @@ class FastPath:
             scope.cancel()
 
 
-def _accepts_both(accept: str) -> bool:
+def accepts_both(accept: str) -> bool:
+    """The SDK's reading of `Accept` (`check_accept_headers`): JSON and an event stream, or
+    wildcards that cover them."""
     kinds = {part.split(";")[0].strip().lower() for part in accept.split(",")}
     json_ok = bool(kinds & {"application/json", "application/*", "*/*"})
     return json_ok and bool(kinds & {"text/event-stream", "text/*", "*/*"})

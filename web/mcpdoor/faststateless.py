@@ -54,7 +54,7 @@ from starlette.datastructures import Headers
 from actors.catalog import Wire
 from supervisor.model import jsonout
 from supervisor.model.errors import ClientGone
-from web.mcpdoor.fastpath import QuietCaller
+from web.mcpdoor.fastpath import QuietCaller, accepts_both
 
 _MCP_PARAM = MCP_PARAM_HEADER_PREFIX.lower()
 _ROUTING = frozenset(
@@ -119,7 +119,7 @@ class StatelessFastPath:
             or isinstance(request_id, bool)
             or not isinstance(params, dict)
             or "task" in params
-            or not _accepts_both(headers.get("accept", ""))
+            or not accepts_both(headers.get("accept", ""))
         ):
             return None
         meta = params.get("_meta")
@@ -218,15 +218,6 @@ class StatelessFastPath:
             error = modern_error_data(caught)
             return {"jsonrpc": "2.0", "id": call.request_id, "error": _error_wire(error)}
         return {"jsonrpc": "2.0", "id": call.request_id, "result": shaped}
-
-
-def _accepts_both(accept: str) -> bool:
-    """The SDK's reading of `Accept` (`check_accept_headers`): JSON and an event stream, or
-    wildcards that cover them."""
-    kinds = [part.strip().split(";")[0].strip().lower() for part in accept.split(",")]
-    wildcard = "*/*" in kinds
-    json_ok = wildcard or any(k in ("application/json", "application/*") for k in kinds)
-    return json_ok and (wildcard or any(k in ("text/event-stream", "text/*") for k in kinds))
 
 
 def _error_wire(error: ErrorData) -> Wire:

@@ -42,6 +42,9 @@ async def serve_mcp(
     A session's standing stream (its GET) is served by `standing` when it can be
     (web/mcpdoor/standing.py)."""
     message = parse(body) if scope["method"] == "POST" else None
+    # The lean 2026-07-28 path answers through this one: its answer always has a content type
+    # and never a session id, which is all the wrappers below change.
+    lean_send = send
     version = headers.get("mcp-protocol-version")
     if version is not None and version not in KNOWN_PROTOCOL_VERSIONS:
         # The SDK hands a version it does not know to the 2026-07-28 transport, whose first
@@ -100,7 +103,7 @@ async def serve_mcp(
         return
     if session is None:
         if (stateless := endpoint.fast_stateless.take(message, scope, headers)) is not None:
-            await endpoint.fast_stateless.answer(stateless, receive, send)
+            await endpoint.fast_stateless.answer(stateless, receive, lean_send)
             return
         send = endpoint.fast.watch_opening(message, _retry_later_when_full(send))
         await endpoint.manager.handle_request(scope, receive, send)
