@@ -126,8 +126,8 @@ class StatelessFastPath:
         if isinstance(meta, dict) and "progressToken" in meta:
             return None  # progress needs the event stream
         # The raw header lines (a folded map hides a repeat), only those it reads: the routing
-        # headers, by name (ASGI gives names in lower case).
-        routing = [(k.decode("latin-1"), "") for k, _ in scope["headers"] if k in _ROUTING]
+        # headers, by name.
+        routing = [(k.decode("latin-1"), "") for k, _ in scope["headers"] if k.lower() in _ROUTING]
         if find_duplicated_routing_header(routing) is not None:
             return None
         verdict = classify_inbound_request(message, headers=headers)
