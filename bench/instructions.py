@@ -132,10 +132,10 @@ async def bench(args: argparse.Namespace) -> None:
                     paths = list(clients)
                     # Warm up natively, then instrumented (callgrind translates the code again
                     # once its instrumentation is on).
-                    for name, mode in [*paths, ("instr=on", ""), *paths]:
-                        if name == "instr=on":
-                            await callgrind(name, pid)
-                        else:
+                    for instrumented in (False, True):
+                        if instrumented:
+                            await callgrind("instr=on", pid)
+                        for name, mode in paths:
                             await calls(clients[name, mode], routes[name][1], 2 * max(levels))
                     seen = set(dumps.glob("callgrind.out.*"))
                     for round_ in range(args.rounds):

@@ -212,25 +212,25 @@ class FastPath:
                 try:
                     result = await self._pass_on(call, QuietCaller(call.session_id), abandoned)
                     shaped = serialize_server_result("tools/call", version, result)
-                    body = _response(call.request_id, {"result": shaped})
+                    body = response(call.request_id, {"result": shaped})
                 except trio.Cancelled:
                     abandoned.set()  # the client cancelled it: so does the app's request
                     # The SDK's handshake-era transport answers it so, for the stream's sake.
                     error = ErrorData(code=REQUEST_CANCELLED, message="Request cancelled")
-                    body = _response(call.request_id, {"error": _error_wire(error)})
+                    body = response(call.request_id, {"error": error_wire(error)})
                     raise
                 except ValidationError:
                     # What the SDK answers for a result its surface refuses.
                     error = ErrorData(
                         code=INTERNAL_ERROR, message="Handler returned an invalid result"
                     )
-                    body = _response(call.request_id, {"error": _error_wire(error)})
+                    body = response(call.request_id, {"error": error_wire(error)})
                 except Exception as caught:
                     # The SDK's rule: an MCPError says its own error, anything else is code 0.
                     error = handler_exception_to_error_data(caught) or ErrorData(
                         code=0, message=str(caught)
                     )
-                    body = _response(call.request_id, {"error": _error_wire(error)})
+                    body = response(call.request_id, {"error": error_wire(error)})
         finally:
             self._running.pop(key, None)
             transport._requests_in_flight -= 1
@@ -262,11 +262,13 @@ def accepts_both(accept: str) -> bool:
     return json_ok and bool(kinds & {"text/event-stream", "text/*", "*/*"})
 
 
-def _error_wire(error: ErrorData) -> Wire:
+def error_wire(error: ErrorData) -> Wire:
+    """An error as a JSON-RPC answer carries it."""
     return error.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
-def _response(request_id: str | int, outcome: Wire) -> bytes:
+def response(request_id: str | int, outcome: Wire) -> bytes:
+    """The JSON-RPC answer to a request, `outcome` its `result` or `error` (both lean paths)."""
     return jsonout.dumps(
         {"jsonrpc": "2.0", "id": request_id, **outcome}, separators=(",", ":"), ensure_ascii=False
     ).encode()

@@ -45,16 +45,15 @@ from mcp.shared.inbound import (
     find_duplicated_routing_header,
     validate_mcp_param_headers,
 )
-from mcp_types import CallToolRequestParams, ClientCapabilities, ErrorData
+from mcp_types import CallToolRequestParams, ClientCapabilities
 from mcp_types.methods import validate_client_request
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from starlette.datastructures import Headers
 
 from actors.catalog import Wire
-from supervisor.model import jsonout
 from supervisor.model.errors import ClientGone
-from web.mcpdoor.fastpath import QuietCaller, accepts_both
+from web.mcpdoor.fastpath import QuietCaller, accepts_both, error_wire, response
 
 _MCP_PARAM = MCP_PARAM_HEADER_PREFIX.lower()
 _ROUTING = frozenset(
@@ -188,13 +187,12 @@ class StatelessFastPath:
                 pass
 
         try:
-            message = await self._outcome(call, gone)
+            outcome = await self._outcome(call, gone)
         except ClientGone:
             return  # nobody to answer
-        error = message.get("error")
+        error = outcome.get("error")
         status = ERROR_CODE_HTTP_STATUS.get(error["code"], 200) if error else 200
-        # Written as the handshake era's lean path writes its answers (web/mcpdoor/fastpath.py).
-        body = jsonout.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+        body = response(call.request_id, outcome)
         await send(
             {
                 "type": "http.response.start",
@@ -208,17 +206,12 @@ class StatelessFastPath:
         await send({"type": "http.response.body", "body": body})
 
     async def _outcome(self, call: StatelessCall, gone: Gone) -> Wire:
-        """The JSON-RPC answer, as the SDK's path words it."""
+        """The JSON-RPC answer's `result` or `error`, as the SDK's path words it."""
         try:
             result = await self._pass_on(call, gone)
             shaped = self._runner._serialize("tools/call", call.version, result)
         except ClientGone:
             raise
         except Exception as caught:
-            error = modern_error_data(caught)
-            return {"jsonrpc": "2.0", "id": call.request_id, "error": _error_wire(error)}
-        return {"jsonrpc": "2.0", "id": call.request_id, "result": shaped}
-
-
-def _error_wire(error: ErrorData) -> Wire:
-    return error.model_dump(by_alias=True, mode="json", exclude_none=True)
+            return {"error": error_wire(modern_error_data(caught))}
+        return {"result": shaped}
