@@ -38,8 +38,13 @@ clients pick when the server offers it) and `legacy` ones (the handshake era), a
 supervisor's CPU per call of the first is printed against the second's (issue 32's target: at
 most 1.1x at 1, 8 and 32 clients).
 
+With `--pin` the supervisor runs alone on the first core this process may use, and this process
+(the clients), the apps and every other process it starts on the others. Unpinned, the clients
+share the supervisor's cores and caches, and a 2026-07-28 client spends more CPU per call than a
+handshake-era one: at 32 clients on 2 cores that shows in the supervisor's CPU per call as well.
+
 Usage: python bench/proxy.py [--seconds S] [--rounds R] [--quick] [--mode auto|legacy|both]
-       [--arguments JSON] [--profile FILE]
+       [--arguments JSON] [--profile FILE] [--pin]
 """
 
 from __future__ import annotations
@@ -335,6 +340,8 @@ async def bench(args: argparse.Namespace) -> None:
         port, direct_port = free_port(), free_port()
         env = {**environment(), "MCPAPPS_PORT": str(port)}
         command = [str(Path(sys.executable).parent / "mcpapps"), "run", "--config", "config.toml"]
+        # Before any process starts: every one inherits the cores left to the clients.
+        supervisor_core = keep_first_core() if args.pin else None
         if args.profile:
             (root / "profiled_run.py").write_text(PROFILED_RUN)
             command = [sys.executable, "profiled_run.py", str(Path(args.profile).resolve())]
@@ -358,6 +365,8 @@ async def bench(args: argparse.Namespace) -> None:
                     rf"app {APP}: \S+ → Running \((.*); protocol (\S+)\)"
                 )
                 await direct.wait_for_port(direct_port)
+                if supervisor_core is not None and supervisor.pid is not None:
+                    pin(supervisor.pid, supervisor_core)
                 gateway = f"http://127.0.0.1:{port}"
                 mode = "auto" if args.mode == "both" else args.mode
                 paths = {
@@ -403,6 +412,23 @@ async def bench(args: argparse.Namespace) -> None:
                 nursery.cancel_scope.cancel()
         if args.profile:
             print(f"supervisor profile written to {args.profile} (python -m pstats {args.profile})")
+
+
+def keep_first_core() -> int:
+    """`--pin`: this process (and so every process it starts) leaves its first core to the
+    supervisor, which `pin` puts there once it is running; that core."""
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        sys.exit("--pin needs at least 2 cores: one for the supervisor, one for the rest")
+    os.sched_setaffinity(0, cores[1:])
+    return cores[0]
+
+
+def pin(pid: int, core: int) -> None:
+    """Every thread of `pid` on `core` alone (the threads it starts later inherit it; its app,
+    started already, stays with the clients)."""
+    for thread in os.listdir(f"/proc/{pid}/task"):
+        os.sched_setaffinity(int(thread), {core})
 
 
 async def exit_on_signal() -> None:
@@ -559,9 +585,14 @@ def report(
         )
 
     cores = len(os.sched_getaffinity(0))
+    where = (
+        f"the supervisor alone on 1 core, the clients and the apps on {cores}"
+        if args.pin
+        else f"{cores} cores"
+    )
     print(
         f"\n{args.rounds} rounds of {args.seconds:g} s per path and level, the paths taking turns;"
-        f" {cores} cores. CPU per call in µs: client = this process (the SDK clients), gateway ="
+        f" {where}. CPU per call in µs: client = this process (the SDK clients), gateway ="
         " the supervisor, app = the app's process; log = supervisor log lines per call"
     )
     print(
@@ -660,6 +691,11 @@ def main() -> None:
         "--arguments", default="{}", metavar="JSON", help=f"the arguments of {TOOL} ({{}})"
     )
     parser.add_argument("--profile", metavar="FILE", help="run the supervisor under cProfile")
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="the supervisor alone on one core, everything else on the others",
+    )
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.rounds = 0.25, 2
