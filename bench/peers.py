@@ -41,7 +41,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import traceback
 from pathlib import Path
 
 # The helpers (`bench.support`, `bench.proxy`) are not installed: run from the root.
@@ -60,8 +59,10 @@ from bench.proxy import (
     batch,
     client_session,
     result_json,
+    round_options,
+    run_rounds,
 )
-from bench.support import GROCERY, ROOT, Child, environment, free_port
+from bench.support import GROCERY, ROOT, Child, environment, exit_on_signal, free_port
 
 PINS = ROOT / "bench" / "peers"  # package.json and package-lock.json: supergateway 4.0.0
 TOOLS = ROOT / ".tools"
@@ -138,6 +139,7 @@ async def bench(args: argparse.Namespace) -> None:
             environment(),
         )
         async with trio.open_nursery() as nursery:
+            nursery.start_soon(exit_on_signal)
             try:
                 for child in (mcpapps, peer, direct):
                     await child.start(nursery)
@@ -294,30 +296,8 @@ def report(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=1.0, help="length of one batch")
-    parser.add_argument("--rounds", type=int, default=6, help="batches per path and level")
-    parser.add_argument("--quick", action="store_true", help="a smoke run: 2 rounds, 0.25 s")
-    parser.add_argument(
-        "--mode",
-        choices=["auto", "legacy", "both"],
-        default="auto",
-        help="the clients' negotiation: auto (2026-07-28 when offered), legacy (initialize), or"
-        " both (each gateway twice, one per era, in the same rounds)",
-    )
-    args = parser.parse_args()
-    if args.quick:
-        args.seconds, args.rounds = 0.25, 2
-    try:
-        trio.run(bench, args)
-    except BaseException as raised:
-        # A hundred client sessions nest an error many groups deep: show the error itself.
-        error = raised
-        while isinstance(error, BaseExceptionGroup) and error.exceptions:
-            error = error.exceptions[0]
-        if isinstance(error, KeyboardInterrupt):
-            sys.exit("interrupted; every process it started is stopped")
-        traceback.print_exception(error)
-        sys.exit(1)
+    round_options(parser, "each gateway")
+    run_rounds(bench, parser.parse_args())
 
 
 if __name__ == "__main__":

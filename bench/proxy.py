@@ -64,7 +64,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -675,8 +675,9 @@ def report_eras(paths: dict[str, Route], measured: dict[tuple[str, int], Measure
             )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def round_options(parser: argparse.ArgumentParser, each: str) -> None:
+    """The options of a benchmark whose paths take turns in rounds (this one, bench/peers.py);
+    `each`: what `--mode both` measures twice."""
     parser.add_argument("--seconds", type=float, default=1.0, help="length of one batch")
     parser.add_argument("--rounds", type=int, default=6, help="batches per path and level")
     parser.add_argument("--quick", action="store_true", help="a smoke run: 2 rounds, 0.25 s")
@@ -685,18 +686,12 @@ def main() -> None:
         choices=["auto", "legacy", "both"],
         default="auto",
         help="the clients' negotiation: auto (2026-07-28 when offered), legacy (initialize), or"
-        " both (each gateway path twice, one per era, in the same rounds)",
+        f" both ({each} twice, one per era, in the same rounds)",
     )
-    parser.add_argument(
-        "--arguments", default="{}", metavar="JSON", help=f"the arguments of {TOOL} ({{}})"
-    )
-    parser.add_argument("--profile", metavar="FILE", help="run the supervisor under cProfile")
-    parser.add_argument(
-        "--pin",
-        action="store_true",
-        help="the supervisor alone on one core, everything else on the others",
-    )
-    args = parser.parse_args()
+
+
+def run_rounds(bench: Callable[[argparse.Namespace], Awaitable[None]], args: Any) -> None:
+    """Run `bench` with the options of `round_options`; an error is shown as itself."""
     if args.quick:
         args.seconds, args.rounds = 0.25, 2
     try:
@@ -710,6 +705,21 @@ def main() -> None:
             sys.exit(f"interrupted ({error or 'SIGINT'}); every process it started is stopped")
         traceback.print_exception(error)
         sys.exit(1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    round_options(parser, "each gateway path")
+    parser.add_argument(
+        "--arguments", default="{}", metavar="JSON", help=f"the arguments of {TOOL} ({{}})"
+    )
+    parser.add_argument("--profile", metavar="FILE", help="run the supervisor under cProfile")
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="the supervisor alone on one core, everything else on the others",
+    )
+    run_rounds(bench, parser.parse_args())
 
 
 if __name__ == "__main__":
