@@ -11,6 +11,8 @@ turns in short batches (the order alternating every round), so machine noise hit
 
 Printed per app and level: p50, calls/s, CPU per call of the supervisor and of the app process;
 then the supervisor's CPU per call over HTTP / over stdio, against the target (at most 1.2x).
+Last, the floor: what the HTTP hop costs a client alone (httpx2's, httpcore2's connection, h11
+bare) beside a stdio line, in this process, and the best ratio each client would leave.
 
 Usage: python bench/httpapps.py [--seconds S] [--rounds R] [--quick] [--mode auto|legacy]
        [--only stdio|http] [--levels 1 8 32]
@@ -32,11 +34,14 @@ from pathlib import Path
 from typing import Any
 
 import h11
+import httpcore2
 import httpx2
 import mcp
 import trio
 from mcp.client.streamable_http import streamable_http_client
 from support import GROCERY, Child, cpu_s, environment, exit_on_signal, free_port, supervisor
+
+from actors.apps.onewrite import OneWriteBackend
 
 TOOL = "get_categories"
 CONCURRENCY = (1, 8, 32)
@@ -166,6 +171,7 @@ async def measure(
 
 
 FLOOR_CALLS = 1000
+FLOOR_ROUNDS = 5
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -185,96 +191,162 @@ def call(request_id: int) -> dict[str, Any]:
 
 
 async def floors(http_port: int, app_dir: Path) -> dict[str, float]:
-    """The client side of each hop alone, in this process, one call at a time: CPU per call of a
-    bare httpx2 POST to the HTTP app (a session opened first, pooled connection, JSON answer
-    parsed) and of a bare line written to and read from the same app on stdio. Their difference
-    is what the HTTP hop must cost the supervisor more than stdio with httpx2 as the client."""
-    cpu = {}
-    async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{http_port}", timeout=30.0) as http:
-        opened = await http.post("/mcp", json=INITIALIZE, headers=HEADERS)
+    """The client side of each hop alone, in this process, one call at a time: CPU per call of
+    a call to the HTTP app (a session opened first, a kept-alive connection, the JSON answer
+    parsed) by three clients, and of a bare line written to and read from the same app on stdio.
+    A client's cost above the stdio line is what the HTTP hop must cost the supervisor more than
+    stdio with that client. The four take turns in `FLOOR_ROUNDS` rounds (noise hits all alike):
+
+    - `httpx2`: a POST of httpx2's client, what the SDK's transport runs on;
+    - `httpcore2`: httpx2's connection layer without its client or pool: one HTTP/1.1
+      connection of httpcore2's own, each request in one write (actors/apps/onewrite.py), the
+      leanest client a well-kept library offers;
+    - `h11`: the HTTP/1.1 state machine alone (the library under both) on a trio socket: not
+      a client (no timeouts, pool, redirects or TLS), the least any client on it would spend."""
+    url = f"http://127.0.0.1:{http_port}/mcp"
+    async with contextlib.AsyncExitStack() as stack:
+        http = await stack.enter_async_context(httpx2.AsyncClient(timeout=30.0))
+        opened = await http.post(url, json=INITIALIZE, headers=HEADERS)
         session = {**HEADERS, "mcp-session-id": opened.headers["mcp-session-id"]}
         session["mcp-protocol-version"] = "2025-11-25"
-        await http.post("/mcp", json=INITIALIZED, headers=session)
-        for phase in ("warm", "timed"):
-            before = time.process_time()
-            for i in range(FLOOR_CALLS if phase == "timed" else WARM_UP):
-                answer = await http.post("/mcp", content=json.dumps(call(i)), headers=session)
-                assert "error" not in json.loads(answer.content), answer.text
-            cpu["httpx2"] = (time.process_time() - before) / FLOOR_CALLS * 1e6
-        cpu["h11"] = await h11_floor(http_port, session)
-    process = await trio.lowlevel.open_process(
-        [sys.executable, "server.py"],
-        cwd=app_dir,
-        env=environment(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    assert process.stdin is not None
-    assert process.stdout is not None
-    buffered = b""
+        await http.post(url, json=INITIALIZED, headers=session)
 
-    async def line() -> bytes:
-        nonlocal buffered
-        assert process.stdout is not None
-        while b"\n" not in buffered:
-            buffered += await process.stdout.receive_some()
-        first, _, buffered = buffered.partition(b"\n")
+        async def httpx2_call(i: int) -> bytes:
+            return (await http.post(url, content=json.dumps(call(i)), headers=session)).content
+
+        core = HttpcoreLink(http_port, session)
+        stack.push_async_callback(core.aclose)
+        bare = H11Link(http_port, session)
+        stack.push_async_callback(bare.aclose)
+        stdio = await stack.enter_async_context(StdioLink.open(app_dir))
+        clients = {
+            "httpx2": httpx2_call,
+            "httpcore2": core.call,
+            "h11": bare.call,
+            "stdio": stdio.call,
+        }
+        spent = dict.fromkeys(clients, 0.0)
+        for name, client in clients.items():
+            for i in range(WARM_UP):
+                assert "error" not in json.loads(await client(i)), name
+        for _ in range(FLOOR_ROUNDS):
+            for name, client in clients.items():
+                before = time.process_time()
+                for i in range(FLOOR_CALLS // FLOOR_ROUNDS):
+                    assert "error" not in json.loads(await client(i)), name
+                spent[name] += time.process_time() - before
+    return {name: s / FLOOR_CALLS * 1e6 for name, s in spent.items()}
+
+
+class HttpcoreLink:
+    """One kept-alive HTTP/1.1 connection of httpcore2's own (`AsyncHTTP11Connection`), each
+    request in one write, opened again when the server ends it (its keep-alive limit)."""
+
+    def __init__(self, http_port: int, session: dict[str, str]) -> None:
+        self._port = http_port
+        self._url = f"http://127.0.0.1:{http_port}/mcp"
+        self._headers = [(k.encode(), v.encode()) for k, v in session.items()]
+        self._origin = httpcore2.Origin(b"http", b"127.0.0.1", http_port)
+        self._backend = OneWriteBackend(httpcore2.TrioBackend())
+        self._connection: httpcore2.AsyncHTTP11Connection | None = None
+
+    async def call(self, request_id: int) -> bytes:
+        if self._connection is None or self._connection.is_closed():
+            stream = await self._backend.connect_tcp("127.0.0.1", self._port)
+            self._connection = httpcore2.AsyncHTTP11Connection(self._origin, stream)
+        body = json.dumps(call(request_id)).encode()
+        head = [*self._headers, (b"content-length", str(len(body)).encode())]
+        answer = await self._connection.request("POST", self._url, headers=head, content=body)
+        return answer.content
+
+    async def aclose(self) -> None:
+        if self._connection is not None:
+            await self._connection.aclose()
+
+
+class H11Link:
+    """h11 alone on one kept-alive trio socket: each request one write, the answer parsed by
+    h11; no pool, no URL handling, no timeouts."""
+
+    def __init__(self, http_port: int, session: dict[str, str]) -> None:
+        self._port = http_port
+        self._headers = [("host", f"127.0.0.1:{http_port}"), *session.items()]
+        self._stream: trio.SocketStream | None = None
+        self._connection = h11.Connection(h11.CLIENT)
+
+    async def call(self, request_id: int) -> bytes:
+        if self._stream is None:
+            self._stream = await trio.open_tcp_stream("127.0.0.1", self._port)
+            self._connection = h11.Connection(h11.CLIENT)
+        connection, stream = self._connection, self._stream
+        body = json.dumps(call(request_id)).encode()
+        head = [*self._headers, ("content-length", str(len(body)))]
+        request = connection.send(h11.Request(method="POST", target="/mcp", headers=head))
+        request += connection.send(h11.Data(data=body))
+        await stream.send_all(request + connection.send(h11.EndOfMessage()))
+        chunks = []
+        while True:
+            event = connection.next_event()
+            if event is h11.NEED_DATA:
+                connection.receive_data(await stream.receive_some(65536))
+            elif isinstance(event, h11.Data):
+                chunks.append(event.data)
+            elif isinstance(event, h11.EndOfMessage):
+                break
+        if connection.our_state is h11.MUST_CLOSE:  # the server's keep-alive limit
+            await self.aclose()
+        else:
+            connection.start_next_cycle()
+        return b"".join(chunks)
+
+    async def aclose(self) -> None:
+        if self._stream is not None:
+            await self._stream.aclose()
+            self._stream = None
+
+
+class StdioLink:
+    """The same app on stdio, initialized, one JSON line per request."""
+
+    def __init__(self, process: trio.Process) -> None:
+        self._process = process
+        self._buffered = b""
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def open(cls, app_dir: Path) -> Any:
+        process = await trio.lowlevel.open_process(
+            [sys.executable, "server.py"],
+            cwd=app_dir,
+            env=environment(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        link = cls(process)
+        try:
+            await link.send(INITIALIZE)
+            await link.line()
+            await link.send(INITIALIZED)
+            yield link
+        finally:
+            process.kill()
+            await process.wait()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        assert self._process.stdin is not None
+        await self._process.stdin.send_all(json.dumps(message).encode() + b"\n")
+
+    async def line(self) -> bytes:
+        assert self._process.stdout is not None
+        while b"\n" not in self._buffered:
+            self._buffered += await self._process.stdout.receive_some()
+        first, _, self._buffered = self._buffered.partition(b"\n")
         return first
 
-    try:
-        await process.stdin.send_all(json.dumps(INITIALIZE).encode() + b"\n")
-        await line()
-        await process.stdin.send_all(json.dumps(INITIALIZED).encode() + b"\n")
-        for phase in ("warm", "timed"):
-            before = time.process_time()
-            for i in range(FLOOR_CALLS if phase == "timed" else WARM_UP):
-                await process.stdin.send_all(json.dumps(call(i)).encode() + b"\n")
-                assert "error" not in json.loads(await line())
-            cpu["stdio"] = (time.process_time() - before) / FLOOR_CALLS * 1e6
-    finally:
-        process.kill()
-        await process.wait()
-    return cpu
-
-
-async def h11_floor(http_port: int, session: dict[str, str]) -> float:
-    """CPU per call of the leanest HTTP/1.1 client there is in Python on a well-kept library:
-    h11 alone on one kept-alive trio socket, each request one write, the answer parsed by h11
-    and its JSON read; no pool, no URL handling, no timeouts. What any HTTP client of ours would
-    spend at least."""
-    stream = await trio.open_tcp_stream("127.0.0.1", http_port)
-    connection = h11.Connection(h11.CLIENT)
-    headers = [("host", f"127.0.0.1:{http_port}"), *session.items()]
-    try:
-        for phase in ("warm", "timed"):
-            before = time.process_time()
-            for i in range(FLOOR_CALLS if phase == "timed" else WARM_UP):
-                body = json.dumps(call(i)).encode()
-                head = [*headers, ("content-length", str(len(body)))]
-                request = connection.send(h11.Request(method="POST", target="/mcp", headers=head))
-                request += connection.send(h11.Data(data=body))
-                await stream.send_all(request + connection.send(h11.EndOfMessage()))
-                chunks = []
-                while True:
-                    event = connection.next_event()
-                    if event is h11.NEED_DATA:
-                        connection.receive_data(await stream.receive_some(65536))
-                    elif isinstance(event, h11.Data):
-                        chunks.append(event.data)
-                    elif isinstance(event, h11.EndOfMessage):
-                        break
-                assert "error" not in json.loads(b"".join(chunks))
-                if connection.our_state is h11.MUST_CLOSE:  # the server's keep-alive limit
-                    await stream.aclose()
-                    stream = await trio.open_tcp_stream("127.0.0.1", http_port)
-                    connection = h11.Connection(h11.CLIENT)
-                else:
-                    connection.start_next_cycle()
-            spent = (time.process_time() - before) / FLOOR_CALLS * 1e6
-    finally:
-        await stream.aclose()
-    return spent
+    async def call(self, request_id: int) -> bytes:
+        await self.send(call(request_id))
+        return await self.line()
 
 
 def report(args: argparse.Namespace, paths: dict[str, Path_], eras: dict[str, str]) -> None:
@@ -307,32 +379,34 @@ def report(args: argparse.Namespace, paths: dict[str, Path_], eras: dict[str, st
         print(f"  {level:2d} clients: {ratio:.2f}x  ({ratio / TARGET:.2f} of the target) {verdict}")
 
 
+# The clients of the floor, leanest last; what each is says `floors`.
+FLOOR_CLIENTS = {
+    "httpx2": "httpx2's client (the SDK's transport runs on it)",
+    "httpcore2": "httpcore2's HTTP/1.1 connection alone (no client, no pool), one write",
+    "h11": "h11 alone on a socket (a protocol state machine, not a client)",
+}
+
+
 def report_floor(paths: dict[str, Path_], floor: dict[str, float]) -> None:
     stdio = paths["grocery-stdio"]
-    at_one = stdio.gateway_s[1] / len(stdio.samples[1]) * 1e6
-    extra = floor["httpx2"] - floor["stdio"]
     print(
-        f"floor: a bare httpx2 POST costs its client {floor['httpx2']:.0f} µs of CPU per call, a"
-        f" bare stdio line {floor['stdio']:.0f} µs ({FLOOR_CALLS} calls each, one at a time, in"
-        f" this process): with httpx2 as its client the HTTP hop costs at least {extra:.0f} µs"
-        f" more than stdio; the supervisor spends {at_one:.0f} µs per call on a stdio app at 1"
-        f" client, so the best HTTP / stdio ratio with httpx2 is about"
-        f" {(at_one + extra) / at_one:.2f}x"
+        f"floor: CPU per call in this process, one call at a time, {FLOOR_CALLS} calls each in"
+        f" {FLOOR_ROUNDS} interleaved rounds: a stdio line {floor['stdio']:.0f} µs;"
     )
-    leanest = floor["h11"] - floor["stdio"]
+    for name, what in FLOOR_CLIENTS.items():
+        extra = floor[name] - floor["stdio"]
+        print(f"  {name:9s} {floor[name]:5.0f} µs, {extra:5.0f} µs more than stdio: {what}")
     print(
-        f"floor of any client: h11 alone on a kept-alive socket, one write per request,"
-        f" {floor['h11']:.0f} µs per call: at least {leanest:.0f} µs more than stdio, so the"
-        f" best HTTP / stdio ratio with any client on h11 is about"
-        f" {(at_one + leanest) / at_one:.2f}x at 1 client"
+        "best HTTP / stdio ratio of the supervisor with each client (its stdio CPU per call plus"
+        f" the client's extra, over its stdio CPU per call; target ≤ {TARGET}x):"
     )
     for level in CONCURRENCY:
         per_call = stdio.gateway_s[level] / len(stdio.samples[level]) * 1e6
-        with_h11, with_httpx2 = (per_call + leanest) / per_call, (per_call + extra) / per_call
-        print(
-            f"  {level:2d} clients: stdio {per_call:.0f} µs per call; best ratio with h11's floor"
-            f" {with_h11:.2f}x, with httpx2's {with_httpx2:.2f}x"
+        best = ", ".join(
+            f"{name} {(per_call + floor[name] - floor['stdio']) / per_call:.2f}x"
+            for name in FLOOR_CLIENTS
         )
+        print(f"  {level:2d} clients (stdio {per_call:4.0f} µs per call): {best}")
 
 
 def main() -> None:

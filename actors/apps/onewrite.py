@@ -63,7 +63,7 @@ class _OneWriteStream(httpcore2.AsyncNetworkStream):
         return self._stream.get_extra_info(info)
 
 
-class _OneWriteBackend(httpcore2.AsyncNetworkBackend):
+class OneWriteBackend(httpcore2.AsyncNetworkBackend):
     def __init__(self, backend: httpcore2.AsyncNetworkBackend) -> None:
         self._backend = backend
 
@@ -84,5 +84,5 @@ def one_write_per_request(client: httpx2.AsyncClient) -> httpx2.AsyncClient:
     pool = getattr(getattr(client, "_transport", None), "_pool", None)
     backend = getattr(pool, "_network_backend", None)
     if isinstance(backend, httpcore2.AsyncNetworkBackend):
-        pool._network_backend = _OneWriteBackend(backend)  # type: ignore[union-attr]
+        pool._network_backend = OneWriteBackend(backend)  # type: ignore[union-attr]
     return client
