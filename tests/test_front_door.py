@@ -15,7 +15,7 @@ import mcp
 import pytest
 import trio
 
-from actors.apps.upstream import http_transport
+from actors.apps.httpclients import http_transport
 from tests.support.frontdoor import (
     INITIALIZE,
     MCP_HEADERS,

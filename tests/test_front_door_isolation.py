@@ -13,7 +13,7 @@ import mcp_types as types
 import pytest
 import trio
 
-from actors.apps.upstream import http_transport
+from actors.apps.httpclients import http_transport
 from actors.tls import client_tls
 from tests.support.frontdoor import (
     MODERN_GROCERY,

@@ -19,7 +19,7 @@ import mcp_types as types
 import pytest
 import trio
 
-from actors.apps.upstream import http_transport
+from actors.apps.httpclients import http_transport
 from tests.support import forkserver
 from tests.support.conformance import run_conformance
 from tests.support.frontdoor import (

@@ -13,7 +13,7 @@ import mcp
 import pytest
 import trio
 
-from actors.apps.upstream import http_transport
+from actors.apps.httpclients import http_transport
 from actors.tls import client_tls
 from tests.support import forkserver
 from tests.support.frontdoor import GroceryOverHttp, wait_running

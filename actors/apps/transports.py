@@ -14,8 +14,9 @@ import attrs
 
 from actors.apps.child import StderrTail, stdio_child
 from actors.apps.direct import DirectRequests
+from actors.apps.httpclients import http_transport, sse_transport
 from actors.apps.reaper import Reaper
-from actors.apps.upstream import error_text, http_transport, sse_transport
+from actors.apps.upstream import error_text
 from supervisor.model.envrefs import expand
 from supervisor.model.errors import UpstreamLost
 from supervisor.model.manifest import AppDefinition

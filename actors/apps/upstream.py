@@ -1,6 +1,6 @@
 """One connection to an app, as the SDK sees it: the `mcp.Client` over our stdio streams or the
-SDK's Streamable HTTP or HTTP+SSE client, the catalog it enumerates, liveness probes and how
-SDK errors read.
+SDK's Streamable HTTP or HTTP+SSE client (actors/apps/httpclients.py), the catalog it
+enumerates, liveness probes and how SDK errors read.
 
 Everything here is per connection: the app actor makes a new `Upstream` after every restart.
 The SDK's and the transport's errors enter here and leave as our own (`UpstreamLost`,
@@ -20,8 +20,6 @@ import mcp_types as types
 import trio
 from mcp.client import advertise
 from mcp.client.session import _preconnect_stamp
-from mcp.client.sse import sse_client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import SubscriptionLost
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
@@ -30,9 +28,7 @@ from pydantic import TypeAdapter
 
 from actors.apps.customrequests import answering
 from actors.apps.direct import DirectRequests
-from actors.apps.onewrite import one_write_per_request
 from actors.catalog import Catalog, Wire
-from actors.tls import client_tls
 from supervisor import __version__
 from supervisor.model.era import Era, EraSetting
 from supervisor.model.errors import (
@@ -54,7 +50,6 @@ FORMS_EXTENSION = "openai/elicitation"
 FORMS_METHOD = "openai/elicitation/create"
 UI_MIME_TYPE = "text/html;profile=mcp-app"
 MAX_PAGES = 10_000  # a server that hands out cursors forever must not hold start-up forever
-KEEPALIVE_EXPIRY_S = 2.0  # idle connections to an http or sse app; see `http_transport`
 
 # How the SDK client starts. "auto" starts pinned (no wire traffic) and `connect` negotiates:
 # the handshake first, then `server/discover` if the app refuses the handshake.
@@ -485,58 +480,3 @@ def _server_request_callbacks(handler: ServerRequestHandler) -> dict[str, Any]:
 _SAMPLING: TypeAdapter[Any] = TypeAdapter(types.CreateMessageResult)
 _SAMPLING_WITH_TOOLS: TypeAdapter[Any] = TypeAdapter(types.CreateMessageResultWithTools)
 _ELICIT: TypeAdapter[Any] = TypeAdapter(types.ElicitResult)
-
-
-def http_transport(
-    url: str, headers: Mapping[str, str], timeout_s: float, *, auth: httpx2.Auth | None = None
-) -> Any:
-    """The SDK's Streamable HTTP client with the app's headers. The read timeout is the app's
-    request timeout plus a margin: our own deadline is the one that should fire first. Idle
-    connections are dropped after 2 s, well before servers close theirs (uvicorn and Hypercorn
-    at 5 s, httpx's own default too): a request sent on a connection the server is closing at
-    that moment would be lost. `auth`: the app's OAuth client (`actors/apps/signin.py`)."""
-    client = httpx2.AsyncClient(
-        auth=auth,
-        verify=client_tls(),
-        headers=dict(headers),
-        timeout=httpx2.Timeout(30.0, read=timeout_s + 30.0),
-        limits=httpx2.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S),
-    )
-    return _owned_http_transport(one_write_per_request(client), url)
-
-
-@contextlib.asynccontextmanager
-async def _owned_http_transport(client: httpx2.AsyncClient, url: str) -> AsyncIterator[Any]:
-    async with client, streamable_http_client(url, http_client=client) as streams:
-        yield streams
-
-
-def sse_transport(
-    url: str, headers: Mapping[str, str], timeout_s: float, *, auth: httpx2.Auth | None = None
-) -> Any:
-    """The SDK's client of the HTTP+SSE transport (protocol revision 2024-11-05): one GET
-    stream carries everything the app sends, and each of our messages is a POST to the address
-    the stream names first. A POST is answered at once (202), its answer comes on the stream,
-    so `timeout_s` (the request's deadline, ours to enforce) plays no part here: connecting and
-    sending get 30 s, as for Streamable HTTP. The stream may stay quiet for the SDK's 300 s,
-    which liveness pings (every `ping_interval_s` while idle) never let a live app reach. Idle
-    connections are dropped early, as in `http_transport`."""
-
-    def client(
-        headers: dict[str, str] | None = None,
-        timeout: httpx2.Timeout | None = None,
-        auth: httpx2.Auth | None = None,
-    ) -> httpx2.AsyncClient:
-        return one_write_per_request(
-            httpx2.AsyncClient(
-                headers=headers,
-                timeout=timeout,
-                auth=auth,
-                verify=client_tls(),
-                limits=httpx2.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S),
-            )
-        )
-
-    return sse_client(
-        url, headers=dict(headers), timeout=30.0, httpx_client_factory=client, auth=auth
-    )

@@ -18,7 +18,7 @@ import mcp
 import mcp_types as types
 import trio
 
-from actors.apps.upstream import http_transport
+from actors.apps.httpclients import http_transport
 from actors.tls import client_tls
 from tests.support import forkserver
 from tests.support.conformance import ConformanceResult, run_conformance
