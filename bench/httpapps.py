@@ -39,7 +39,16 @@ import httpx2
 import mcp
 import trio
 from mcp.client.streamable_http import streamable_http_client
-from support import GROCERY, Child, cpu_s, environment, exit_on_signal, free_port, supervisor
+from support import (
+    GROCERY,
+    Child,
+    bundled_http_app,
+    cpu_s,
+    environment,
+    exit_on_signal,
+    free_port,
+    supervisor,
+)
 
 from actors.apps.onewrite import OneWriteBackend
 
@@ -95,12 +104,7 @@ async def bench(args: argparse.Namespace) -> None:
             "[apps.inline.grocery-http]\n"
             f'transport = "http"\nurl = "http://127.0.0.1:{http_port}/mcp"\n'
         )
-        http_app = Child(
-            "the HTTP app",
-            [sys.executable, "server.py", "--http", "--port", str(http_port)],
-            app_dir,
-            environment(),
-        )
+        http_app = bundled_http_app("the HTTP app", app_dir, http_port)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(exit_on_signal)
             await http_app.start(nursery)

@@ -62,7 +62,15 @@ from bench.proxy import (
     round_options,
     run_rounds,
 )
-from bench.support import GROCERY, ROOT, Child, environment, exit_on_signal, free_port
+from bench.support import (
+    GROCERY,
+    ROOT,
+    Child,
+    bundled_http_app,
+    environment,
+    exit_on_signal,
+    free_port,
+)
 
 PINS = ROOT / "bench" / "peers"  # package.json and package-lock.json: supergateway 4.0.0
 TOOLS = ROOT / ".tools"
@@ -132,12 +140,7 @@ async def bench(args: argparse.Namespace) -> None:
             peer_apps,
             environment(),
         )
-        direct = Child(
-            "the direct app",
-            [sys.executable, "server.py", "--http", "--port", str(direct_port)],
-            app_dir,
-            environment(),
-        )
+        direct = bundled_http_app("the direct app", app_dir, direct_port)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(exit_on_signal)
             try:

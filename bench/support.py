@@ -443,6 +443,12 @@ class Child:
             await process.wait()
 
 
+def bundled_http_app(name: str, app_dir: Path, port: int) -> Child:
+    """The bundled app (a copy in `app_dir`) serving Streamable HTTP on `port` (`--http`)."""
+    command = [sys.executable, "server.py", "--http", "--port", str(port)]
+    return Child(name, command, app_dir, environment())
+
+
 @contextlib.asynccontextmanager
 async def supervisor(
     root: Path,
