@@ -219,7 +219,11 @@ class Audience:
     def __init__(self, on_close: Callable[[str], None] | None = None) -> None:
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
-        self._sessions: dict[str, Any] = {}  # owner → its connected session
+        # owner → its session's connection (the SDK's `Connection`, whose standalone channel
+        # is the standing stream). Not the `ServerSession` of a request: that one is made per
+        # request and holds the request (its scope, its body, its HTTP plumbing) as long as it
+        # is kept, and an idle session would keep its opening request's for its whole life.
+        self._sessions: dict[str, Any] = {}
         self._on_close = on_close
 
     async def middleware(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
@@ -230,7 +234,7 @@ class Audience:
         owner = owner_of(ctx)
         connection = getattr(ctx.session, "_connection", None)
         if connection is not None and owner not in self._sessions:
-            self._sessions[owner] = ctx.session
+            self._sessions[owner] = connection
             connection.exit_stack.callback(self._closed, owner)
         return await call_next(ctx)
 
@@ -260,14 +264,16 @@ class Audience:
         except Exception:
             logger.warning("not relaying a malformed %s notification", method)
             return
+        # As the SDK's `ServerSession.send_notification` words it for the standalone channel.
+        data = notification.model_dump(by_alias=True, mode="json", exclude_none=True)
         async with trio.open_nursery() as nursery:
-            for session in list(sessions.values()):
-                nursery.start_soon(_send_quietly, session, notification)
+            for connection in list(sessions.values()):
+                nursery.start_soon(_send_quietly, connection, data["method"], data.get("params"))
 
 
-async def _send_quietly(session: Any, notification: Any) -> None:
+async def _send_quietly(connection: Any, method: str, params: Wire | None) -> None:
     with trio.move_on_after(NOTIFY_TIMEOUT_S):
         try:
-            await session.send_notification(notification)
+            await connection.notify(method, params)
         except Exception as error:
             logger.debug("a client missed a notification: %r", error)
