@@ -14,7 +14,7 @@ from actors.tls import client_tls
 from tests.support.frontdoor import open_session, write
 from tests.support.helpers import Project
 from tests.support.running import GUARD_S, supervisor_running
-from web.mcpdoor.standing import KEEP_ALIVE_S, StandingStreams, _Stream
+from web.mcpdoor.standing import KEEP_ALIVE_S, Standing, StandingStreams
 
 PATH = "/apps/mcp/fx"
 
@@ -94,7 +94,7 @@ async def test_one_sweep_pings_each_quiet_stream_every_keep_alive_period(
         await nursery.start(streams.run)
         quiet, busy = _Recorded(), _Recorded()
         for send in (quiet, busy):
-            stream = _Stream(None, send, nursery)  # type: ignore[arg-type]
+            stream = Standing(None, send, nursery)  # type: ignore[arg-type]
             streams._streams.add(stream)
             if send is busy:
                 busy_stream = stream

@@ -31,11 +31,11 @@ from web.control import PAGE_FILES
 from web.errors import retry_after_s, send_http_error, send_rpc_error
 from web.intake import (
     CLOSE,
+    Replaying,
     bodies_closed,
     finishing,
     mcp_body_problem,
     read_body,
-    replaying,
     unread_body,
 )
 from web.mcpdoor.affinity import SessionTags
@@ -43,7 +43,7 @@ from web.mcpdoor.aggregate import AggregateEndpoint
 from web.mcpdoor.endpoints import AppEndpoint
 from web.mcpdoor.fastpath import query_value
 from web.mcpdoor.handoff import send_app_unavailable, serve_mcp
-from web.mcpdoor.standing import StandingStreams
+from web.mcpdoor.standing import Standing, StandingStreams
 from web.mcpdoor.toolowners import ToolOwners
 from web.security import (
     AccessPolicy,
@@ -112,11 +112,16 @@ class FrontDoor:
             return
         self.open_requests += 1
         try:
-            await self._serve(scope, receive, send)
+            opened = await self._serve(scope, receive, send)
+            if opened is not None and self._standing is not None:
+                # Held here, with the frames that checked and opened it gone.
+                await self._standing.hold(opened, receive, send)
         finally:
             self.open_requests -= 1
 
-    async def _serve(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def _serve(self, scope: dict[str, Any], receive: Any, send: Any) -> Standing | None:
+        """Answer the request, or open the standing stream of an MCP session it asks for
+        (web/mcpdoor/standing.py) and return it, to be held."""
         headers = header_map(scope["headers"])
         host, origin = headers.get("host"), headers.get("origin")
         is_http = scope["type"] == "http"
@@ -131,20 +136,20 @@ class FrontDoor:
             send = finishing(send)
         if not host_allowed(self._policy, host):
             await deny(WrongHost(_host_refusal(host)))
-            return
+            return None
         if not origin_allowed(self._policy, origin, host):
             refusal = origin_refusal(self._policy, origin or "")
             await deny(Forbidden(refusal, code="origin_not_allowed"))
-            return
+            return None
         if is_http and origin is not None:
             if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
                 await _preflight(send, origin)
-                return
+                return None
             send = _with_cors(send, origin)
         path: str = scope["path"]
         if not plain_path(path):
             await deny(BadRequest("the request path must start with a single '/'", code="bad_path"))
-            return
+            return None
         if needs_token(self._policy, path) and not authorized(self._policy, headers):
             await deny(
                 Unauthorized(
@@ -152,30 +157,39 @@ class FrontDoor:
                     " open /login?token=<token> in the browser"
                 )
             )
-            return
+            return None
         if not is_http:
             if path == EVENTS_PATH:
                 await serve_events(self._registry, scope, receive, send)
             else:
                 await self._routes(scope, receive, send)
-            return
+            return None
         # The page's own files, answered here rather than by Quart (web/pagefiles.py).
         if (
             path in PAGE_FILES
             and not unread_body(headers)
             and await PAGE_FILES.serve(path, scope["method"], headers.get("if-none-match"), send)
         ):
-            return
+            return None
         limits = self._limits
         declared = headers.get("content-length")
         try:
             body = await read_body(receive, limits.max_body_bytes, limits.body_timeout_s, declared)
         except ClientGone:
-            return  # nobody to answer
+            return None  # nobody to answer
         except Refusal as refused:
             await send_http_error(send, refused, headers=(CLOSE,))
-            return
-        receive = replaying(body, receive)
+            return None
+        replay = Replaying(body, receive)
+        try:
+            return await self._route(scope, replay, send, headers, body)
+        finally:
+            replay.release()
+
+    async def _route(
+        self, scope: dict[str, Any], receive: Any, send: Any, headers: dict[str, str], body: bytes
+    ) -> Standing | None:
+        path: str = scope["path"]
         is_mcp = path.rstrip("/") == "/mcp" or path.startswith(APP_PREFIX)
         if is_mcp and scope["method"] == "POST":
             if not _is_json(headers.get("content-type")):
@@ -185,15 +199,15 @@ class FrontDoor:
                         "MCP requests are JSON-RPC: send them with 'Content-Type: application/json'"
                     ),
                 )
-                return
+                return None
             if (problem := mcp_body_problem(body)) is not None:
                 await send_rpc_error(send, problem)
-                return
+                return None
         if path.rstrip("/") == "/mcp":
-            await serve_mcp(
+            return await serve_mcp(
                 self._aggregate, scope, receive, send, headers, body, self._tags, self._standing
             )
-        elif path.startswith(APP_PREFIX):
+        if path.startswith(APP_PREFIX):
             app_id = path[len(APP_PREFIX) :].rstrip("/")
             query = scope.get("query_string", b"").decode("latin-1")
             chat = query_value(query, "sessionId") if query else None
@@ -201,13 +215,14 @@ class FrontDoor:
                 # It reaches the app as `_meta.sessionId`, as a chat's session id does: the
                 # same rule, so that an app never gets what a chat could not name.
                 await send_http_error(send, BadRequest(f"in the URL, {SESSION_ID_RULE}"))
-                return
-            await self._app(app_id, scope, receive, send, headers, body)
-        elif (down := self._down_tool(scope, headers, body)) is not None:
+                return None
+            return await self._app(app_id, scope, receive, send, headers, body)
+        if (down := self._down_tool(scope, headers, body)) is not None:
             await send_http_error(send, down)
         else:
             async with bodies_closed(scope):  # an answer never sent still gives back what it held
                 await self._routes(scope, receive, send)
+        return None
 
     async def _app(
         self,
@@ -217,7 +232,7 @@ class FrontDoor:
         send: Any,
         headers: dict[str, str],
         body: bytes,
-    ) -> None:
+    ) -> Standing | None:
         endpoint = self._apps.get(app_id)
         # The registry's published facts say how the app stands without asking it: an app known
         # to be down is refused at once, and a request to one known to be Running goes straight
@@ -234,7 +249,7 @@ class FrontDoor:
                 status = None
         if status is None or endpoint is None:
             await send_http_error(send, UnknownApp(app_id, f"there is no app '{app_id}'"))
-            return
+            return None
         # DELETE ends the client's own session with us, which needs no running app.
         if status.state is not AppState.RUNNING and scope["method"] != "DELETE":
             why = status.last_error or status.disabled_reason
@@ -254,8 +269,10 @@ class FrontDoor:
                 retry_at=status.next_retry_at,
             )
             await send_app_unavailable(send, scope["method"], body, down)
-            return
-        await serve_mcp(endpoint, scope, receive, send, headers, body, self._tags, self._standing)
+            return None
+        return await serve_mcp(
+            endpoint, scope, receive, send, headers, body, self._tags, self._standing
+        )
 
     def _down_tool(
         self, scope: dict[str, Any], headers: dict[str, str], body: bytes

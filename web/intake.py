@@ -63,17 +63,30 @@ async def read_body(
     )
 
 
-def replaying(body: bytes, receive: Any) -> Any:
+class Replaying:
     """A `receive` that gives the body read already, then passes on what comes next (the
-    client's disconnect)."""
-    pending = [{"type": "http.request", "body": body, "more_body": False}]
+    client's disconnect); once `release`d (the request answered), it says the client has gone.
 
-    async def receive_again() -> dict[str, Any]:
-        if pending:
-            return pending.pop()
-        return await receive()
+    The SDK keeps a session's requests in what it hands their handlers for as long as the
+    session lives (its opening request, its last one): released, such a `receive` keeps none
+    of the request's HTTP plumbing (Hypercorn's channel to the request) alive with it."""
 
-    return receive_again
+    __slots__ = ("_body", "_receive")
+
+    def __init__(self, body: bytes, receive: Any) -> None:
+        self._body: bytes | None = body
+        self._receive: Any = receive
+
+    async def __call__(self) -> dict[str, Any]:
+        if (body := self._body) is not None:
+            self._body = None
+            return {"type": "http.request", "body": body, "more_body": False}
+        if self._receive is None:
+            return {"type": "http.disconnect"}
+        return await self._receive()
+
+    def release(self) -> None:
+        self._body = self._receive = None
 
 
 def mcp_body_problem(body: bytes) -> BadRequest | None:

@@ -17,7 +17,7 @@ from web.errors import rpc_body, rpc_error, send_rpc_error
 from web.intake import request_ids_of
 from web.mcpdoor.affinity import SessionTags, untag_scope
 from web.mcpdoor.fastpath import parse
-from web.mcpdoor.standing import StandingStreams
+from web.mcpdoor.standing import Standing, StandingStreams
 
 if TYPE_CHECKING:
     from web.mcpdoor.aggregate import AggregateEndpoint
@@ -35,12 +35,12 @@ async def serve_mcp(
     body: bytes,
     tags: SessionTags,
     standing: StandingStreams | None = None,
-) -> None:
+) -> Standing | None:
     """Hand the request to the endpoint's SDK session manager, refusing a protocol version no
     era has, a batch, a session id another supervisor gave out, and a request id that is
     already in flight on the session, and saying when to try again if no session can open.
-    A session's standing stream (its GET) is served by `standing` when it can be
-    (web/mcpdoor/standing.py)."""
+    A session's standing stream (its GET) is opened by `standing` when it can be
+    (web/mcpdoor/standing.py), and returned for the caller to hold."""
     message = parse(body) if scope["method"] == "POST" else None
     # The lean 2026-07-28 path answers through this one: its answer always has a content type
     # and never a session id, which is all the wrappers below change.
@@ -56,7 +56,7 @@ async def serve_mcp(
             data={"supported": list(KNOWN_PROTOCOL_VERSIONS), "requested": version},
         )
         await send_rpc_error(send, unsupported, request_id=_single_id(message))
-        return
+        return None
     if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
         send = _json_refusals(send, version)
     if scope["method"] == "GET" and "last-event-id" in headers:
@@ -71,7 +71,7 @@ async def serve_mcp(
                 " it did not come from a supervisor; initialize a new session"
             )
             await send_rpc_error(send, unknown, request_id=_single_id(message))
-            return
+            return None
         session = headers["mcp-session-id"] = untagged
         untag_scope(scope, untagged)
     send = tags.tagging(send)
@@ -81,11 +81,11 @@ async def serve_mcp(
             and standing is not None
             and session is not None
             and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS)
-            and await standing.serve(endpoint.manager, session, scope, receive, send)
+            and (opened := await standing.open(endpoint.manager, session, scope, send))
         ):
-            return
+            return opened
         await endpoint.manager.handle_request(scope, receive, send)
-        return
+        return None
     if isinstance(message, list):
         # The SDK refuses every batch too (JSON-RPC batches left MCP in 2025-06-18), with a
         # pydantic validation dump; and its ids are never in flight, so saying one is (as
@@ -95,19 +95,19 @@ async def serve_mcp(
             " in a request of its own"
         )
         await send_rpc_error(send, batch)
-        return
+        return None
     if (problem := _id_problem(message)) is not None:
         # The handshake-era transport reads such a message as a notification (the id is not
         # one it takes) and answers 202: the client would wait for an answer forever.
         await send_rpc_error(send, BadRequest(problem))
-        return
+        return None
     if session is None:
         if (stateless := endpoint.fast_stateless.take(message, scope, headers)) is not None:
             await endpoint.fast_stateless.answer(stateless, receive, lean_send)
-            return
+            return None
         send = endpoint.fast.watch_opening(message, _retry_later_when_full(send))
         await endpoint.manager.handle_request(scope, receive, send)
-        return
+        return None
     endpoint.fast.cancel(message, session)
     ids = request_ids_of(message)
     if (taken := endpoint.in_flight.taken(session, ids)) is not None:
@@ -116,7 +116,7 @@ async def serve_mcp(
             " give each request of a session its own id"
         )
         await send_rpc_error(send, BadRequest(refusal))
-        return
+        return None
     endpoint.in_flight.hold(session, ids)
     try:
         if (call := endpoint.fast.take(message, headers, scope)) is not None:
@@ -125,6 +125,7 @@ async def serve_mcp(
             await _to_the_session(endpoint, scope, receive, send, _single_id(message))
     finally:
         endpoint.in_flight.release(session, ids)
+    return None
 
 
 async def _to_the_session(

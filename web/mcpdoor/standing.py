@@ -22,7 +22,6 @@ holds the session's idle clock while open, as the transport does for any request
 
 from __future__ import annotations
 
-import collections
 import logging
 import math
 from datetime import UTC, datetime
@@ -59,7 +58,7 @@ class StandingStreams:
     served here; without it they go to the SDK."""
 
     def __init__(self) -> None:
-        self._streams: set[_Stream] = set()
+        self._streams: set[Standing] = set()
         self._nursery: trio.Nursery | None = None
 
     def __len__(self) -> int:
@@ -85,40 +84,52 @@ class StandingStreams:
                 stream.write(frame)
             stream.quiet = True
 
-    async def serve(
-        self, manager: Any, session_id: str, scope: dict[str, Any], receive: Any, send: Any
-    ) -> bool:
-        """Serve a GET of session `session_id` of `manager` (the SDK's session manager) as its
-        standing stream, until the client goes or the session closes it; False, having sent
-        nothing, if it is not the ordinary case (the caller then hands it to the SDK)."""
+    async def open(
+        self, manager: Any, session_id: str, scope: dict[str, Any], send: Any
+    ) -> Standing | None:
+        """Open a GET of session `session_id` of `manager` (the SDK's session manager) as its
+        standing stream: registered with the session, its head sent through `send`. None,
+        having sent nothing, if it is not the ordinary case (the caller then hands it to the
+        SDK). What this returns must be held (`hold`), at once, by the request's task.
+
+        Opening and holding are apart so that the stream is held once the frames that opened
+        it have returned: a thousand idle sessions would otherwise each keep the front door's
+        checks and wrappers alive for as long as they stay open."""
         nursery = self._nursery
         transport = manager._server_instances.get(session_id)
         if nursery is None or transport is None or not await _ordinary(manager, transport, scope):
-            return False
-        stream = _Stream(transport, send, nursery)
+            return None
+        stream = Standing(transport, send, nursery)
         transport._request_streams[GET_STREAM_KEY] = (stream, stream)
         self._streams.add(stream)
-        idle = transport.idle_scope
-        timeout = transport._idle_timeout
-        holds = idle is not None and timeout is not None
-        if holds:  # an open request holds the session, as the transport's `handle_request` says
-            transport._requests_in_flight += 1
-            idle.deadline = math.inf
+        stream.hold_session()
         try:
             await send(
                 {"type": "http.response.start", "status": 200, "headers": _headers(transport)}
             )
+        except BaseException:
+            await self._forget(stream)
+            raise
+        return stream
+
+    async def hold(self, stream: Standing, receive: Any, send: Any) -> None:
+        """Hold an opened `stream` until its client goes or the session closes it. Its frames
+        go out through `send`, the connection's own: the head went out through the request's
+        wrappers already, and they change nothing after it."""
+        stream.send_through(send)
+        try:
             await stream.until_gone(receive)
         finally:
-            self._streams.discard(stream)
-            if transport._request_streams.get(GET_STREAM_KEY, (None,))[0] is stream:
-                await transport._clean_up_memory_streams(GET_STREAM_KEY)
-            if holds:
-                transport._requests_in_flight -= 1
-                if not transport._requests_in_flight:
-                    idle.deadline = trio.current_time() + timeout
+            await self._forget(stream)
         await stream.end()
-        return True
+
+    async def _forget(self, stream: Standing) -> None:
+        self._streams.discard(stream)
+        transport = stream.transport
+        registered: Any = transport._request_streams.get(GET_STREAM_KEY, (None,))[0]
+        if registered is stream:
+            await transport._clean_up_memory_streams(GET_STREAM_KEY)
+        stream.release_session()
 
 
 async def _ordinary(
@@ -154,24 +165,61 @@ def _headers(transport: StreamableHTTPServerTransport) -> list[tuple[bytes, byte
     return headers
 
 
-class _Stream:
+class Standing:
     """One standing stream, as the transport's message router sees it (the send and receive
     ends of the memory stream it would have made: `send`, `close`, `aclose`) and as the sweep
-    sees it (`write`, `quiet`)."""
+    sees it (`write`, `quiet`). What only a busy stream needs (its waiting frames, the event a
+    blocked sender waits on) is made when first needed: most streams only ever wait."""
+
+    __slots__ = (
+        "_closed",
+        "_frames",
+        "_gone",
+        "_holds",
+        "_nursery",
+        "_scope",
+        "_send",
+        "_writing",
+        "_written",
+        "quiet",
+        "transport",
+    )
 
     def __init__(
         self, transport: StreamableHTTPServerTransport, send: Any, nursery: trio.Nursery
     ) -> None:
-        self._transport = transport
+        self.transport = transport
         self._send = send
         self._nursery = nursery
-        self._frames: collections.deque[bytes] = collections.deque()
+        self._frames: list[bytes] = []
         self._writing = False
-        self._written = trio.Event()  # set (and replaced) each time the queue is written out
-        self._scope = trio.CancelScope()
+        self._written: trio.Event | None = None  # set when the waiting frames are written out
+        self._scope: trio.CancelScope | None = None  # the wait for the client, while it waits
         self._gone = False  # the client went, or a write failed: nothing more is written
         self._closed = False  # the session closed it
+        self._holds = False  # it holds the session's idle clock
         self.quiet = True  # nothing was written since the last sweep (or since it opened)
+
+    # ---- the session's idle clock --------------------------------------------------------------
+
+    def hold_session(self) -> None:
+        """An open request holds the session, as the transport's `handle_request` says."""
+        transport = self.transport
+        idle = transport.idle_scope
+        if idle is not None and transport._idle_timeout is not None:
+            self._holds = True
+            transport._requests_in_flight += 1
+            idle.deadline = math.inf
+
+    def release_session(self) -> None:
+        if not self._holds:
+            return
+        self._holds = False
+        transport = self.transport
+        transport._requests_in_flight -= 1
+        idle, timeout = transport.idle_scope, transport._idle_timeout
+        if not transport._requests_in_flight and idle is not None and timeout is not None:
+            idle.deadline = trio.current_time() + timeout
 
     # ---- the transport's side ----------------------------------------------------------------
 
@@ -182,20 +230,24 @@ class _Stream:
         if self._gone or self._closed:
             raise anyio.ClosedResourceError
         while len(self._frames) >= REQUEST_STREAM_BUFFER_SIZE:
-            await self._written.wait()
+            await self._written_out()
             if self._gone or self._closed:
                 raise anyio.ClosedResourceError
         # The transport's own framing: `event: message`, `data: <JSON-RPC>`, (`id:` with a store).
-        self.write(ensure_bytes(self._transport._create_event_data(message), _SEP))
+        self.write(ensure_bytes(self.transport._create_event_data(message), _SEP))
 
     def close(self) -> None:
         self._closed = True
-        self._scope.cancel()
+        if self._scope is not None:
+            self._scope.cancel()
 
     async def aclose(self) -> None:
         self.close()
 
     # ---- the stream's own side ---------------------------------------------------------------
+
+    def send_through(self, send: Any) -> None:
+        self._send = send
 
     def write(self, frame: bytes) -> None:
         if self._gone:
@@ -205,6 +257,11 @@ class _Stream:
         if not self._writing:
             self._writing = True
             self._nursery.start_soon(self._write_out)
+
+    async def _written_out(self) -> None:
+        if self._written is None:
+            self._written = trio.Event()
+        await self._written.wait()
 
     async def _write_out(self) -> None:
         try:
@@ -218,12 +275,15 @@ class _Stream:
             self._frames.clear()
         finally:
             self._writing = False
-            self._written.set()
-            self._written = trio.Event()
+            if self._written is not None:
+                self._written.set()
+                self._written = None
 
     async def until_gone(self, receive: Any) -> None:
         """Wait for the client to go (or the session to close the stream)."""
-        with self._scope:
+        if self._closed:
+            return
+        with trio.CancelScope() as self._scope:
             while True:
                 message = await receive()
                 if message["type"] == "http.disconnect":
@@ -231,13 +291,17 @@ class _Stream:
                     return
 
     async def end(self) -> None:
-        """Closed by the session: what is queued is written, then the response's end."""
+        """Closed by the session: what is queued is written, then the response's end (which
+        a cancellation does not cut short: Hypercorn finishes the connection's business in
+        it, see web/intake.py's `finishing`)."""
         if self._gone:
             return
         while self._writing:
-            await self._written.wait()
+            await self._written_out()
         if not self._gone:
-            try:
-                await self._send({"type": "http.response.body", "body": b"", "more_body": False})
-            except Exception as error:  # the client went meanwhile
-                logger.debug("a standing stream could not be ended: %r", error)
+            end = {"type": "http.response.body", "body": b"", "more_body": False}
+            with trio.CancelScope(shield=True):
+                try:
+                    await self._send(end)
+                except Exception as error:  # the client went meanwhile
+                    logger.debug("a standing stream could not be ended: %r", error)
