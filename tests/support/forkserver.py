@@ -131,7 +131,13 @@ def _serve(address: str) -> dict[str, Any]:
     launchers: dict[int, int] = {}  # a launcher's connection: its app's pidfd
     scripts: dict[tuple[str, int, int], types.CodeType] = {}  # (path, mtime, size): compiled
     while True:
+        # One poll can report a child's end and its launcher's connection hanging up: the
+        # first closes that connection, so the second names a closed descriptor (or, reused,
+        # another one). Events for a descriptor closed in this round are skipped.
+        closed: set[int] = set()
         for fd, _ in poller.poll():
+            if fd in closed:
+                continue
             if fd == listener.fileno():
                 connection, _ = listener.accept()
                 data, fds, _, _ = socket.recv_fds(connection, _MESSAGE, 3)
@@ -178,6 +184,7 @@ def _serve(address: str) -> dict[str, Any]:
                     poller.unregister(connection)
                 with contextlib.suppress(OSError):
                     connection.send(json.dumps({"status": code}).encode())
+                closed.update((fd, connection.fileno()))
                 connection.close()
             elif fd in launchers:  # the launcher is gone (killed): so must be its app
                 poller.unregister(fd)
