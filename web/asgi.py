@@ -189,6 +189,7 @@ class FrontDoor:
     async def _route(
         self, scope: dict[str, Any], receive: Any, send: Any, headers: dict[str, str], body: bytes
     ) -> Standing | None:
+        """The request, its body read: an MCP endpoint, or one of Quart's routes."""
         path: str = scope["path"]
         is_mcp = path.rstrip("/") == "/mcp" or path.startswith(APP_PREFIX)
         if is_mcp and scope["method"] == "POST":
